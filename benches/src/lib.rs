@@ -1,0 +1,1 @@
+//! Benchmarks of dlspan against its peers; see `BENCHMARKS.md` at the repository root.

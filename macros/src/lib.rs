@@ -1,0 +1,44 @@
+//! Procedural macros of [dlspan](https://docs.rs/dlspan). Use them through `dlspan`, which
+//! re-exports them next to the traits and types they generate code for.
+
+mod element;
+mod repr;
+
+use proc_macro::TokenStream;
+use syn::{DeriveInput, parse_macro_input};
+
+/// Derives `dlspan::DlElement`: maps a type to its DLPack data type, with every condition proven at
+/// compile time.
+///
+/// Three forms:
+/// - `#[repr(transparent)]` newtype: the field's data type (`struct Meters(f32)` is `float32`).
+/// - `#[repr(C)]` (optionally `align(N)`) struct of N fields sharing one data type: N times its lanes
+///   (`struct Rgba { r: u8, g: u8, b: u8, a: u8 }` is `uint8x4`).
+/// - `#[dl(code = <DLDataTypeCode name or number>, bits = B, lanes = L)]`: opaque storage of a
+///   declared data type, over fields that accept any bytes (`struct E4m3(u8)` as `kDLFloat8_e4m3fn`).
+///
+/// `#[dl(crate = path)]` names the runtime crate when it is renamed.
+///
+/// Errors (each at the offending token): an enum or union, generics, no `repr(C)`/`repr(transparent)`,
+/// `repr(packed)`, no fields, a field that is not an element, fields of different data types,
+/// padding, a size that does not match `#[dl]`, more than 65535 lanes, an unknown `#[dl]` key.
+///
+/// ```
+/// use dlspan::DlElement;
+///
+/// #[derive(Clone, Copy, DlElement)]
+/// #[repr(C, align(4))]
+/// struct Rgba8 { r: u8, g: u8, b: u8, a: u8 }
+///
+/// assert_eq!(Rgba8::DTYPE.to_string(), "uint8x4");
+/// ```
+#[proc_macro_derive(DlElement, attributes(dl))]
+pub fn derive_dl_element(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    element::derive(&input).into()
+}
+
+/// The runtime crate's path in generated code when `#[dl(crate = ...)]` is absent.
+fn default_crate_path() -> syn::Path {
+    syn::parse_quote!(::dlspan)
+}

@@ -1,0 +1,254 @@
+//! Element types: the [`DlElement`] trait that maps a Rust type to its DLPack [`DLDataType`], the
+//! built-in mappings of SPEC.md §2, storage types for the FP8/FP6/FP4 formats, and CUDA-compatible
+//! vector types.
+//!
+//! ```
+//! use dlspan::dtype::{dtype_of, DlElement};
+//! use dlspan::half::bf16;
+//! assert_eq!(dtype_of::<bf16>().to_string(), "bfloat16");
+//! assert_eq!(<dlspan::num_complex::Complex<f32> as DlElement>::DTYPE.bits, 64);
+//! ```
+
+mod minifloat;
+mod vector;
+
+pub use minifloat::*;
+pub use vector::*;
+
+use crate::ffi::{DLDataType, DLDataTypeCode};
+use core::fmt;
+use core::mem::size_of;
+use half::{bf16, f16};
+use num_complex::Complex;
+
+/// A Rust type whose values are the elements of a DLPack tensor of data type [`DTYPE`](Self::DTYPE).
+///
+/// Views, conversions and exports compare `DTYPE` with a tensor's `dtype` field exactly
+/// (code, bits and lanes). Implement it with `#[derive(DlElement)]` rather than by hand: the derive
+/// proves every condition below at compile time.
+///
+/// ```
+/// use dlspan::{DlElement, ffi::DLDataTypeCode};
+///
+/// #[derive(Clone, Copy, DlElement)]
+/// #[repr(transparent)]
+/// struct Meters(f32);
+///
+/// assert_eq!(Meters::DTYPE, f32::DTYPE);
+/// assert_eq!(Meters::DTYPE.code, DLDataTypeCode::kDLFloat.0);
+/// ```
+///
+/// # Safety
+///
+/// An implementation promises, for `D = Self::DTYPE`:
+/// 1. **Size**: either `size_of::<Self>() * 8 == D.bits * D.lanes` (the bytes of one element are
+///    exactly its lanes), or `D.bits < 8` and `size_of::<Self>() == D.lanes` (padded sub-byte
+///    storage: one lane per byte, in the low bits). `D.lanes >= 1` and `D.bits >= 1`.
+/// 2. **Layout**: the bytes of `Self` are laid out as DLPack lays out one element of `D` on this
+///    target (lanes consecutive, a complex number as `(re, im)`, native endianness).
+/// 3. **Validity**: every bit pattern that a conforming producer may store for one element of `D`
+///    is a valid value of `Self` (for `bool`, DLPack booleans are the bytes 0 and 1).
+/// 4. **No interior mutability and no drop glue**: `Self` contains no `UnsafeCell` (views hand out
+///    shared references to memory that other code, possibly foreign, also reads).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a DLPack element type",
+    label = "`{Self}` has no DLPack data type",
+    note = "built-in element types: bool, i8..i128, u8..u128, f32, f64, half::f16, half::bf16, Complex<f16|f32|f64>, the FP8/FP6/FP4 storage types and the vector types of `dlspan::dtype`",
+    note = "for your own type, use #[derive(DlElement)] on a #[repr(transparent)] newtype or a #[repr(C)] struct whose fields share one element type"
+)]
+pub unsafe trait DlElement: Copy + Send + Sync + 'static {
+    /// The DLPack data type of one element.
+    const DTYPE: DLDataType;
+}
+
+/// Types for which every bit pattern of their size is a valid value, with no padding and no
+/// interior mutability.
+///
+/// `#[derive(DlElement)]` requires it of the fields of opaque storage types declared with
+/// `#[dl(code = ..., bits = ...)]`: those fields receive whatever bytes a producer wrote.
+///
+/// ```
+/// fn takes_any_bits<T: dlspan::dtype::PlainBits>() {}
+/// takes_any_bits::<[u8; 3]>();
+/// takes_any_bits::<f32>();
+/// ```
+///
+/// # Safety
+///
+/// Every initialised bit pattern of `size_of::<Self>()` bytes is a valid `Self`; `Self` has no
+/// padding bytes, no `UnsafeCell` and no drop glue.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot hold arbitrary bytes",
+    label = "opaque storage fields must accept every bit pattern",
+    note = "use unsigned integers, floats or arrays of them (for example `u8` or `[u8; 3]`) as the storage of a `#[dl(code = ..., bits = ...)]` type"
+)]
+pub unsafe trait PlainBits: Copy + Send + Sync + 'static {}
+
+/// The DLPack data type of `T`, as a function (handy in const contexts and generic code).
+///
+/// ```
+/// assert_eq!(dlspan::dtype::dtype_of::<u16>(), dlspan::ffi::DLDataType { code: 1, bits: 16, lanes: 1 });
+/// ```
+pub const fn dtype_of<T: DlElement>() -> DLDataType {
+    T::DTYPE
+}
+
+/// Whether `T` is padded sub-byte storage: lanes narrower than a byte, each stored in a byte of its
+/// own (for example one FP4 value per byte). Such data is only exchanged with the DLPack flag
+/// `IS_SUBBYTE_TYPE_PADDED`, since a plain `DLTensor` of a sub-byte type is packed.
+///
+/// ```
+/// use dlspan::dtype::{is_padded_subbyte, Float4E2m1fn, Float4E2m1fnX2};
+/// assert!(is_padded_subbyte::<Float4E2m1fn>());
+/// assert!(!is_padded_subbyte::<Float4E2m1fnX2>());
+/// assert!(!is_padded_subbyte::<f32>());
+/// ```
+pub const fn is_padded_subbyte<T: DlElement>() -> bool {
+    (T::DTYPE.bits as usize) * (T::DTYPE.lanes as usize) < 8 * size_of::<T>()
+}
+
+/// Checks the size condition of [`DlElement`]'s safety contract for `T`; `#[derive(DlElement)]`
+/// evaluates it at compile time for every derived type.
+///
+/// ```
+/// assert!(dlspan::dtype::storage_matches_dtype::<dlspan::dtype::F32x4>());
+/// ```
+pub const fn storage_matches_dtype<T: DlElement>() -> bool {
+    storage_matches(T::DTYPE, size_of::<T>())
+}
+
+/// Whether `size` bytes per element match `dtype` under [`DlElement`]'s size condition: exactly
+/// `bits * lanes` bits, or padded sub-byte storage (`bits < 8`, one byte per lane).
+///
+/// ```
+/// use dlspan::ffi::{DLDataType, DLDataTypeCode};
+/// use dlspan::dtype::storage_matches;
+/// assert!(storage_matches(DLDataType::new(DLDataTypeCode::kDLFloat6_e2m3fn, 6, 4), 3));
+/// assert!(storage_matches(DLDataType::new(DLDataTypeCode::kDLFloat6_e2m3fn, 6, 4), 4));
+/// assert!(!storage_matches(DLDataType::new(DLDataTypeCode::kDLFloat, 32, 1), 8));
+/// ```
+pub const fn storage_matches(dtype: DLDataType, size: usize) -> bool {
+    let bits = dtype.bits as usize;
+    let lanes = dtype.lanes as usize;
+    bits >= 1 && lanes >= 1 && (bits * lanes == 8 * size || (bits < 8 && size == lanes))
+}
+
+macro_rules! scalar_elements {
+    ($($ty:ty => $code:ident, $bits:expr;)*) => {$(
+        // SAFETY: `$ty` is a primitive (or `half`'s `#[repr(transparent)]` 16-bit float) of exactly
+        // `$bits` bits with native layout; every bit pattern is valid (bool: DLPack's 0/1 bytes); it
+        // has no interior mutability.
+        unsafe impl DlElement for $ty {
+            const DTYPE: DLDataType = DLDataType::new(DLDataTypeCode::$code, $bits, 1);
+        }
+    )*};
+}
+
+scalar_elements! {
+    bool => kDLBool, 8;
+    i8 => kDLInt, 8;
+    i16 => kDLInt, 16;
+    i32 => kDLInt, 32;
+    i64 => kDLInt, 64;
+    i128 => kDLInt, 128;
+    u8 => kDLUInt, 8;
+    u16 => kDLUInt, 16;
+    u32 => kDLUInt, 32;
+    u64 => kDLUInt, 64;
+    u128 => kDLUInt, 128;
+    f16 => kDLFloat, 16;
+    f32 => kDLFloat, 32;
+    f64 => kDLFloat, 64;
+    bf16 => kDLBfloat, 16;
+}
+
+macro_rules! complex_elements {
+    ($($re:ty => $bits:expr;)*) => {$(
+        // SAFETY: `num_complex::Complex<$re>` is `#[repr(C)] { re, im }`, two `$re` with no padding:
+        // exactly DLPack's compact complex layout of `$bits` bits; every bit pattern is valid.
+        unsafe impl DlElement for Complex<$re> {
+            const DTYPE: DLDataType = DLDataType::new(DLDataTypeCode::kDLComplex, $bits, 1);
+        }
+    )*};
+}
+
+complex_elements! {
+    f16 => 32;
+    f32 => 64;
+    f64 => 128;
+}
+
+macro_rules! plain_bits {
+    ($($ty:ty),* $(,)?) => {$(
+        // SAFETY: a primitive integer or float (or a `#[repr(transparent)]` wrapper of `u16`):
+        // every bit pattern is valid, no padding, no interior mutability.
+        unsafe impl PlainBits for $ty {}
+    )*};
+}
+
+plain_bits!(u8, u16, u32, u64, u128, i8, i16, i32, i64, i128, f32, f64, f16, bf16);
+
+// SAFETY: an array of `PlainBits` has no padding between elements and accepts any bytes its
+// elements accept.
+unsafe impl<T: PlainBits, const N: usize> PlainBits for [T; N] {}
+
+// SAFETY: `Complex<T>` is `#[repr(C)]` of two `T`, no padding between equal-size fields.
+unsafe impl<T: PlainBits> PlainBits for Complex<T> {}
+
+/// Displays a data type the way array libraries name it: `float32`, `bfloat16`, `complex64`,
+/// `bool`, `float8_e4m3fn`, with `x<lanes>` for vectors (`float32x4`); unknown codes print their
+/// numbers.
+///
+/// ```
+/// use dlspan::dtype::{dtype_of, F32x4, Float8E5m2};
+/// assert_eq!(dtype_of::<F32x4>().to_string(), "float32x4");
+/// assert_eq!(dtype_of::<Float8E5m2>().to_string(), "float8_e5m2");
+/// assert_eq!(dtype_of::<dlspan::dtype::Float4E2m1fnX2>().to_string(), "float4_e2m1fn_x2");
+/// assert_eq!(dlspan::ffi::DLDataType { code: 99, bits: 8, lanes: 1 }.to_string(), "code99_bits8");
+/// ```
+impl fmt::Display for DLDataType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let code = self.type_code();
+        let base = match code {
+            DLDataTypeCode::kDLInt => Some("int"),
+            DLDataTypeCode::kDLUInt => Some("uint"),
+            DLDataTypeCode::kDLFloat => Some("float"),
+            DLDataTypeCode::kDLBfloat => Some("bfloat"),
+            DLDataTypeCode::kDLComplex => Some("complex"),
+            DLDataTypeCode::kDLOpaqueHandle => Some("opaque_handle"),
+            _ => None,
+        };
+        match (base, code) {
+            (Some(base), _) => write!(f, "{base}{}", self.bits)?,
+            (None, DLDataTypeCode::kDLBool) if self.bits == 8 => f.write_str("bool")?,
+            (None, _) => match code.name() {
+                // Minifloat codes carry their format in the name: kDLFloat8_e4m3fn -> float8_e4m3fn.
+                Some(name) if code.0 >= DLDataTypeCode::kDLFloat8_e3m4.0 && expected_bits(code) == Some(self.bits) => {
+                    let name = name.trim_start_matches("kDL");
+                    let mut chars = name.chars();
+                    if let Some(first) = chars.next() {
+                        write!(f, "{}{}", first.to_ascii_lowercase(), chars.as_str())?;
+                    }
+                }
+                _ => write!(f, "code{}_bits{}", self.code, self.bits)?,
+            },
+        }
+        if self.lanes != 1 {
+            // `float32x4`, but `float4_e2m1fn_x2` (PyTorch's spelling) after a name ending in a letter.
+            let separator =
+                if base.is_none() && code.name().is_some() && code != DLDataTypeCode::kDLBool { "_x" } else { "x" };
+            write!(f, "{separator}{}", self.lanes)?;
+        }
+        Ok(())
+    }
+}
+
+/// The only `bits` value DLPack defines for a minifloat code.
+const fn expected_bits(code: DLDataTypeCode) -> Option<u8> {
+    match code.0 {
+        7..=14 => Some(8),
+        15 | 16 => Some(6),
+        17 => Some(4),
+        _ => None,
+    }
+}
