@@ -2,6 +2,7 @@
 //! re-exports them next to the traits and types they generate code for.
 
 mod element;
+mod mdspan;
 mod repr;
 
 use proc_macro::TokenStream;
@@ -36,6 +37,40 @@ use syn::{DeriveInput, parse_macro_input};
 pub fn derive_dl_element(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     element::derive(&input).into()
+}
+
+/// Spells a view type: element, extents (literals, `dyn`, `{ const expression }`), and options.
+///
+/// ```text
+/// mdspan!([&'a] [mut] T; e0, e1, ... [; layout = right|left|stride|stride_relaxed,
+///                                       space = host|device|managed, crate = path])
+/// ```
+///
+/// It expands to `dlspan::Mdspan<'a, T, R, E, L, S>` (or `MdspanMut` with `mut`), with `R` the
+/// number of extents, `E` a tuple of `Static<N>` / `Dyn` axes (or `Dims<R>` when every extent is
+/// `dyn`: the type the `DLTensor` conversions return), layout `LayoutRight` and space `Host` by
+/// default. Without `&'a`, the lifetime is elided (`'_`), as in function signatures; type aliases
+/// name it. Static extents go up to rank 12.
+///
+/// ```
+/// use dlspan::{mdspan, HostMdspan};
+///
+/// type Tile<'a> = mdspan!(&'a f32; 16, 16);
+/// type Rows<'a> = mdspan!(&'a mut u8; dyn, 4; layout = left);
+/// type OnGpu<'a> = mdspan!(&'a f32; dyn, dyn; space = device, layout = stride);
+///
+/// let data = [0.5f32; 256];
+/// let tile = Tile::from_array(&data); // a wrong array length would not compile
+/// assert_eq!(tile.extent(0), 16);
+///
+/// let dynamic = HostMdspan::<f32, 2>::from_slice(&data, [16, 16]).unwrap();
+/// let checked: Tile<'_> = dynamic.try_into().unwrap(); // static extents checked at run time
+/// assert_eq!(checked[[15, 15]], 0.5);
+/// # let _: Option<(Rows<'_>, OnGpu<'_>)> = None;
+/// ```
+#[proc_macro]
+pub fn mdspan(input: TokenStream) -> TokenStream {
+    mdspan::mdspan(input.into()).into()
 }
 
 /// The runtime crate's path in generated code when `#[dl(crate = ...)]` is absent.

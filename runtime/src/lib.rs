@@ -1,18 +1,50 @@
 //! # dlspan
 //!
 //! Typed, validated views of [DLPack](https://dmlc.github.io/dlpack/latest/) tensors.
+//!
+//! ```
+//! use dlspan::{HostMdspan, LayoutRight, to_dlpack_tensor, to_host_mdspan};
+//!
+//! // A typed view of Rust data, exported as a DLTensor without allocating...
+//! let data = [0i32, 1, 2, 3, 4, 5];
+//! let md = HostMdspan::<i32, 2>::from_slice(&data, [2, 3])?;
+//! let dl = to_dlpack_tensor(&md)?;
+//! let tensor = dl.get();
+//!
+//! // ...and a DLTensor validated into a typed view (every rule of the DLPack spec checked).
+//! // SAFETY: `tensor` describes `data`, which stays alive and unwritten while `back` lives.
+//! let back = unsafe { to_host_mdspan::<i32, 2, LayoutRight>(&tensor) }?;
+//! assert_eq!(back[[1, 2]], 5);
+//! # Ok::<(), dlspan::DlpackError>(())
+//! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod check;
+pub mod convert;
 pub mod dtype;
+pub mod error;
 pub mod ffi;
+pub mod space;
+pub mod view;
 
 #[doc(hidden)]
 pub mod __private;
 
-pub use dlspan_macros::DlElement;
+pub use convert::{
+    DlTensorRef, DlpackTensor, ImportOptions, ToDlpackTensor, to_device_mdspan, to_device_mdspan_mut, to_dlpack_tensor,
+    to_host_mdspan, to_host_mdspan_mut, to_managed_mdspan, to_managed_mdspan_mut,
+};
+pub use dlspan_macros::{DlElement, mdspan};
 pub use dtype::DlElement;
+pub use error::{DlpackError, LayoutKind};
 pub use half;
 pub use num_complex;
+pub use space::{Device, Host, HostAccessible, Managed, MemorySpace};
+pub use view::{
+    DeviceMdspan, DeviceMdspanMut, Dim, Dims, Dyn, Extents, HostMdspan, HostMdspanMut, Layout, LayoutLeft, LayoutRight,
+    LayoutStride, LayoutStrideRelaxed, ManagedMdspan, ManagedMdspanMut, Mapping, Mdspan, MdspanMut, Static,
+    SubviewRanges,
+};
 
-// Lets the derives' absolute `::dlspan` paths resolve inside this crate too (unit tests, doctests).
+// Lets the macros' absolute `::dlspan` paths resolve inside this crate too (unit tests, doctests).
 extern crate self as dlspan;

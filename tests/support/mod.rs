@@ -61,3 +61,42 @@ pub fn compile_c(cc: &str, args: &[&std::ffi::OsStr]) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A `DLTensor` under construction, owning its shape and strides arrays.
+pub struct Crafted {
+    pub data: *mut std::ffi::c_void,
+    pub device: dlspan::ffi::DLDevice,
+    pub ndim: i32,
+    pub dtype: dlspan::ffi::DLDataType,
+    pub shape: Option<Vec<i64>>,
+    pub strides: Option<Vec<i64>>,
+    pub byte_offset: u64,
+}
+
+impl Crafted {
+    /// A CPU tensor of `T` over `data` with the given shape and strides.
+    pub fn cpu<T: dlspan::DlElement>(data: *const T, shape: &[i64], strides: Option<&[i64]>) -> Self {
+        Self {
+            data: data as *mut std::ffi::c_void,
+            device: dlspan::ffi::DLDevice { device_type: dlspan::ffi::DLDeviceType::kDLCPU, device_id: 0 },
+            ndim: shape.len() as i32,
+            dtype: T::DTYPE,
+            shape: Some(shape.to_vec()),
+            strides: strides.map(<[i64]>::to_vec),
+            byte_offset: 0,
+        }
+    }
+
+    /// The `DLTensor`, pointing into `self` for shape and strides.
+    pub fn tensor(&mut self) -> dlspan::ffi::DLTensor {
+        dlspan::ffi::DLTensor {
+            data: self.data,
+            device: self.device,
+            ndim: self.ndim,
+            dtype: self.dtype,
+            shape: self.shape.as_mut().map_or(std::ptr::null_mut(), |s| s.as_mut_ptr()),
+            strides: self.strides.as_mut().map_or(std::ptr::null_mut(), |s| s.as_mut_ptr()),
+            byte_offset: self.byte_offset,
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! The rules of `mdspan!` that need no types: known layout and space names, supported rank, and
+//! extents that fit `usize`.
+
+use super::ast::{Extent, Input};
+
+/// The layouts `layout = ...` accepts, with the runtime type each names.
+pub(crate) const LAYOUTS: [(&str, &str); 4] = [
+    ("right", "LayoutRight"),
+    ("left", "LayoutLeft"),
+    ("stride", "LayoutStride"),
+    ("stride_relaxed", "LayoutStrideRelaxed"),
+];
+
+/// The spaces `space = ...` accepts, with the runtime type each names.
+pub(crate) const SPACES: [(&str, &str); 3] = [("host", "Host"), ("device", "Device"), ("managed", "Managed")];
+
+/// Highest rank of a tuple extents type in the runtime crate (`dlspan::view::MAX_STATIC_RANK`).
+pub(crate) const MAX_STATIC_RANK: usize = 12;
+
+/// Collects every error of the input.
+pub(crate) fn check(input: &Input) -> syn::Result<()> {
+    let mut errors: Vec<syn::Error> = Vec::new();
+    if let Some(layout) = &input.layout {
+        if !LAYOUTS.iter().any(|(name, _)| layout == name) {
+            errors.push(syn::Error::new(
+                layout.span(),
+                format!("unknown layout `{layout}`: expected `right`, `left`, `stride` or `stride_relaxed`"),
+            ));
+        }
+    }
+    if let Some(space) = &input.space {
+        if !SPACES.iter().any(|(name, _)| space == name) {
+            errors.push(syn::Error::new(
+                space.span(),
+                format!("unknown memory space `{space}`: expected `host`, `device` or `managed`"),
+            ));
+        }
+    }
+    let any_static = input.extents.iter().any(|e| !matches!(e, Extent::Dynamic(_)));
+    if any_static && input.extents.len() > MAX_STATIC_RANK {
+        errors.push(syn::Error::new(
+            input.extents_span,
+            format!(
+                "rank {} with static extents is not supported: static extents go up to rank {MAX_STATIC_RANK} \
+                 (all-`dyn` extents have no limit)",
+                input.extents.len()
+            ),
+        ));
+    }
+    for extent in &input.extents {
+        if let Extent::Literal(lit) = extent {
+            if let Err(e) = lit.base10_parse::<usize>() {
+                errors.push(syn::Error::new(lit.span(), format!("a static extent must fit usize: {e}")));
+            }
+        }
+    }
+    match errors.into_iter().reduce(|mut all, e| {
+        all.combine(e);
+        all
+    }) {
+        Some(all) => Err(all),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,278 @@
+//! Pure validators of SPEC.md §3: each takes plain numbers and returns `Ok` or the rule's error.
+//! No unsafe code here; the conversions read the raw `DLTensor` and call these in the spec's order.
+
+use crate::error::{DlpackError, LayoutKind};
+use crate::ffi::DLDataType;
+
+/// Rule 2: `ndim` equals the rank (a negative `ndim` never does).
+#[inline]
+pub(crate) fn rank(ndim: i32, rank: usize) -> Result<(), DlpackError> {
+    if usize::try_from(ndim).is_ok_and(|n| n == rank) {
+        Ok(())
+    } else {
+        Err(DlpackError::RankMismatch { expected: rank, found: ndim })
+    }
+}
+
+/// Rule 3: the data type matches exactly; for sub-byte types, packing matches too.
+#[inline]
+pub(crate) fn dtype(
+    expected: DLDataType,
+    element_padded: bool,
+    found: DLDataType,
+    tensor_padded: bool,
+) -> Result<(), DlpackError> {
+    if expected != found {
+        return Err(DlpackError::DtypeMismatch { expected, found });
+    }
+    if found.bits < 8 && element_padded != tensor_padded {
+        return Err(DlpackError::SubbytePacking { element_padded, tensor_padded });
+    }
+    Ok(())
+}
+
+/// Rule 5 (strict layouts): the first element's address, `data + byte_offset`, without wrapping.
+#[inline]
+pub(crate) fn first_element(data: usize, byte_offset: u64) -> Result<usize, DlpackError> {
+    usize::try_from(byte_offset)
+        .ok()
+        .and_then(|offset| data.checked_add(offset))
+        .ok_or(DlpackError::ByteOffsetOverflow { byte_offset })
+}
+
+/// Rule 5 (relaxed layout): `byte_offset` as a whole number of elements.
+#[inline]
+pub(crate) fn element_offset(byte_offset: u64, element_size: usize) -> Result<usize, DlpackError> {
+    let size = element_size as u64;
+    if size == 0 || byte_offset % size != 0 {
+        return Err(DlpackError::ByteOffsetNotElementMultiple { byte_offset, element_size });
+    }
+    usize::try_from(byte_offset / size).map_err(|_| DlpackError::ByteOffsetOverflow { byte_offset })
+}
+
+/// Rule 6: the address is aligned for the element type. The alignment is the type's own
+/// (`align_of`), which for DLPack's types equals the element size when that is a power of two and is
+/// the lane alignment otherwise (an FP6×4 element is 3 bytes, aligned to 1).
+#[inline]
+pub(crate) fn aligned(address: usize, alignment: usize) -> Result<(), DlpackError> {
+    if address % alignment == 0 { Ok(()) } else { Err(DlpackError::Misaligned { address, alignment }) }
+}
+
+/// Rule 8: extents are non-negative and fit `usize`.
+#[inline]
+pub(crate) fn extents<const R: usize>(shape: &[i64; R]) -> Result<[usize; R], DlpackError> {
+    let mut out = [0usize; R];
+    for (axis, (&extent, slot)) in shape.iter().zip(&mut out).enumerate() {
+        if extent < 0 {
+            return Err(DlpackError::NegativeExtent { axis, extent });
+        }
+        *slot = usize::try_from(extent).map_err(|_| DlpackError::SpanOverflow)?;
+    }
+    Ok(out)
+}
+
+/// Strides read from a tensor, as `isize` (they only fail to fit on 32-bit targets).
+#[inline]
+pub(crate) fn strides<const R: usize>(strides: &[i64; R]) -> Result<[isize; R], DlpackError> {
+    let mut out = [0isize; R];
+    for (&stride, slot) in strides.iter().zip(&mut out) {
+        *slot = isize::try_from(stride).map_err(|_| DlpackError::SpanOverflow)?;
+    }
+    Ok(out)
+}
+
+/// The number of elements, if it fits `isize`.
+#[inline]
+pub(crate) fn size<const R: usize>(extents: &[usize; R]) -> Result<usize, DlpackError> {
+    let mut size: usize = 1;
+    for &e in extents {
+        size = size.checked_mul(e).ok_or(DlpackError::SpanOverflow)?;
+    }
+    if size > isize::MAX as usize { Err(DlpackError::SpanOverflow) } else { Ok(size) }
+}
+
+/// The strides of a compact layout (`layout_right` row-major, `layout_left` column-major). A zero
+/// extent counts as 1, so strides stay positive for empty tensors (PyTorch's convention); they are
+/// the canonical strides whenever the tensor has elements. Overflow is an error.
+#[inline]
+pub(crate) fn compact_strides<const R: usize>(
+    extents: &[usize; R],
+    kind: LayoutKind,
+) -> Result<[isize; R], DlpackError> {
+    let mut out = [0isize; R];
+    let mut acc: isize = 1;
+    let mut step = |axis: usize| -> Result<(), DlpackError> {
+        out[axis] = acc;
+        let e = isize::try_from(extents[axis].max(1)).map_err(|_| DlpackError::SpanOverflow)?;
+        acc = acc.checked_mul(e).ok_or(DlpackError::SpanOverflow)?;
+        Ok(())
+    };
+    if kind == LayoutKind::Left {
+        for axis in 0..R {
+            step(axis)?;
+        }
+    } else {
+        for axis in (0..R).rev() {
+            step(axis)?;
+        }
+    }
+    Ok(out)
+}
+
+/// Rule 9 (compact layouts): the strides are exactly the layout's. A tensor without elements reaches
+/// nothing, so its strides are not compared.
+#[inline]
+pub(crate) fn matches_compact<const R: usize>(
+    kind: LayoutKind,
+    extents: &[usize; R],
+    found: &[isize; R],
+    expected: &[isize; R],
+) -> Result<(), DlpackError> {
+    if extents.contains(&0) {
+        return Ok(());
+    }
+    for (axis, (&found, &expected)) in found.iter().zip(expected).enumerate() {
+        if found != expected {
+            return Err(DlpackError::StridesIncompatible {
+                layout: kind,
+                axis,
+                expected: expected as i64,
+                found: found as i64,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Rule 9 (`layout_stride`): every stride is positive.
+#[inline]
+pub(crate) fn positive_strides<const R: usize>(strides: &[isize; R]) -> Result<(), DlpackError> {
+    match strides.iter().position(|&s| s <= 0) {
+        None => Ok(()),
+        Some(axis) => Err(DlpackError::NonPositiveStride { axis, stride: strides[axis] as i64 }),
+    }
+}
+
+/// The element offsets a mapping reaches, relative to its base pointer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Reach {
+    /// Number of elements (indices).
+    pub(crate) size: usize,
+    /// Elements from the base to one past the highest offset reached; 0 when empty.
+    pub(crate) span: usize,
+}
+
+/// Rule 10: every reachable offset `offset + Σ i_k·s_k` (0 ≤ i_k < e_k) fits `isize`, none is below
+/// the base, and so does the number of elements. Axes of extent 1 contribute nothing, whatever their
+/// stride.
+#[inline]
+pub(crate) fn reach<const R: usize>(
+    extents: &[usize; R],
+    strides: &[isize; R],
+    offset: usize,
+) -> Result<Reach, DlpackError> {
+    let size = size(extents)?;
+    if size == 0 {
+        return Ok(Reach { size, span: 0 });
+    }
+    let base = isize::try_from(offset).map_err(|_| DlpackError::SpanOverflow)?;
+    let (mut low, mut high) = (base, base);
+    for (&e, &s) in extents.iter().zip(strides) {
+        // e >= 1 here and fits isize, since the product of the extents does.
+        let term = ((e - 1) as isize).checked_mul(s).ok_or(DlpackError::SpanOverflow)?;
+        if term > 0 {
+            high = high.checked_add(term).ok_or(DlpackError::SpanOverflow)?;
+        } else {
+            low = low.checked_add(term).ok_or(DlpackError::SpanOverflow)?;
+        }
+    }
+    if low < 0 {
+        return Err(DlpackError::NegativeReach { lowest: low as i64 });
+    }
+    let span = high.checked_add(1).ok_or(DlpackError::SpanOverflow)?;
+    Ok(Reach { size, span: span as usize })
+}
+
+/// Rule 10 for a view's bytes: `span` elements of `element_size` bytes fit `isize`, and the range
+/// starting at `address` does not wrap around the address space.
+#[inline]
+pub(crate) fn byte_range(address: usize, span: usize, element_size: usize) -> Result<(), DlpackError> {
+    let bytes =
+        span.checked_mul(element_size).filter(|&b| b <= isize::MAX as usize).ok_or(DlpackError::SpanOverflow)?;
+    address.checked_add(bytes).map(|_| ()).ok_or(DlpackError::SpanOverflow)
+}
+
+/// Whether distinct indices always reach distinct elements. A sufficient test (as NumPy's and
+/// ndarray's): sorted by stride magnitude, each axis' stride exceeds everything the smaller axes
+/// reach. Axes of extent ≤ 1 are ignored; a zero stride on a longer axis is never unique. Some
+/// exotic interleaved layouts that are unique fail this test; none that alias pass it.
+pub(crate) fn unique<const R: usize>(extents: &[usize; R], strides: &[isize; R]) -> bool {
+    if extents.contains(&0) {
+        return true;
+    }
+    let mut axes = [0usize; R];
+    let mut n = 0;
+    for (axis, _) in extents.iter().enumerate().filter(|(_, e)| **e > 1) {
+        axes[n] = axis;
+        n += 1;
+    }
+    let axes = &mut axes[..n];
+    axes.sort_unstable_by_key(|&a| strides[a].unsigned_abs());
+    let mut reached: usize = 0;
+    for &axis in axes.iter() {
+        let stride = strides[axis].unsigned_abs();
+        if stride <= reached {
+            return false;
+        }
+        // For a validated mapping the sum stays below 2·isize::MAX; saturate for any other input.
+        reached = reached.saturating_add((extents[axis] - 1).saturating_mul(stride));
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_strides_of_empty_and_unit_axes() {
+        assert_eq!(compact_strides(&[2, 3, 4], LayoutKind::Right), Ok([12, 4, 1]));
+        assert_eq!(compact_strides(&[2, 3, 4], LayoutKind::Left), Ok([1, 2, 6]));
+        assert_eq!(compact_strides(&[3, 0], LayoutKind::Right), Ok([1, 1]));
+        assert_eq!(compact_strides::<0>(&[], LayoutKind::Right), Ok([]));
+        assert_eq!(compact_strides(&[usize::MAX / 2, 4], LayoutKind::Right), Err(DlpackError::SpanOverflow));
+    }
+
+    #[test]
+    fn reach_of_relaxed_mappings() {
+        assert_eq!(reach(&[5], &[-1], 4), Ok(Reach { size: 5, span: 5 }));
+        assert_eq!(reach(&[5], &[-1], 3), Err(DlpackError::NegativeReach { lowest: -1 }));
+        assert_eq!(reach(&[3, 4], &[0, 1], 0), Ok(Reach { size: 12, span: 4 }));
+        assert_eq!(reach(&[1, 4], &[isize::MAX, 1], 0), Ok(Reach { size: 4, span: 4 }));
+        assert_eq!(reach(&[2, 0], &[isize::MAX, 1], 0), Ok(Reach { size: 0, span: 0 }));
+        assert_eq!(reach(&[3], &[isize::MAX], 0), Err(DlpackError::SpanOverflow));
+        assert_eq!(reach(&[1 << 40, 1 << 40], &[0, 0], 0), Err(DlpackError::SpanOverflow));
+    }
+
+    #[test]
+    fn uniqueness() {
+        assert!(unique(&[2, 3], &[3, 1]));
+        assert!(unique(&[2, 3], &[1, 2]));
+        assert!(unique(&[2, 3], &[-3, -1]));
+        assert!(!unique(&[2, 3], &[0, 1]));
+        assert!(!unique(&[3, 3], &[1, 1]));
+        assert!(unique(&[1, 3], &[0, 1]));
+        assert!(unique(&[0, 3], &[0, 0]));
+        assert!(!unique(&[2, 2], &[2, 1].map(|s: isize| s - 1)));
+    }
+
+    #[test]
+    fn byte_offsets() {
+        assert_eq!(first_element(usize::MAX - 3, 4), Err(DlpackError::ByteOffsetOverflow { byte_offset: 4 }));
+        assert_eq!(element_offset(16, 4), Ok(4));
+        assert_eq!(
+            element_offset(6, 4),
+            Err(DlpackError::ByteOffsetNotElementMultiple { byte_offset: 6, element_size: 4 })
+        );
+    }
+}

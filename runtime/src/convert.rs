@@ -1,0 +1,631 @@
+//! `DLTensor` ↔ typed views: CCCL's `to_host_mdspan` / `to_device_mdspan` / `to_managed_mdspan` and
+//! `to_dlpack_tensor`, with every rule of SPEC.md §3–§4.
+//!
+//! This is the only module where raw DLPack pointers become views. A `&DLTensor` cannot prove its
+//! data is alive, so the conversions from one are `unsafe`; the safe doors are
+//! [`ManagedTensor`](crate::ManagedTensor), which owns its data, and [`DlpackTensor`], which borrows
+//! a view.
+
+use crate::dtype::{DlElement, is_padded_subbyte};
+use crate::error::DlpackError;
+use crate::ffi::{DLDataType, DLDevice, DLPackVersion, DLTensor};
+use crate::space::{Device, Host, Managed, MemorySpace};
+use crate::view::{Extents, Layout, Mapping, Mdspan, MdspanMut, check_byte_range};
+use crate::{check, view};
+use core::ffi::c_void;
+use core::marker::PhantomData;
+use core::mem::{align_of, size_of};
+use core::ops::Deref;
+use core::ptr::{self, NonNull};
+
+/// What a producer said about a `DLTensor` beyond the struct itself.
+///
+/// ```
+/// use dlspan::{ImportOptions, ffi::DLPackVersion};
+/// assert_eq!(ImportOptions::default().version, DLPackVersion::CURRENT);
+/// assert!(ImportOptions::legacy().version < DLPackVersion { major: 1, minor: 2 });
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// The producer's DLPack version: before 1.2, null strides mean compact row-major; from 1.2 they
+    /// are an error for rank > 0.
+    pub version: DLPackVersion,
+    /// Whether sub-byte data is padded (`IS_SUBBYTE_TYPE_PADDED`); a plain `DLTensor` is packed.
+    pub subbyte_padded: bool,
+}
+
+impl ImportOptions {
+    /// A current (1.3) producer with packed sub-byte data: what a bare `DLTensor` means.
+    pub const CURRENT: Self = Self { version: DLPackVersion::CURRENT, subbyte_padded: false };
+
+    /// A legacy (unversioned, pre-1.0) producer: null strides mean row-major.
+    pub const fn legacy() -> Self {
+        Self { version: DLPackVersion { major: 0, minor: 0 }, subbyte_padded: false }
+    }
+
+    /// Whether null strides mean compact row-major for this producer.
+    const fn null_strides_are_row_major(&self) -> bool {
+        self.version.major == 0 || (self.version.major == 1 && self.version.minor < 2)
+    }
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        Self::CURRENT
+    }
+}
+
+/// A validated view's parts: base pointer, mapping, device ordinal.
+pub(crate) type Parts<T, const R: usize, E, L, S> = (NonNull<T>, Mapping<R, E, L>, <S as MemorySpace>::Ordinal);
+
+/// Validates a `DLTensor` for a view of `T`, rank `R`, extents `E`, layout `L`, space `S`, in the
+/// order of SPEC.md §3; `unique` additionally requires that no two indices share an element.
+///
+/// # Safety
+///
+/// When `tensor.ndim == R` and `tensor.shape` / `tensor.strides` are non-null, each points to `R`
+/// readable `int64_t`.
+#[inline]
+pub(crate) unsafe fn import<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>(
+    tensor: &DLTensor,
+    options: ImportOptions,
+    unique: bool,
+) -> Result<Parts<T, R, E, L, S>, DlpackError> {
+    // 1. device; 2. rank; 3. data type.
+    let ordinal = S::accept(tensor.device)?;
+    check::rank(tensor.ndim, R)?;
+    check::dtype(T::DTYPE, is_padded_subbyte::<T>(), tensor.dtype, options.subbyte_padded)?;
+
+    let shape: Option<&[i64; R]> = if R == 0 || tensor.shape.is_null() {
+        None
+    } else {
+        // SAFETY: ndim == R (rule 2) and the shape is non-null: the caller guarantees R readable
+        // int64_t.
+        Some(unsafe { &*tensor.shape.cast::<[i64; R]>() })
+    };
+
+    // 4. data non-null, unless the tensor has no elements (DLPack says its data should be null).
+    let data = tensor.data as usize;
+    if data == 0 && !shape.is_some_and(|s| s.contains(&0)) {
+        return Err(DlpackError::NullData);
+    }
+
+    // 5. the first element (strict layouts) or the base and an element offset (relaxed).
+    let (address, offset) = if L::HAS_OFFSET {
+        (data, check::element_offset(tensor.byte_offset, size_of::<T>())?)
+    } else {
+        (check::first_element(data, tensor.byte_offset)?, 0)
+    };
+
+    // 6. alignment of that address (a null-data empty tensor gets a dangling, aligned pointer).
+    if data != 0 {
+        check::aligned(address, align_of::<T>())?;
+    }
+
+    // 7. rank 0 reads neither shape nor strides; 8. shape non-null, extents non-negative.
+    let extents = match shape {
+        Some(shape) => check::extents(shape)?,
+        None if R == 0 => [0usize; R],
+        None => return Err(DlpackError::NullShape),
+    };
+
+    // 9. strides: null is row-major before DLPack 1.2 and an error from 1.2 on; then the layout's
+    // rules; 10. no overflow, no reach below the base (both in `Mapping::from_parts`).
+    let strides = if R == 0 {
+        [0isize; R]
+    } else if tensor.strides.is_null() {
+        if !options.null_strides_are_row_major() {
+            return Err(DlpackError::NullStrides { version: options.version });
+        }
+        check::compact_strides(&extents, crate::LayoutKind::Right)?
+    } else {
+        // SAFETY: ndim == R and the strides are non-null: the caller guarantees R readable int64_t.
+        check::strides(unsafe { &*tensor.strides.cast::<[i64; R]>() })?
+    };
+    let mapping = Mapping::<R, E, L>::from_parts(extents, strides, offset)?;
+    if unique && !mapping.is_unique() {
+        return Err(DlpackError::OverlappingStrides);
+    }
+
+    let ptr = if data == 0 {
+        NonNull::dangling()
+    } else {
+        check_byte_range::<T, R, E, L>(address, &mapping)?;
+        // SAFETY: `data != 0` and `address >= data` (no wrap, rule 5).
+        unsafe { NonNull::new_unchecked(address as *mut T) }
+    };
+    Ok((ptr, mapping, ordinal))
+}
+
+impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> Mdspan<'a, T, R, E, L, S> {
+    /// A shared view of a `DLTensor` of a current (1.3) producer: the generic form of
+    /// [`to_host_mdspan`] and its twins, for any extents type, layout and memory space.
+    ///
+    /// # Errors
+    ///
+    /// The first rule of SPEC.md §3 that fails, as a [`DlpackError`] variant.
+    ///
+    /// # Safety
+    ///
+    /// As for [`to_host_mdspan`], in `S`'s memory.
+    ///
+    /// ```
+    /// use dlspan::{to_dlpack_tensor, mdspan};
+    /// let data = [0i32, 1, 2, 3, 4, 5];
+    /// let exported = dlspan::HostMdspan::<i32, 2>::from_slice(&data, [2, 3]).unwrap();
+    /// let dl = to_dlpack_tensor(&exported).unwrap();
+    /// let tensor = dl.get();
+    /// // SAFETY: the tensor describes `data`, alive and unwritten for the view's life.
+    /// let m = unsafe { <mdspan!(i32; 2, 3)>::from_dltensor(&tensor) }.unwrap();
+    /// assert_eq!(m[[1, 2]], 5);
+    /// ```
+    #[inline]
+    pub unsafe fn from_dltensor(tensor: &'a DLTensor) -> Result<Self, DlpackError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { Self::from_dltensor_with(tensor, ImportOptions::CURRENT) }
+    }
+
+    /// A shared view of a `DLTensor`, with what the producer said about it (version, padding).
+    ///
+    /// # Errors
+    ///
+    /// The first rule of SPEC.md §3 that fails, as a [`DlpackError`] variant.
+    ///
+    /// # Safety
+    ///
+    /// As for [`to_host_mdspan`], in `S`'s memory.
+    ///
+    /// ```
+    /// use dlspan::{HostMdspan, ImportOptions, ffi::*};
+    /// let mut data = [1u8, 2, 3, 4];
+    /// let mut shape = [2i64, 2];
+    /// let tensor = DLTensor {
+    ///     data: data.as_mut_ptr().cast(),
+    ///     device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
+    ///     ndim: 2,
+    ///     dtype: DLDataType::new(DLDataTypeCode::kDLUInt, 8, 1),
+    ///     shape: shape.as_mut_ptr(),
+    ///     strides: core::ptr::null_mut(), // legacy producers may leave strides null: row-major
+    ///     byte_offset: 0,
+    /// };
+    /// // SAFETY: the tensor describes `data`, alive and unwritten for the view's life.
+    /// let m = unsafe { HostMdspan::<u8, 2>::from_dltensor_with(&tensor, ImportOptions::legacy()) }.unwrap();
+    /// assert_eq!(m[[1, 0]], 3);
+    /// ```
+    #[inline]
+    pub unsafe fn from_dltensor_with(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
+        // SAFETY: the caller guarantees the shape and strides arrays.
+        let (ptr, map, ordinal) = unsafe { import::<T, R, E, L, S>(tensor, options, false) }?;
+        // SAFETY: validated mapping and byte range; the caller guarantees the memory for `'a`.
+        Ok(unsafe { Self::from_parts_unchecked(ptr, map, ordinal) })
+    }
+}
+
+impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> MdspanMut<'a, T, R, E, L, S> {
+    /// A mutable view of a `DLTensor` of a current (1.3) producer.
+    ///
+    /// # Errors
+    ///
+    /// The first rule of SPEC.md §3 that fails; [`DlpackError::OverlappingStrides`] when two indices
+    /// share an element.
+    ///
+    /// # Safety
+    ///
+    /// As for [`to_host_mdspan_mut`], in `S`'s memory.
+    ///
+    /// ```
+    /// use dlspan::{HostMdspanMut, ffi::*};
+    /// let mut data = [0f32; 4];
+    /// let (mut shape, mut strides) = ([4i64], [1i64]);
+    /// let tensor = DLTensor {
+    ///     data: data.as_mut_ptr().cast(),
+    ///     device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
+    ///     ndim: 1,
+    ///     dtype: DLDataType::new(DLDataTypeCode::kDLFloat, 32, 1),
+    ///     shape: shape.as_mut_ptr(),
+    ///     strides: strides.as_mut_ptr(),
+    ///     byte_offset: 0,
+    /// };
+    /// // SAFETY: the tensor describes `data`, which nothing else touches while the view lives.
+    /// let mut m = unsafe { HostMdspanMut::<f32, 1>::from_dltensor(&tensor) }.unwrap();
+    /// m[[3]] = 1.0;
+    /// assert_eq!(data[3], 1.0);
+    /// ```
+    #[inline]
+    pub unsafe fn from_dltensor(tensor: &'a DLTensor) -> Result<Self, DlpackError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { Self::from_dltensor_with(tensor, ImportOptions::CURRENT) }
+    }
+
+    /// A mutable view of a `DLTensor`, with what the producer said about it.
+    ///
+    /// # Errors
+    ///
+    /// As for [`from_dltensor`](Self::from_dltensor).
+    ///
+    /// # Safety
+    ///
+    /// As for [`to_host_mdspan_mut`], in `S`'s memory.
+    ///
+    /// ```
+    /// use dlspan::{HostMdspanMut, ImportOptions, ffi::*};
+    /// let mut data = [0u8; 2];
+    /// let mut shape = [2i64];
+    /// let tensor = DLTensor {
+    ///     data: data.as_mut_ptr().cast(),
+    ///     device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
+    ///     ndim: 1,
+    ///     dtype: DLDataType::new(DLDataTypeCode::kDLUInt, 8, 1),
+    ///     shape: shape.as_mut_ptr(),
+    ///     strides: core::ptr::null_mut(),
+    ///     byte_offset: 0,
+    /// };
+    /// // SAFETY: the tensor describes `data`, which nothing else touches while the view lives.
+    /// let mut m = unsafe { HostMdspanMut::<u8, 1>::from_dltensor_with(&tensor, ImportOptions::legacy()) }.unwrap();
+    /// m[[1]] = 9;
+    /// assert_eq!(data, [0, 9]);
+    /// ```
+    #[inline]
+    pub unsafe fn from_dltensor_with(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
+        // SAFETY: the caller guarantees the shape and strides arrays.
+        let (ptr, map, ordinal) = unsafe { import::<T, R, E, L, S>(tensor, options, true) }?;
+        // SAFETY: validated unique mapping and byte range; the caller guarantees unique access to
+        // the memory for `'a`.
+        Ok(unsafe { Self::from_parts_unchecked(ptr, map, ordinal) })
+    }
+}
+
+macro_rules! to_mdspan {
+    ($(#[$doc:meta])* $name:ident, $name_mut:ident, $space:ident, $alias:ident, $alias_mut:ident, $memory:literal) => {
+        $(#[$doc])*
+        ///
+        /// # Errors
+        ///
+        /// The first rule of SPEC.md §3 that fails, as a [`DlpackError`] variant, in this order:
+        /// device, rank, data type, null data, byte offset, alignment, shape, strides, overflow.
+        ///
+        /// # Safety
+        ///
+        /// - `tensor.shape` and `tensor.strides`, when non-null and `ndim` equals `R`, each point to
+        ///   `R` readable `int64_t`;
+        #[doc = concat!("- the elements the tensor describes lie in ", $memory, ", hold valid values of `T`, and stay")]
+        ///   alive and unwritten for `'a` (the view borrows the `DLTensor` struct, which cannot prove
+        ///   that its data lives as long).
+        #[inline]
+        pub unsafe fn $name<'a, T: DlElement, const R: usize, L: Layout>(
+            tensor: &'a DLTensor,
+        ) -> Result<view::$alias<'a, T, R, L>, DlpackError> {
+            // SAFETY: forwarded to the caller.
+            unsafe { Mdspan::<'a, T, R, view::Dims<R>, L, $space>::from_dltensor(tensor) }
+        }
+
+        #[doc = concat!("The mutable twin of [`", stringify!($name), "`].")]
+        ///
+        /// # Errors
+        ///
+        #[doc = concat!("As [`", stringify!($name), "`], and [`DlpackError::OverlappingStrides`] when two indices")]
+        /// share an element.
+        ///
+        /// # Safety
+        ///
+        #[doc = concat!("As [`", stringify!($name), "`], with the elements valid for writes and accessed through")]
+        /// nothing else for `'a`.
+        #[inline]
+        pub unsafe fn $name_mut<'a, T: DlElement, const R: usize, L: Layout>(
+            tensor: &'a DLTensor,
+        ) -> Result<view::$alias_mut<'a, T, R, L>, DlpackError> {
+            // SAFETY: forwarded to the caller.
+            unsafe { MdspanMut::<'a, T, R, view::Dims<R>, L, $space>::from_dltensor(tensor) }
+        }
+    };
+}
+
+to_mdspan! {
+    /// A shared host view of a `DLTensor` on the CPU (CCCL `cuda::to_host_mdspan`): device `kDLCPU`
+    /// (or pinned `kDLCUDAHost` / `kDLROCMHost`), rank `R`, element type `T`, layout `L`.
+    ///
+    /// ```
+    /// use dlspan::{to_host_mdspan, LayoutRight, ffi::*};
+    /// # fn main() -> Result<(), dlspan::DlpackError> {
+    /// let mut data = [0i32, 1, 2, 3, 4, 5];
+    /// let mut shape = [2i64, 3];
+    /// let mut strides = [3i64, 1];
+    /// let tensor = DLTensor {
+    ///     data: data.as_mut_ptr().cast(),
+    ///     device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
+    ///     ndim: 2,
+    ///     dtype: DLDataType::new(DLDataTypeCode::kDLInt, 32, 1),
+    ///     shape: shape.as_mut_ptr(),
+    ///     strides: strides.as_mut_ptr(),
+    ///     byte_offset: 0,
+    /// };
+    /// // SAFETY: the tensor describes `data`, alive and unwritten while `md` lives.
+    /// let md = unsafe { to_host_mdspan::<i32, 2, LayoutRight>(&tensor) }?;
+    /// assert_eq!((md.extent(0), md.extent(1), md.stride(0)), (2, 3, 3));
+    /// assert_eq!((md[[0, 0]], md[[1, 2]]), (0, 5));
+    /// # Ok(()) }
+    /// ```
+    to_host_mdspan, to_host_mdspan_mut, Host, HostMdspan, HostMdspanMut, "host memory"
+}
+
+to_mdspan! {
+    /// A shared CUDA device view of a `DLTensor` (CCCL `cuda::to_device_mdspan`): device `kDLCUDA`;
+    /// the view remembers the device ordinal. Validating needs no GPU: only metadata is read.
+    ///
+    /// ```
+    /// use dlspan::{to_device_mdspan, LayoutRight, ffi::*};
+    /// let mut shape = [4i64];
+    /// let mut strides = [1i64];
+    /// let tensor = DLTensor {
+    ///     data: 0x7f00_0000_0000 as *mut core::ffi::c_void, // a device address, never read here
+    ///     device: DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: 1 },
+    ///     ndim: 1,
+    ///     dtype: DLDataType::new(DLDataTypeCode::kDLFloat, 32, 1),
+    ///     shape: shape.as_mut_ptr(),
+    ///     strides: strides.as_mut_ptr(),
+    ///     byte_offset: 0,
+    /// };
+    /// // SAFETY: a device view is never read on the host; the metadata arrays are alive.
+    /// let d = unsafe { to_device_mdspan::<f32, 1, LayoutRight>(&tensor) }.unwrap();
+    /// assert_eq!((d.extent(0), d.ordinal()), (4, 1));
+    /// ```
+    to_device_mdspan, to_device_mdspan_mut, Device, DeviceMdspan, DeviceMdspanMut, "the CUDA device's memory"
+}
+
+to_mdspan! {
+    /// A shared CUDA managed-memory view of a `DLTensor` (CCCL `cuda::to_managed_mdspan`): device
+    /// `kDLCUDAManaged`. Managed views index on the host.
+    ///
+    /// ```
+    /// use dlspan::{to_managed_mdspan, LayoutRight, ffi::*};
+    /// let mut data = [7u8; 3]; // stands in for cudaMallocManaged memory
+    /// let mut shape = [3i64];
+    /// let mut strides = [1i64];
+    /// let tensor = DLTensor {
+    ///     data: data.as_mut_ptr().cast(),
+    ///     device: DLDevice { device_type: DLDeviceType::kDLCUDAManaged, device_id: 0 },
+    ///     ndim: 1,
+    ///     dtype: DLDataType::new(DLDataTypeCode::kDLUInt, 8, 1),
+    ///     shape: shape.as_mut_ptr(),
+    ///     strides: strides.as_mut_ptr(),
+    ///     byte_offset: 0,
+    /// };
+    /// // SAFETY: the tensor describes `data`, alive and unwritten while the view lives.
+    /// let m = unsafe { to_managed_mdspan::<u8, 1, LayoutRight>(&tensor) }.unwrap();
+    /// assert_eq!(m[[2]], 7);
+    /// ```
+    to_managed_mdspan, to_managed_mdspan_mut, Managed, ManagedMdspan, ManagedMdspanMut, "CUDA managed memory"
+}
+
+/// A view exported as a `DLTensor` (CCCL's `dlpack_tensor`): the `DLTensor` fields with the shape
+/// and strides stored inline, no heap allocation.
+///
+/// The `DLTensor` itself is only handed out by [`get`](Self::get), rebuilt on each call and bound to
+/// a borrow of the wrapper: `get()` on a temporary cannot outlive the statement, a handle cannot be
+/// returned from the function that owns the wrapper, and the wrapper cannot move or drop while a
+/// handle lives. Moving the wrapper between calls is fine: no pointer into it is kept.
+///
+/// ```
+/// use dlspan::{HostMdspan, to_dlpack_tensor, ffi::DLDeviceType};
+/// let data = [0i32, 1, 2, 3, 4, 5];
+/// let md = HostMdspan::<i32, 2>::from_slice(&data, [2, 3]).unwrap();
+/// let dl = to_dlpack_tensor(&md).unwrap();
+/// let t = dl.get();
+/// assert_eq!(t.device.device_type, DLDeviceType::kDLCPU);
+/// assert_eq!(t.ndim, 2);
+/// // SAFETY: shape and strides point into `dl`, which outlives `t`.
+/// assert_eq!(unsafe { (*t.shape, *t.shape.add(1), *t.strides, *t.strides.add(1)) }, (2, 3, 3, 1));
+/// assert_eq!(t.data, data.as_ptr() as *mut _);
+/// ```
+#[derive(Clone, Debug)]
+pub struct DlpackTensor<'a, const R: usize> {
+    data: *mut c_void,
+    device: DLDevice,
+    dtype: DLDataType,
+    byte_offset: u64,
+    shape: [i64; R],
+    strides: [i64; R],
+    _borrow: PhantomData<&'a ()>,
+}
+
+/// The `DLTensor` of a [`DlpackTensor`], borrowing it: derefs to [`DLTensor`], and gives C the
+/// pointer it takes.
+///
+/// The consumer must not write through `shape` or `strides`, and must not write elements of a
+/// tensor exported from a shared view.
+///
+/// ```
+/// # let data = [1u8];
+/// # let md = dlspan::HostMdspan::<u8, 1>::from_slice(&data, [1]).unwrap();
+/// let dl = dlspan::to_dlpack_tensor(&md).unwrap();
+/// let mut handle = dl.get();
+/// let for_c: *mut dlspan::ffi::DLTensor = handle.as_mut_ptr();
+/// assert!(!for_c.is_null());
+/// ```
+#[derive(Clone, Debug)]
+pub struct DlTensorRef<'t> {
+    tensor: DLTensor,
+    _borrow: PhantomData<&'t ()>,
+}
+
+impl<const R: usize> DlpackTensor<'_, R> {
+    /// The `DLTensor`, borrowing the wrapper (CCCL's `get() &`; `get() &&` is deleted there, and a
+    /// temporary's borrow ends with its statement here).
+    ///
+    /// ```
+    /// # let data = [1u8, 2];
+    /// # let md = dlspan::HostMdspan::<u8, 1>::from_slice(&data, [2]).unwrap();
+    /// let dl = dlspan::to_dlpack_tensor(&md).unwrap();
+    /// assert_eq!(dl.get().ndim, 1);
+    /// ```
+    #[inline]
+    pub fn get(&self) -> DlTensorRef<'_> {
+        let (shape, strides) = if R == 0 {
+            (ptr::null_mut(), ptr::null_mut())
+        } else {
+            // Consumers only read shape and strides (DLPack: the producer owns them).
+            (self.shape.as_ptr().cast_mut(), self.strides.as_ptr().cast_mut())
+        };
+        DlTensorRef {
+            tensor: DLTensor {
+                data: self.data,
+                device: self.device,
+                ndim: R as i32,
+                dtype: self.dtype,
+                shape,
+                strides,
+                byte_offset: self.byte_offset,
+            },
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The exported shape.
+    ///
+    /// ```
+    /// # let data = [1u8, 2];
+    /// # let md = dlspan::HostMdspan::<u8, 1>::from_slice(&data, [2]).unwrap();
+    /// assert_eq!(dlspan::to_dlpack_tensor(&md).unwrap().shape(), &[2]);
+    /// ```
+    #[inline]
+    pub fn shape(&self) -> &[i64; R] {
+        &self.shape
+    }
+
+    /// The exported strides, in elements.
+    ///
+    /// ```
+    /// # let data = [1u8, 2];
+    /// # let md = dlspan::HostMdspan::<u8, 1>::from_slice(&data, [2]).unwrap();
+    /// assert_eq!(dlspan::to_dlpack_tensor(&md).unwrap().strides(), &[1]);
+    /// ```
+    #[inline]
+    pub fn strides(&self) -> &[i64; R] {
+        &self.strides
+    }
+}
+
+impl DlTensorRef<'_> {
+    /// A pointer to the `DLTensor`, valid while this handle lives (for C functions taking
+    /// `const DLTensor*`).
+    ///
+    /// ```
+    /// # let data = [1u8];
+    /// # let md = dlspan::HostMdspan::<u8, 1>::from_slice(&data, [1]).unwrap();
+    /// let dl = dlspan::to_dlpack_tensor(&md).unwrap();
+    /// let handle = dl.get();
+    /// // SAFETY: the pointer is used while `handle` lives.
+    /// assert_eq!(unsafe { (*handle.as_ptr()).ndim }, 1);
+    /// ```
+    #[inline]
+    pub fn as_ptr(&self) -> *const DLTensor {
+        &self.tensor
+    }
+
+    /// A mutable pointer to this handle's own `DLTensor` (for C functions taking `DLTensor*`),
+    /// valid while the handle lives. Changing its fields changes only this handle.
+    ///
+    /// ```
+    /// # let data = [1u8];
+    /// # let md = dlspan::HostMdspan::<u8, 1>::from_slice(&data, [1]).unwrap();
+    /// let dl = dlspan::to_dlpack_tensor(&md).unwrap();
+    /// let mut handle = dl.get();
+    /// assert!(!handle.as_mut_ptr().is_null());
+    /// ```
+    #[inline]
+    pub fn as_mut_ptr(&mut self) -> *mut DLTensor {
+        &mut self.tensor
+    }
+}
+
+impl Deref for DlTensorRef<'_> {
+    type Target = DLTensor;
+
+    #[inline]
+    fn deref(&self) -> &DLTensor {
+        &self.tensor
+    }
+}
+
+/// Views that export to a [`DlpackTensor`] of rank `R`: [`Mdspan`] and [`MdspanMut`] of a
+/// [`DlElement`] in any memory space.
+pub trait ToDlpackTensor<const R: usize> {
+    /// Exports the view; see [`to_dlpack_tensor`].
+    ///
+    /// # Errors
+    ///
+    /// As [`to_dlpack_tensor`].
+    fn to_dlpack_tensor(&self) -> Result<DlpackTensor<'_, R>, DlpackError>;
+}
+
+/// Describes a view as a `DLTensor` (CCCL `cuda::to_dlpack_tensor`), without heap allocation.
+///
+/// `shape[i] = extent(i)`, `strides[i] = stride(i)`; `data` is the view's base pointer, null when
+/// the view has no elements; `byte_offset` is 0, except for relaxed views with an offset, whose
+/// offset it carries in bytes (CCCL drops it); the device is `kDLCPU`/0 for host views,
+/// `kDLCUDA`/ordinal for device views, `kDLCUDAManaged`/0 for managed views.
+///
+/// # Errors
+///
+/// [`DlpackError::ExportOverflow`] when an extent or stride does not fit `int64_t`;
+/// [`DlpackError::PaddedSubbyteExport`] for padded sub-byte element types, which a plain `DLTensor`
+/// cannot describe.
+///
+/// ```
+/// use dlspan::{HostMdspan, LayoutStrideRelaxed, to_dlpack_tensor};
+/// let data = [1i32, 2, 3, 4, 5];
+/// let reversed = HostMdspan::<i32, 1, LayoutStrideRelaxed>::from_slice_relaxed(&data, [5], [-1], 4).unwrap();
+/// let dl = to_dlpack_tensor(&reversed).unwrap();
+/// assert_eq!((dl.get().byte_offset, dl.strides()[0]), (16, -1));
+/// ```
+#[inline]
+pub fn to_dlpack_tensor<V: ToDlpackTensor<R>, const R: usize>(view: &V) -> Result<DlpackTensor<'_, R>, DlpackError> {
+    view.to_dlpack_tensor()
+}
+
+#[inline]
+fn export<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout>(
+    data: *mut T,
+    mapping: &Mapping<R, E, L>,
+    device: DLDevice,
+) -> Result<DlpackTensor<'a, R>, DlpackError> {
+    if is_padded_subbyte::<T>() {
+        return Err(DlpackError::PaddedSubbyteExport);
+    }
+    let mut shape = [0i64; R];
+    let mut strides = [0i64; R];
+    let all_strides = mapping.strides();
+    for axis in 0..R {
+        shape[axis] = i64::try_from(mapping.extent(axis)).map_err(|_| DlpackError::ExportOverflow { axis })?;
+        strides[axis] = i64::try_from(all_strides[axis]).map_err(|_| DlpackError::ExportOverflow { axis })?;
+    }
+    let empty = mapping.size() == 0;
+    let byte_offset = if empty { 0 } else { (mapping.offset() * size_of::<T>()) as u64 };
+    Ok(DlpackTensor {
+        data: if empty { ptr::null_mut() } else { data.cast() },
+        device,
+        dtype: T::DTYPE,
+        byte_offset,
+        shape,
+        strides,
+        _borrow: PhantomData,
+    })
+}
+
+impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> ToDlpackTensor<R>
+    for Mdspan<'_, T, R, E, L, S>
+{
+    #[inline]
+    fn to_dlpack_tensor(&self) -> Result<DlpackTensor<'_, R>, DlpackError> {
+        export(self.data_handle().cast_mut(), self.mapping(), self.device())
+    }
+}
+
+impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> ToDlpackTensor<R>
+    for MdspanMut<'_, T, R, E, L, S>
+{
+    #[inline]
+    fn to_dlpack_tensor(&self) -> Result<DlpackTensor<'_, R>, DlpackError> {
+        export(self.data_handle(), self.mapping(), self.device())
+    }
+}

@@ -1,0 +1,266 @@
+//! [`DlpackError`]: one structured variant per rule, never a string.
+
+use crate::ffi::{DLDataType, DLDevice, DLDeviceType, DLPackVersion};
+use core::fmt;
+
+/// Which layout a rule was checked for.
+///
+/// ```
+/// assert_eq!(dlspan::LayoutKind::Right.to_string(), "layout_right");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LayoutKind {
+    /// [`LayoutRight`](crate::LayoutRight): row-major, compact.
+    Right,
+    /// [`LayoutLeft`](crate::LayoutLeft): column-major, compact.
+    Left,
+    /// [`LayoutStride`](crate::LayoutStride): any positive strides.
+    Stride,
+    /// [`LayoutStrideRelaxed`](crate::LayoutStrideRelaxed): any strides and an element offset.
+    StrideRelaxed,
+}
+
+impl fmt::Display for LayoutKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Right => "layout_right",
+            Self::Left => "layout_left",
+            Self::Stride => "layout_stride",
+            Self::StrideRelaxed => "layout_stride_relaxed",
+        })
+    }
+}
+
+/// Why a tensor, a view or an exchange was refused.
+///
+/// The variants of the `DLTensor` → view conversion are listed in the order the checks run
+/// (SPEC.md §3): the first failing rule is the one reported. Match on variants, not on messages.
+///
+/// ```
+/// use dlspan::{to_host_mdspan, DlpackError, LayoutRight, ffi::DLTensor};
+/// let tensor = DLTensor::default(); // device type 0: not CPU
+/// let err = unsafe { to_host_mdspan::<f32, 1, LayoutRight>(&tensor) }.unwrap_err();
+/// assert!(matches!(err, DlpackError::DeviceMismatch { .. }));
+/// ```
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DlpackError {
+    /// The tensor lives on another kind of device than the view's memory space accepts.
+    DeviceMismatch {
+        /// The device type the memory space expects.
+        expected: DLDeviceType,
+        /// The tensor's device.
+        found: DLDevice,
+    },
+    /// `ndim` differs from the view's rank (a negative `ndim` is always a mismatch).
+    RankMismatch {
+        /// The view's rank.
+        expected: usize,
+        /// The tensor's `ndim`.
+        found: i32,
+    },
+    /// The tensor's data type differs from the element type's (code, bits and lanes compared).
+    DtypeMismatch {
+        /// The element type's data type.
+        expected: DLDataType,
+        /// The tensor's data type.
+        found: DLDataType,
+    },
+    /// A sub-byte data type is packed on one side and padded (one lane per byte) on the other.
+    SubbytePacking {
+        /// Whether the element type is padded storage.
+        element_padded: bool,
+        /// Whether the tensor is padded (`IS_SUBBYTE_TYPE_PADDED`; a plain `DLTensor` is packed).
+        tensor_padded: bool,
+    },
+    /// `data` is null although the tensor has elements.
+    NullData,
+    /// `data + byte_offset` overflows the address space.
+    ByteOffsetOverflow {
+        /// The tensor's `byte_offset`.
+        byte_offset: u64,
+    },
+    /// For the relaxed layout, `byte_offset` must be a whole number of elements.
+    ByteOffsetNotElementMultiple {
+        /// The tensor's `byte_offset`.
+        byte_offset: u64,
+        /// The element size in bytes.
+        element_size: usize,
+    },
+    /// The first element's address is not aligned for the element type.
+    Misaligned {
+        /// The address of the first element (`data + byte_offset`, or `data` for the relaxed layout).
+        address: usize,
+        /// The alignment the element type needs.
+        alignment: usize,
+    },
+    /// `shape` is null for a tensor of rank > 0.
+    NullShape,
+    /// An extent is negative.
+    NegativeExtent {
+        /// The axis.
+        axis: usize,
+        /// The extent found.
+        extent: i64,
+    },
+    /// An extent differs from the view type's static extent.
+    ExtentMismatch {
+        /// The axis.
+        axis: usize,
+        /// The static extent of the view type.
+        expected: usize,
+        /// The extent found.
+        found: usize,
+    },
+    /// `strides` is null for a tensor of rank > 0 from a producer of DLPack ≥ 1.2 (older producers
+    /// mean row-major by it).
+    NullStrides {
+        /// The producer's DLPack version.
+        version: DLPackVersion,
+    },
+    /// A stride differs from what a compact layout requires.
+    StridesIncompatible {
+        /// The compact layout requested.
+        layout: LayoutKind,
+        /// The first axis that differs.
+        axis: usize,
+        /// The stride the layout requires.
+        expected: i64,
+        /// The stride found.
+        found: i64,
+    },
+    /// `layout_stride` requires every stride to be positive.
+    NonPositiveStride {
+        /// The axis.
+        axis: usize,
+        /// The stride found.
+        stride: i64,
+    },
+    /// Extents, strides and offset reach an element offset or a byte span that does not fit in
+    /// `isize`, or a memory range that wraps around the address space.
+    SpanOverflow,
+    /// A relaxed mapping reaches below its base pointer (negative strides without enough offset).
+    NegativeReach {
+        /// The lowest element offset reached, relative to the base pointer.
+        lowest: i64,
+    },
+    /// A mutable view needs every index to address its own element; these strides make two
+    /// indices share one (zero strides, or overlapping axes).
+    OverlappingStrides,
+    /// A slice is too short for the extents and strides given.
+    SliceTooShort {
+        /// Elements the mapping reaches.
+        required: usize,
+        /// Elements in the slice.
+        len: usize,
+    },
+    /// A sub-view range is out of bounds or reversed.
+    SubviewOutOfBounds {
+        /// The axis.
+        axis: usize,
+        /// The range's start.
+        start: usize,
+        /// The range's end (exclusive).
+        end: usize,
+        /// The axis' extent.
+        extent: usize,
+    },
+    /// An extent or stride does not fit DLPack's `int64_t` on export.
+    ExportOverflow {
+        /// The axis.
+        axis: usize,
+    },
+    /// Padded sub-byte data cannot be described by a plain `DLTensor` (which means packed); export
+    /// it as a managed tensor, which carries the `IS_SUBBYTE_TYPE_PADDED` flag.
+    PaddedSubbyteExport,
+    /// A managed tensor's major version is not 1: only its deleter was called.
+    UnsupportedVersion {
+        /// The version found.
+        version: DLPackVersion,
+    },
+    /// A null pointer was given where a managed tensor was expected.
+    NullManagedTensor,
+    /// The tensor is marked read-only; it yields only shared views.
+    ReadOnly,
+    /// The requested exchange needs a copy, and copying was forbidden.
+    CopyRequired,
+    /// The tensor lives on a device this operation cannot reach from the host.
+    NotHostAccessible {
+        /// The tensor's device.
+        device: DLDevice,
+    },
+}
+
+impl fmt::Display for DlpackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::DeviceMismatch { expected, found } => {
+                write!(f, "tensor is on device {:?}:{}, expected {expected:?}", found.device_type, found.device_id)
+            }
+            Self::RankMismatch { expected, found } => write!(f, "tensor has ndim {found}, expected rank {expected}"),
+            Self::DtypeMismatch { expected, found } => write!(f, "tensor has dtype {found}, expected {expected}"),
+            Self::SubbytePacking { element_padded, tensor_padded } => write!(
+                f,
+                "sub-byte data is {} but the element type is {} storage",
+                if tensor_padded { "padded" } else { "packed" },
+                if element_padded { "padded" } else { "packed" }
+            ),
+            Self::NullData => f.write_str("tensor data is null but the tensor has elements"),
+            Self::ByteOffsetOverflow { byte_offset } => {
+                write!(f, "data + byte_offset ({byte_offset}) overflows the address space")
+            }
+            Self::ByteOffsetNotElementMultiple { byte_offset, element_size } => {
+                write!(f, "byte_offset {byte_offset} is not a multiple of the element size {element_size}")
+            }
+            Self::Misaligned { address, alignment } => {
+                write!(f, "first element at {address:#x} is not aligned to {alignment} bytes")
+            }
+            Self::NullShape => f.write_str("tensor shape is null"),
+            Self::NegativeExtent { axis, extent } => write!(f, "extent {extent} of axis {axis} is negative"),
+            Self::ExtentMismatch { axis, expected, found } => {
+                write!(f, "extent of axis {axis} is {found}, the view type requires {expected}")
+            }
+            Self::NullStrides { version } => write!(
+                f,
+                "tensor strides are null, which DLPack {}.{} forbids for rank > 0",
+                version.major, version.minor
+            ),
+            Self::StridesIncompatible { layout, axis, expected, found } => {
+                write!(f, "stride {found} of axis {axis} is incompatible with {layout} (expected {expected})")
+            }
+            Self::NonPositiveStride { axis, stride } => {
+                write!(f, "stride {stride} of axis {axis} is not positive, which layout_stride requires")
+            }
+            Self::SpanOverflow => f.write_str("extents and strides reach beyond what isize or the address space holds"),
+            Self::NegativeReach { lowest } => {
+                write!(f, "strides reach element offset {lowest}, below the base pointer")
+            }
+            Self::OverlappingStrides => {
+                f.write_str("strides make several indices share an element, so no mutable view")
+            }
+            Self::SliceTooShort { required, len } => {
+                write!(f, "slice of {len} elements is too short: the mapping reaches {required}")
+            }
+            Self::SubviewOutOfBounds { axis, start, end, extent } => {
+                write!(f, "sub-view range {start}..{end} of axis {axis} is out of bounds for extent {extent}")
+            }
+            Self::ExportOverflow { axis } => write!(f, "extent or stride of axis {axis} does not fit int64_t"),
+            Self::PaddedSubbyteExport => {
+                f.write_str("padded sub-byte data needs a managed tensor with IS_SUBBYTE_TYPE_PADDED")
+            }
+            Self::UnsupportedVersion { version } => {
+                write!(f, "managed tensor has DLPack version {}.{}, expected major 1", version.major, version.minor)
+            }
+            Self::NullManagedTensor => f.write_str("managed tensor pointer is null"),
+            Self::ReadOnly => f.write_str("tensor is read-only"),
+            Self::CopyRequired => f.write_str("the exchange needs a copy, and copying was forbidden"),
+            Self::NotHostAccessible { device } => write!(
+                f,
+                "tensor on device {:?}:{} is not accessible from the host",
+                device.device_type, device.device_id
+            ),
+        }
+    }
+}
+
+impl std::error::Error for DlpackError {}

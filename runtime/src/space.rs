@@ -1,0 +1,148 @@
+//! Memory spaces: where a view's data lives, as a type parameter.
+//!
+//! [`Host`] and [`Managed`] memory is readable from the host: their views index, iterate and print
+//! values. [`Device`] memory is not: device views have no host accessors at all, so reading GPU
+//! memory on the CPU is a compile error rather than a crash. Device views are for kernels and for
+//! exchange.
+//!
+//! ```
+//! use dlspan::{Device, Host, MemorySpace, ffi::DLDeviceType};
+//! assert!(Host::HOST_ACCESSIBLE);
+//! assert!(!Device::HOST_ACCESSIBLE);
+//! assert_eq!(Device::device(3).device_type, DLDeviceType::kDLCUDA);
+//! ```
+
+use crate::error::DlpackError;
+use crate::ffi::{DLDevice, DLDeviceType};
+use core::fmt::Debug;
+use core::hash::Hash;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A memory space: which DLPack devices its views accept, and how they export.
+pub trait MemorySpace: sealed::Sealed + Copy + Default + Debug + Send + Sync + 'static {
+    /// What a view remembers about its device: nothing for host and managed memory, the CUDA
+    /// ordinal for device memory.
+    type Ordinal: Copy + Debug + Default + Eq + Hash + Send + Sync + 'static;
+
+    /// The device type a view of this space exports, and the one errors name.
+    const DEVICE_TYPE: DLDeviceType;
+
+    /// Whether the host may read and write this memory directly.
+    const HOST_ACCESSIBLE: bool;
+
+    /// Accepts a tensor's device, or says why not (SPEC.md §3, rule 1).
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::DeviceMismatch`] for a device type this space does not accept.
+    fn accept(device: DLDevice) -> Result<Self::Ordinal, DlpackError>;
+
+    /// The device a view of this space exports.
+    fn device(ordinal: Self::Ordinal) -> DLDevice;
+}
+
+/// Memory spaces whose data the host may read and write directly: [`Host`] and [`Managed`].
+pub trait HostAccessible: MemorySpace {}
+
+/// Host memory: `kDLCPU`, and pinned host memory (`kDLCUDAHost`, `kDLROCMHost`), which is ordinary
+/// host-addressable memory. Views export as `kDLCPU`, device 0.
+///
+/// CCCL rejects pinned memory for host views; dlspan accepts it because the host reads it like any
+/// other host memory.
+///
+/// ```
+/// use dlspan::{Host, MemorySpace, ffi::{DLDevice, DLDeviceType}};
+/// let pinned = DLDevice { device_type: DLDeviceType::kDLCUDAHost, device_id: 0 };
+/// assert!(Host::accept(pinned).is_ok());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Host;
+
+/// CUDA device memory (`kDLCUDA`). Views remember the device ordinal and export it.
+///
+/// ```
+/// use dlspan::{Device, MemorySpace, ffi::{DLDevice, DLDeviceType}};
+/// let gpu1 = DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: 1 };
+/// assert_eq!(Device::accept(gpu1), Ok(1));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Device;
+
+/// CUDA managed (unified) memory (`kDLCUDAManaged`): readable from the host. Views export as
+/// `kDLCUDAManaged`, device 0.
+///
+/// ```
+/// use dlspan::{Managed, MemorySpace, ffi::DLDeviceType};
+/// assert_eq!(Managed::device(()).device_type, DLDeviceType::kDLCUDAManaged);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Managed;
+
+impl sealed::Sealed for Host {}
+impl sealed::Sealed for Device {}
+impl sealed::Sealed for Managed {}
+
+impl MemorySpace for Host {
+    type Ordinal = ();
+    const DEVICE_TYPE: DLDeviceType = DLDeviceType::kDLCPU;
+    const HOST_ACCESSIBLE: bool = true;
+
+    #[inline]
+    fn accept(device: DLDevice) -> Result<(), DlpackError> {
+        match device.device_type {
+            DLDeviceType::kDLCPU | DLDeviceType::kDLCUDAHost | DLDeviceType::kDLROCMHost => Ok(()),
+            _ => Err(DlpackError::DeviceMismatch { expected: Self::DEVICE_TYPE, found: device }),
+        }
+    }
+
+    #[inline]
+    fn device((): ()) -> DLDevice {
+        DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 }
+    }
+}
+
+impl MemorySpace for Device {
+    type Ordinal = i32;
+    const DEVICE_TYPE: DLDeviceType = DLDeviceType::kDLCUDA;
+    const HOST_ACCESSIBLE: bool = false;
+
+    #[inline]
+    fn accept(device: DLDevice) -> Result<i32, DlpackError> {
+        if device.device_type == DLDeviceType::kDLCUDA && device.device_id >= 0 {
+            Ok(device.device_id)
+        } else {
+            Err(DlpackError::DeviceMismatch { expected: Self::DEVICE_TYPE, found: device })
+        }
+    }
+
+    #[inline]
+    fn device(ordinal: i32) -> DLDevice {
+        DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: ordinal }
+    }
+}
+
+impl MemorySpace for Managed {
+    type Ordinal = ();
+    const DEVICE_TYPE: DLDeviceType = DLDeviceType::kDLCUDAManaged;
+    const HOST_ACCESSIBLE: bool = true;
+
+    #[inline]
+    fn accept(device: DLDevice) -> Result<(), DlpackError> {
+        if device.device_type == DLDeviceType::kDLCUDAManaged {
+            Ok(())
+        } else {
+            Err(DlpackError::DeviceMismatch { expected: Self::DEVICE_TYPE, found: device })
+        }
+    }
+
+    #[inline]
+    fn device((): ()) -> DLDevice {
+        DLDevice { device_type: DLDeviceType::kDLCUDAManaged, device_id: 0 }
+    }
+}
+
+impl HostAccessible for Host {}
+impl HostAccessible for Managed {}

@@ -1,0 +1,304 @@
+//! Layouts: how an index becomes an element offset.
+//!
+//! | layout | strides | offset | CCCL / std |
+//! |---|---|---|---|
+//! | [`LayoutRight`] | computed: row-major, compact | 0 | `layout_right` |
+//! | [`LayoutLeft`] | computed: column-major, compact | 0 | `layout_left` |
+//! | [`LayoutStride`] | stored, each > 0 | 0 | `layout_stride` |
+//! | [`LayoutStrideRelaxed`] | stored, any sign or zero | stored, in elements | `layout_stride_relaxed` |
+//!
+//! The compact layouts store no strides, so the compiler sees that the innermost stride is 1.
+//! Foreign tensors (PyTorch normalises strides of size-1 axes, NumPy broadcasts with zero strides)
+//! are best taken as [`LayoutStride`] or [`LayoutStrideRelaxed`].
+//!
+//! ```
+//! use dlspan::{Layout, LayoutKind, LayoutStrideRelaxed};
+//! assert_eq!(LayoutStrideRelaxed::KIND, LayoutKind::StrideRelaxed);
+//! ```
+
+use crate::check;
+use crate::error::{DlpackError, LayoutKind};
+use core::fmt::Debug;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A layout policy. Sealed: the four layouts of this module are the ones every check knows.
+pub trait Layout: sealed::Sealed + Copy + Default + Debug + Send + Sync + 'static {
+    /// What a mapping of rank `R` stores besides its extents.
+    type Strides<const R: usize>: Copy + Debug + PartialEq + Eq + Send + Sync + 'static;
+
+    /// The layout of sub-views: a compact layout stays compact only for some ranges, so sub-views
+    /// of compact and strided views are [`LayoutStride`], and of relaxed views relaxed.
+    type Sub: Layout;
+
+    /// Which layout this is, for errors and queries.
+    const KIND: LayoutKind;
+
+    /// Whether mappings of this layout keep an element offset from the base pointer (only the
+    /// relaxed layout does; the others start at their pointer).
+    const HAS_OFFSET: bool;
+
+    /// Validates strides and offset against this layout's rules (SPEC.md §3, rules 9 and 10) and
+    /// returns the stored form.
+    #[doc(hidden)]
+    fn validate<const R: usize>(
+        extents: &[usize; R],
+        strides: &[isize; R],
+        offset: usize,
+    ) -> Result<Self::Strides<R>, DlpackError>;
+
+    /// The stored form of strides and offset that are already known to satisfy this layout's rules
+    /// (taken from a validated mapping of a parent view).
+    #[doc(hidden)]
+    fn assume_valid<const R: usize>(strides: [isize; R], offset: usize) -> Self::Strides<R>;
+
+    /// The strides of a compact mapping of this layout: column-major for [`LayoutLeft`], row-major
+    /// for the others.
+    #[doc(hidden)]
+    fn compact_strides<const R: usize>(extents: &[usize; R]) -> Result<[isize; R], DlpackError> {
+        check::compact_strides(extents, LayoutKind::Right)
+    }
+
+    /// Every stride.
+    #[doc(hidden)]
+    fn strides<const R: usize>(extents: &[usize; R], stored: &Self::Strides<R>) -> [isize; R];
+
+    /// The element offset of index 0 from the base pointer.
+    #[doc(hidden)]
+    fn offset<const R: usize>(stored: &Self::Strides<R>) -> usize;
+
+    /// The element offset of an in-bounds index from the base pointer.
+    #[doc(hidden)]
+    fn index<const R: usize>(extents: &[usize; R], stored: &Self::Strides<R>, index: &[usize; R]) -> isize;
+}
+
+/// Row-major compact layout: the last index varies fastest (C order). CCCL `layout_right`.
+///
+/// ```
+/// use dlspan::{HostMdspan, LayoutRight};
+/// let v = HostMdspan::<i32, 2, LayoutRight>::from_slice(&[0, 1, 2, 3, 4, 5], [2, 3]).unwrap();
+/// assert_eq!(v.strides(), [3, 1]);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LayoutRight;
+
+/// Column-major compact layout: the first index varies fastest (Fortran order). CCCL `layout_left`.
+///
+/// ```
+/// use dlspan::{HostMdspan, LayoutLeft};
+/// let v = HostMdspan::<i32, 2, LayoutLeft>::from_slice(&[1, 4, 2, 5, 3, 6], [2, 3]).unwrap();
+/// assert_eq!((v.strides(), v[[1, 2]]), ([1, 2], 6));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LayoutLeft;
+
+/// Any positive strides. CCCL `layout_stride`.
+///
+/// ```
+/// use dlspan::{HostMdspan, LayoutStride};
+/// let data = [1, 2, 3, 0, 4, 5, 6, 0];
+/// let v = HostMdspan::<i32, 2, LayoutStride>::from_slice_strided(&data, [2, 3], [4, 1]).unwrap();
+/// assert_eq!(v[[1, 0]], 4);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LayoutStride;
+
+/// Any strides (zero for broadcast, negative for reversed axes) and an element offset from the base
+/// pointer. CCCL `layout_stride_relaxed`. No index ever reaches below the base pointer.
+///
+/// ```
+/// use dlspan::{HostMdspan, LayoutStrideRelaxed};
+/// let data = [1, 2, 3, 4, 5];
+/// let reversed = HostMdspan::<i32, 1, LayoutStrideRelaxed>::from_slice_relaxed(&data, [5], [-1], 4).unwrap();
+/// assert_eq!(reversed.to_vec(), [5, 4, 3, 2, 1]);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LayoutStrideRelaxed;
+
+/// Stored strides and offset of a [`LayoutStrideRelaxed`] mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RelaxedStrides<const R: usize> {
+    strides: [isize; R],
+    offset: usize,
+}
+
+impl sealed::Sealed for LayoutRight {}
+impl sealed::Sealed for LayoutLeft {}
+impl sealed::Sealed for LayoutStride {}
+impl sealed::Sealed for LayoutStrideRelaxed {}
+
+impl Layout for LayoutRight {
+    type Strides<const R: usize> = ();
+    type Sub = LayoutStride;
+    const KIND: LayoutKind = LayoutKind::Right;
+    const HAS_OFFSET: bool = false;
+
+    #[inline]
+    fn validate<const R: usize>(extents: &[usize; R], strides: &[isize; R], _offset: usize) -> Result<(), DlpackError> {
+        let expected = check::compact_strides(extents, LayoutKind::Right)?;
+        check::matches_compact(LayoutKind::Right, extents, strides, &expected)?;
+        check::size(extents).map(|_| ())
+    }
+
+    #[inline]
+    fn assume_valid<const R: usize>(_strides: [isize; R], _offset: usize) {}
+
+    #[inline]
+    fn strides<const R: usize>(extents: &[usize; R], (): &()) -> [isize; R] {
+        let mut out = [0isize; R];
+        let mut acc = 1isize;
+        for axis in (0..R).rev() {
+            out[axis] = acc;
+            // Validated: the product of the (nonzero) extents fits isize.
+            acc = acc.wrapping_mul(extents[axis].max(1) as isize);
+        }
+        out
+    }
+
+    #[inline]
+    fn offset<const R: usize>((): &()) -> usize {
+        0
+    }
+
+    #[inline(always)]
+    fn index<const R: usize>(extents: &[usize; R], (): &(), index: &[usize; R]) -> isize {
+        // Horner form of Σ i_k·Π_{j>k} e_j; in bounds of a validated mapping, it cannot overflow.
+        let mut offset = 0usize;
+        for axis in 0..R {
+            offset = offset.wrapping_mul(extents[axis]).wrapping_add(index[axis]);
+        }
+        offset as isize
+    }
+}
+
+impl Layout for LayoutLeft {
+    type Strides<const R: usize> = ();
+    type Sub = LayoutStride;
+    const KIND: LayoutKind = LayoutKind::Left;
+    const HAS_OFFSET: bool = false;
+
+    #[inline]
+    fn validate<const R: usize>(extents: &[usize; R], strides: &[isize; R], _offset: usize) -> Result<(), DlpackError> {
+        let expected = check::compact_strides(extents, LayoutKind::Left)?;
+        check::matches_compact(LayoutKind::Left, extents, strides, &expected)?;
+        check::size(extents).map(|_| ())
+    }
+
+    #[inline]
+    fn assume_valid<const R: usize>(_strides: [isize; R], _offset: usize) {}
+
+    #[inline]
+    fn compact_strides<const R: usize>(extents: &[usize; R]) -> Result<[isize; R], DlpackError> {
+        check::compact_strides(extents, LayoutKind::Left)
+    }
+
+    #[inline]
+    fn strides<const R: usize>(extents: &[usize; R], (): &()) -> [isize; R] {
+        let mut out = [0isize; R];
+        let mut acc = 1isize;
+        for axis in 0..R {
+            out[axis] = acc;
+            acc = acc.wrapping_mul(extents[axis].max(1) as isize);
+        }
+        out
+    }
+
+    #[inline]
+    fn offset<const R: usize>((): &()) -> usize {
+        0
+    }
+
+    #[inline(always)]
+    fn index<const R: usize>(extents: &[usize; R], (): &(), index: &[usize; R]) -> isize {
+        let mut offset = 0usize;
+        for axis in (0..R).rev() {
+            offset = offset.wrapping_mul(extents[axis]).wrapping_add(index[axis]);
+        }
+        offset as isize
+    }
+}
+
+impl Layout for LayoutStride {
+    type Strides<const R: usize> = [isize; R];
+    type Sub = LayoutStride;
+    const KIND: LayoutKind = LayoutKind::Stride;
+    const HAS_OFFSET: bool = false;
+
+    #[inline]
+    fn validate<const R: usize>(
+        extents: &[usize; R],
+        strides: &[isize; R],
+        _offset: usize,
+    ) -> Result<[isize; R], DlpackError> {
+        check::positive_strides(strides)?;
+        check::reach(extents, strides, 0)?;
+        Ok(*strides)
+    }
+
+    #[inline]
+    fn assume_valid<const R: usize>(strides: [isize; R], _offset: usize) -> [isize; R] {
+        strides
+    }
+
+    #[inline]
+    fn strides<const R: usize>(_extents: &[usize; R], stored: &[isize; R]) -> [isize; R] {
+        *stored
+    }
+
+    #[inline]
+    fn offset<const R: usize>(_stored: &[isize; R]) -> usize {
+        0
+    }
+
+    #[inline(always)]
+    fn index<const R: usize>(_extents: &[usize; R], stored: &[isize; R], index: &[usize; R]) -> isize {
+        let mut offset = 0isize;
+        for (&i, &s) in index.iter().zip(stored) {
+            offset = offset.wrapping_add((i as isize).wrapping_mul(s));
+        }
+        offset
+    }
+}
+
+impl Layout for LayoutStrideRelaxed {
+    type Strides<const R: usize> = RelaxedStrides<R>;
+    type Sub = LayoutStrideRelaxed;
+    const KIND: LayoutKind = LayoutKind::StrideRelaxed;
+    const HAS_OFFSET: bool = true;
+
+    #[inline]
+    fn validate<const R: usize>(
+        extents: &[usize; R],
+        strides: &[isize; R],
+        offset: usize,
+    ) -> Result<RelaxedStrides<R>, DlpackError> {
+        check::reach(extents, strides, offset)?;
+        Ok(RelaxedStrides { strides: *strides, offset })
+    }
+
+    #[inline]
+    fn assume_valid<const R: usize>(strides: [isize; R], offset: usize) -> RelaxedStrides<R> {
+        RelaxedStrides { strides, offset }
+    }
+
+    #[inline]
+    fn strides<const R: usize>(_extents: &[usize; R], stored: &RelaxedStrides<R>) -> [isize; R] {
+        stored.strides
+    }
+
+    #[inline]
+    fn offset<const R: usize>(stored: &RelaxedStrides<R>) -> usize {
+        stored.offset
+    }
+
+    #[inline(always)]
+    fn index<const R: usize>(_extents: &[usize; R], stored: &RelaxedStrides<R>, index: &[usize; R]) -> isize {
+        let mut offset = stored.offset as isize;
+        for (&i, &s) in index.iter().zip(&stored.strides) {
+            offset = offset.wrapping_add((i as isize).wrapping_mul(s));
+        }
+        offset
+    }
+}

@@ -1,0 +1,253 @@
+//! [`Mapping`]: extents plus a layout's stored strides, validated once at construction.
+
+use super::extents::{self, Dims, Extents};
+use super::layout::{Layout, LayoutRight};
+use crate::check;
+use crate::error::{DlpackError, LayoutKind};
+use core::fmt;
+use core::marker::PhantomData;
+
+/// The index → element-offset function of a view: extents and the layout's strides and offset.
+///
+/// Every constructor validates (SPEC.md §3 rules 9–10): the layout's stride rules, static extents,
+/// and that every reachable offset fits `isize` and none lies below the base. Index arithmetic on a
+/// mapping therefore never overflows.
+///
+/// ```
+/// use dlspan::{Mapping, Dims, LayoutStride};
+/// let m = Mapping::<2, Dims<2>, LayoutStride>::from_strides([2, 3], [4, 1]).unwrap();
+/// assert_eq!(m.index_offset([1, 2]), Some(6));
+/// assert_eq!(m.required_span_size(), 7);
+/// assert!(!m.is_contiguous());
+/// ```
+pub struct Mapping<const R: usize, E: Extents<R> = Dims<R>, L: Layout = LayoutRight> {
+    extents: [usize; R],
+    stored: L::Strides<R>,
+    _extents: PhantomData<E>,
+}
+
+impl<const R: usize, E: Extents<R>, L: Layout> Clone for Mapping<R, E, L> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<const R: usize, E: Extents<R>, L: Layout> Copy for Mapping<R, E, L> {}
+
+impl<const R: usize, E: Extents<R>, L: Layout> PartialEq for Mapping<R, E, L> {
+    fn eq(&self, other: &Self) -> bool {
+        self.extents == other.extents && self.stored == other.stored
+    }
+}
+impl<const R: usize, E: Extents<R>, L: Layout> Eq for Mapping<R, E, L> {}
+
+impl<const R: usize, E: Extents<R>, L: Layout> fmt::Debug for Mapping<R, E, L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = f.debug_struct("Mapping");
+        s.field("extents", &self.extents).field("strides", &self.strides()).field("layout", &L::KIND);
+        if L::HAS_OFFSET {
+            s.field("offset", &self.offset());
+        }
+        s.finish()
+    }
+}
+
+impl<const R: usize, E: Extents<R>, L: Layout> Mapping<R, E, L> {
+    /// The compact mapping of these extents: column-major for [`LayoutLeft`](crate::LayoutLeft),
+    /// row-major for every other layout.
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::ExtentMismatch`] against static extents; [`DlpackError::SpanOverflow`] when the
+    /// number of elements does not fit `isize`.
+    ///
+    /// ```
+    /// use dlspan::{Mapping, Dims, LayoutLeft};
+    /// assert_eq!(Mapping::<3, Dims<3>, LayoutLeft>::compact([2, 3, 4]).unwrap().strides(), [1, 2, 6]);
+    /// ```
+    pub fn compact(extents: [usize; R]) -> Result<Self, DlpackError> {
+        extents::check_static::<R, E>(&extents)?;
+        let strides = L::compact_strides(&extents)?;
+        Self::from_parts(extents, strides, 0)
+    }
+
+    /// A mapping with explicit strides (in elements) and no offset.
+    ///
+    /// # Errors
+    ///
+    /// The layout's rules: [`DlpackError::StridesIncompatible`] for compact layouts,
+    /// [`DlpackError::NonPositiveStride`] for [`LayoutStride`](crate::LayoutStride),
+    /// [`DlpackError::SpanOverflow`], [`DlpackError::ExtentMismatch`].
+    ///
+    /// ```
+    /// use dlspan::{Mapping, Dims, LayoutRight, DlpackError};
+    /// let bad = Mapping::<2, Dims<2>, LayoutRight>::from_strides([2, 3], [1, 2]);
+    /// assert!(matches!(bad, Err(DlpackError::StridesIncompatible { axis: 0, .. })));
+    /// ```
+    pub fn from_strides(extents: [usize; R], strides: [isize; R]) -> Result<Self, DlpackError> {
+        Self::from_parts(extents, strides, 0)
+    }
+
+    /// Validates extents, strides and an element offset (only the relaxed layout keeps an offset;
+    /// callers pass 0 for the others).
+    #[inline]
+    pub(crate) fn from_parts(extents: [usize; R], strides: [isize; R], offset: usize) -> Result<Self, DlpackError> {
+        debug_assert!(L::HAS_OFFSET || offset == 0);
+        extents::check_static::<R, E>(&extents)?;
+        let stored = L::validate(&extents, &strides, offset)?;
+        Ok(Self { extents, stored, _extents: PhantomData })
+    }
+
+    /// A mapping from parts that already satisfy this layout's rules and `E` (a sub-mapping of a
+    /// validated mapping, or a change of extents type that was checked).
+    #[inline]
+    pub(crate) fn assume_valid(extents: [usize; R], strides: [isize; R], offset: usize) -> Self {
+        Self { extents, stored: L::assume_valid(strides, offset), _extents: PhantomData }
+    }
+
+    /// The rank `R`.
+    #[inline]
+    pub const fn rank(&self) -> usize {
+        R
+    }
+
+    /// The length of `axis`; a constant for static axes.
+    ///
+    /// # Panics
+    ///
+    /// If `axis >= R`.
+    #[inline]
+    pub fn extent(&self, axis: usize) -> usize {
+        match E::STATIC[axis] {
+            Some(n) => n,
+            None => self.extents[axis],
+        }
+    }
+
+    /// Every extent.
+    #[inline]
+    pub fn extents(&self) -> [usize; R] {
+        self.extents
+    }
+
+    /// The stride of `axis`, in elements.
+    ///
+    /// # Panics
+    ///
+    /// If `axis >= R`.
+    #[inline]
+    pub fn stride(&self, axis: usize) -> isize {
+        self.strides()[axis]
+    }
+
+    /// Every stride, in elements.
+    #[inline]
+    pub fn strides(&self) -> [isize; R] {
+        L::strides(&self.extents, &self.stored)
+    }
+
+    /// The element offset of index `[0; R]` from the base pointer (0 except for the relaxed layout).
+    #[inline]
+    pub fn offset(&self) -> usize {
+        L::offset(&self.stored)
+    }
+
+    /// The layout.
+    #[inline]
+    pub fn layout(&self) -> LayoutKind {
+        L::KIND
+    }
+
+    /// The number of elements (indices).
+    #[inline]
+    pub fn size(&self) -> usize {
+        // Validated: the product fits isize.
+        self.extents.iter().product()
+    }
+
+    /// The element offsets reached, relative to the base pointer: `(lowest, one past the highest)`,
+    /// or `(0, 0)` without elements.
+    #[inline]
+    pub(crate) fn bounds(&self) -> (usize, usize) {
+        if self.extents.contains(&0) {
+            return (0, 0);
+        }
+        let strides = self.strides();
+        let (mut low, mut high) = (self.offset(), self.offset());
+        for (&e, &s) in self.extents.iter().zip(&strides) {
+            // Validated: every term and partial sum fits isize and low stays >= 0.
+            let term = (e - 1) * s.unsigned_abs();
+            if s > 0 {
+                high += term;
+            } else {
+                low -= term;
+            }
+        }
+        (low, high + 1)
+    }
+
+    /// Elements from the base pointer to one past the highest offset reached (0 when empty): how
+    /// much memory a view of this mapping needs.
+    #[inline]
+    pub fn required_span_size(&self) -> usize {
+        self.bounds().1
+    }
+
+    /// Whether distinct indices reach distinct elements (see [`DlpackError::OverlappingStrides`]).
+    #[inline]
+    pub fn is_unique(&self) -> bool {
+        match L::KIND {
+            LayoutKind::Right | LayoutKind::Left => true,
+            _ => check::unique(&self.extents, &self.strides()),
+        }
+    }
+
+    /// Whether the elements fill a block of exactly `size()` consecutive elements (in some order of
+    /// axes): then a view of them is also a slice.
+    #[inline]
+    pub fn is_contiguous(&self) -> bool {
+        let (low, high) = self.bounds();
+        high - low == self.size() && self.is_unique()
+    }
+
+    /// Whether the mapping is row-major compact from its offset: logical order is memory order.
+    #[inline]
+    pub(crate) fn is_row_major(&self) -> bool {
+        match L::KIND {
+            LayoutKind::Right => true,
+            _ => {
+                self.size() == 0
+                    || check::compact_strides(&self.extents, LayoutKind::Right)
+                        .is_ok_and(|compact| (0..R).all(|k| self.extents[k] <= 1 || compact[k] == self.strides()[k]))
+            }
+        }
+    }
+
+    /// The element offset of `index` from the base pointer, or `None` when out of bounds.
+    ///
+    /// ```
+    /// use dlspan::{Mapping, Dims, LayoutRight};
+    /// let m = Mapping::<2, Dims<2>, LayoutRight>::compact([2, 3]).unwrap();
+    /// assert_eq!((m.index_offset([1, 2]), m.index_offset([2, 0])), (Some(5), None));
+    /// ```
+    #[inline]
+    pub fn index_offset(&self, index: [usize; R]) -> Option<isize> {
+        if index.iter().zip(&self.extents).all(|(i, e)| i < e) { Some(self.offset_unchecked(&index)) } else { None }
+    }
+
+    /// The element offset of an index known to be in bounds.
+    #[inline(always)]
+    pub(crate) fn offset_unchecked(&self, index: &[usize; R]) -> isize {
+        L::index(&self.extents, &self.stored, index)
+    }
+
+    /// The same mapping under another extents type.
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::ExtentMismatch`] when an extent differs from a static extent of `E2`.
+    #[inline]
+    pub fn with_extents<E2: Extents<R>>(self) -> Result<Mapping<R, E2, L>, DlpackError> {
+        extents::check_static::<R, E2>(&self.extents)?;
+        Ok(Mapping { extents: self.extents, stored: self.stored, _extents: PhantomData })
+    }
+}

@@ -1,0 +1,293 @@
+//! Every rule of SPEC.md §3 fed a crafted `DLTensor` that breaks it, matched against the exact
+//! error variant; and the order of the rules (the first failing rule is the one reported).
+
+mod support;
+
+use dlspan::dtype::{Float4E2m1fn, Float4E2m1fnX2};
+use dlspan::ffi::{DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLPackVersion};
+use dlspan::*;
+use support::Crafted;
+
+/// Converts with a host view of `T`, rank `R`, layout `L`.
+fn host<T: DlElement, const R: usize, L: Layout>(t: &mut Crafted) -> Result<(), DlpackError> {
+    let tensor = t.tensor();
+    // SAFETY: every crafted tensor's data is a live buffer or never dereferenced (the conversion
+    // only reads metadata); shape and strides arrays hold at least `ndim` entries.
+    unsafe { to_host_mdspan::<T, R, L>(&tensor) }.map(|_| ())
+}
+
+fn host_mut<T: DlElement, const R: usize, L: Layout>(t: &mut Crafted) -> Result<(), DlpackError> {
+    let tensor = t.tensor();
+    // SAFETY: as in `host`.
+    unsafe { to_host_mdspan_mut::<T, R, L>(&tensor) }.map(|_| ())
+}
+
+fn with<T: DlElement, const R: usize, L: Layout>(t: &mut Crafted, options: ImportOptions) -> Result<(), DlpackError> {
+    let tensor = t.tensor();
+    // SAFETY: as in `host`.
+    unsafe { Mdspan::<T, R, Dims<R>, L, Host>::from_dltensor_with(&tensor, options) }.map(|_| ())
+}
+
+const DATA: [i32; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
+
+fn good() -> Crafted {
+    Crafted::cpu(DATA.as_ptr(), &[2, 3], Some(&[3, 1]))
+}
+
+#[test]
+fn rule_1_device() {
+    let mut t = good();
+    t.device = DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: 0 };
+    assert_eq!(
+        host::<i32, 2, LayoutRight>(&mut t),
+        Err(DlpackError::DeviceMismatch { expected: DLDeviceType::kDLCPU, found: t.device })
+    );
+    let tensor = t.tensor();
+    // SAFETY: metadata only.
+    let managed = unsafe { to_managed_mdspan::<i32, 2, LayoutRight>(&tensor) };
+    assert!(matches!(managed, Err(DlpackError::DeviceMismatch { expected: DLDeviceType::kDLCUDAManaged, .. })));
+    let mut t = good();
+    let tensor = t.tensor();
+    // SAFETY: metadata only.
+    let device = unsafe { to_device_mdspan::<i32, 2, LayoutRight>(&tensor) };
+    assert!(matches!(device, Err(DlpackError::DeviceMismatch { expected: DLDeviceType::kDLCUDA, .. })));
+    t.device = DLDevice { device_type: DLDeviceType(99), device_id: 0 };
+    assert!(matches!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::DeviceMismatch { .. })));
+    // The device id is not checked for host memory.
+    t.device = DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 7 };
+    assert_eq!(host::<i32, 2, LayoutRight>(&mut t), Ok(()));
+}
+
+#[test]
+fn rule_2_rank() {
+    let mut t = good();
+    assert_eq!(host::<i32, 3, LayoutRight>(&mut t), Err(DlpackError::RankMismatch { expected: 3, found: 2 }));
+    t.ndim = -1;
+    assert_eq!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::RankMismatch { expected: 2, found: -1 }));
+    t.ndim = i32::MIN;
+    assert_eq!(host::<i32, 0, LayoutRight>(&mut t), Err(DlpackError::RankMismatch { expected: 0, found: i32::MIN }));
+}
+
+#[test]
+fn rule_3_dtype() {
+    let mut t = good();
+    assert_eq!(
+        host::<f32, 2, LayoutRight>(&mut t),
+        Err(DlpackError::DtypeMismatch { expected: f32::DTYPE, found: i32::DTYPE })
+    );
+    assert!(matches!(host::<u32, 2, LayoutRight>(&mut t), Err(DlpackError::DtypeMismatch { .. })));
+    t.dtype = DLDataType { lanes: 2, ..i32::DTYPE };
+    assert!(matches!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::DtypeMismatch { .. })));
+    t.dtype = DLDataType { bits: 64, ..i32::DTYPE };
+    assert!(matches!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::DtypeMismatch { .. })));
+}
+
+#[test]
+fn rule_3_subbyte_packing() {
+    let bytes = [0x21u8, 0x43, 0x65];
+    // A bare DLTensor of (17, 4, 1) is packed: padded single-FP4 storage must not read it.
+    let mut t = Crafted::cpu(bytes.as_ptr().cast::<Float4E2m1fn>(), &[3], Some(&[1]));
+    assert_eq!(
+        host::<Float4E2m1fn, 1, LayoutRight>(&mut t),
+        Err(DlpackError::SubbytePacking { element_padded: true, tensor_padded: false })
+    );
+    let padded = ImportOptions { subbyte_padded: true, ..ImportOptions::CURRENT };
+    assert_eq!(with::<Float4E2m1fn, 1, LayoutRight>(&mut t, padded), Ok(()));
+    // Packed pairs (PyTorch's float4_e2m1fn_x2) read packed data, and refuse padded data.
+    let mut t = Crafted::cpu(bytes.as_ptr().cast::<Float4E2m1fnX2>(), &[3], Some(&[1]));
+    assert_eq!(host::<Float4E2m1fnX2, 1, LayoutRight>(&mut t), Ok(()));
+    assert_eq!(
+        with::<Float4E2m1fnX2, 1, LayoutRight>(&mut t, padded),
+        Err(DlpackError::SubbytePacking { element_padded: false, tensor_padded: true })
+    );
+}
+
+#[test]
+fn rule_4_null_data() {
+    let mut t = good();
+    t.data = std::ptr::null_mut();
+    assert_eq!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::NullData));
+    // Rank 0 has one element: null data is an error.
+    let mut scalar = Crafted::cpu(std::ptr::null::<i32>(), &[], None);
+    assert_eq!(host::<i32, 0, LayoutRight>(&mut scalar), Err(DlpackError::NullData));
+    // Zero elements: null data is what DLPack asks for, and is accepted by every layout.
+    let mut empty = Crafted::cpu(std::ptr::null::<i32>(), &[0, 3], Some(&[3, 1]));
+    assert_eq!(host::<i32, 2, LayoutRight>(&mut empty), Ok(()));
+    assert_eq!(host::<i32, 2, LayoutStride>(&mut empty), Ok(()));
+    assert_eq!(host::<i32, 2, LayoutStrideRelaxed>(&mut empty), Ok(()));
+    assert_eq!(host_mut::<i32, 2, LayoutLeft>(&mut empty), Ok(()));
+}
+
+#[test]
+fn rule_5_byte_offset() {
+    let mut t = good();
+    t.byte_offset = u64::MAX - 2;
+    assert_eq!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::ByteOffsetOverflow { byte_offset: u64::MAX - 2 }));
+    // Relaxed: the offset must be whole elements.
+    let mut t = Crafted::cpu(DATA.as_ptr(), &[2], Some(&[1]));
+    t.byte_offset = 6;
+    assert_eq!(
+        host::<i32, 1, LayoutStrideRelaxed>(&mut t),
+        Err(DlpackError::ByteOffsetNotElementMultiple { byte_offset: 6, element_size: 4 })
+    );
+    t.byte_offset = 8;
+    assert_eq!(host::<i32, 1, LayoutStrideRelaxed>(&mut t), Ok(()));
+    assert_eq!(host::<i32, 1, LayoutRight>(&mut t), Ok(()), "strict layouts fold it into the pointer");
+}
+
+#[test]
+fn rule_6_alignment() {
+    let mut t = good();
+    t.data = DATA.as_ptr().cast::<u8>().wrapping_add(1).cast_mut().cast();
+    let address = t.data as usize;
+    assert_eq!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::Misaligned { address, alignment: 4 }));
+    // A byte offset that is not a whole element misaligns the first element of strict layouts.
+    let mut t = good();
+    t.byte_offset = 2;
+    assert_eq!(
+        host::<i32, 2, LayoutStride>(&mut t),
+        Err(DlpackError::Misaligned { address: DATA.as_ptr() as usize + 2, alignment: 4 })
+    );
+    // A 3-byte element (FP6 x4) needs no alignment beyond its bytes.
+    let bytes = [0u8; 9];
+    let mut t = Crafted::cpu(bytes.as_ptr().wrapping_add(1).cast::<dlspan::dtype::Float6E2m3fnX4>(), &[2], Some(&[1]));
+    assert_eq!(host::<dlspan::dtype::Float6E2m3fnX4, 1, LayoutRight>(&mut t), Ok(()));
+}
+
+#[test]
+fn rule_8_shape() {
+    let mut t = good();
+    t.shape = None;
+    assert_eq!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::NullShape));
+    let mut t = Crafted::cpu(DATA.as_ptr(), &[2, -3], Some(&[3, 1]));
+    assert_eq!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::NegativeExtent { axis: 1, extent: -3 }));
+}
+
+#[test]
+fn rule_9_null_strides_by_version() {
+    let mut t = Crafted::cpu(DATA.as_ptr(), &[2, 3], None);
+    assert_eq!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::NullStrides { version: DLPackVersion::CURRENT }));
+    let v1_2 = ImportOptions { version: DLPackVersion { major: 1, minor: 2 }, ..ImportOptions::CURRENT };
+    assert!(matches!(with::<i32, 2, LayoutStride>(&mut t, v1_2), Err(DlpackError::NullStrides { .. })));
+    // Before 1.2, null strides mean compact row-major.
+    let v1_1 = ImportOptions { version: DLPackVersion { major: 1, minor: 1 }, ..ImportOptions::CURRENT };
+    assert_eq!(with::<i32, 2, LayoutRight>(&mut t, v1_1), Ok(()));
+    assert_eq!(with::<i32, 2, LayoutStride>(&mut t, ImportOptions::legacy()), Ok(()));
+    // ...which layout_left accepts only when it coincides.
+    assert!(matches!(
+        with::<i32, 2, LayoutLeft>(&mut t, ImportOptions::legacy()),
+        Err(DlpackError::StridesIncompatible { layout: LayoutKind::Left, .. })
+    ));
+    let mut column = Crafted::cpu(DATA.as_ptr(), &[3], None);
+    assert_eq!(with::<i32, 1, LayoutLeft>(&mut column, ImportOptions::legacy()), Ok(()));
+}
+
+#[test]
+fn rule_9_compact_layouts() {
+    let mut t = Crafted::cpu(DATA.as_ptr(), &[2, 3], Some(&[1, 2]));
+    assert_eq!(
+        host::<i32, 2, LayoutRight>(&mut t),
+        Err(DlpackError::StridesIncompatible { layout: LayoutKind::Right, axis: 0, expected: 3, found: 1 })
+    );
+    assert_eq!(host::<i32, 2, LayoutLeft>(&mut t), Ok(()));
+    let mut t = good();
+    assert_eq!(
+        host::<i32, 2, LayoutLeft>(&mut t),
+        Err(DlpackError::StridesIncompatible { layout: LayoutKind::Left, axis: 0, expected: 1, found: 3 })
+    );
+    let mut padded_rows = Crafted::cpu(DATA.as_ptr(), &[2, 3], Some(&[4, 1]));
+    assert!(matches!(host::<i32, 2, LayoutRight>(&mut padded_rows), Err(DlpackError::StridesIncompatible { .. })));
+}
+
+#[test]
+fn rule_9_layout_stride_needs_positive_strides() {
+    let mut t = Crafted::cpu(DATA.as_ptr(), &[2, 3], Some(&[0, 1]));
+    assert_eq!(host::<i32, 2, LayoutStride>(&mut t), Err(DlpackError::NonPositiveStride { axis: 0, stride: 0 }));
+    let mut t = Crafted::cpu(DATA.as_ptr(), &[2, 3], Some(&[3, -1]));
+    t.byte_offset = 8;
+    assert_eq!(host::<i32, 2, LayoutStride>(&mut t), Err(DlpackError::NonPositiveStride { axis: 1, stride: -1 }));
+    assert_eq!(host::<i32, 2, LayoutStrideRelaxed>(&mut t), Ok(()));
+}
+
+#[test]
+fn rule_10_overflow() {
+    // Element offsets beyond isize.
+    let mut t = Crafted::cpu(DATA.as_ptr(), &[1 << 62, 4], Some(&[4, 1]));
+    assert_eq!(host::<i32, 2, LayoutStride>(&mut t), Err(DlpackError::SpanOverflow));
+    assert_eq!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::SpanOverflow));
+    // Offsets fit, bytes do not.
+    let mut t = Crafted::cpu(DATA.as_ptr(), &[1 << 61], Some(&[1]));
+    assert_eq!(host::<i32, 1, LayoutRight>(&mut t), Err(DlpackError::SpanOverflow));
+    // The range wraps around the address space.
+    let high = (usize::MAX - 15) as *const i32;
+    let mut t = Crafted::cpu(high, &[8], Some(&[1]));
+    assert_eq!(host::<i32, 1, LayoutRight>(&mut t), Err(DlpackError::SpanOverflow));
+    // Element count beyond isize with zero strides (a broadcast of nothing real).
+    let mut t = Crafted::cpu(DATA.as_ptr(), &[1 << 40, 1 << 40], Some(&[0, 0]));
+    assert_eq!(host::<i32, 2, LayoutStrideRelaxed>(&mut t), Err(DlpackError::SpanOverflow));
+    // A stride whose product with its extent overflows.
+    let mut t = Crafted::cpu(DATA.as_ptr(), &[3], Some(&[i64::MAX]));
+    assert_eq!(host::<i32, 1, LayoutStride>(&mut t), Err(DlpackError::SpanOverflow));
+    // A relaxed mapping reaching below its base.
+    let mut t = Crafted::cpu(DATA.as_ptr(), &[5], Some(&[-1]));
+    t.byte_offset = 12;
+    assert_eq!(host::<i32, 1, LayoutStrideRelaxed>(&mut t), Err(DlpackError::NegativeReach { lowest: -1 }));
+    // A unit axis's stride is never used, whatever it is.
+    let mut t = Crafted::cpu(DATA.as_ptr(), &[1, 3], Some(&[i64::MAX, 1]));
+    assert_eq!(host::<i32, 2, LayoutStride>(&mut t), Ok(()));
+}
+
+#[test]
+fn static_extents_and_uniqueness() {
+    let mut t = good();
+    let tensor = t.tensor();
+    // SAFETY: `tensor` describes `DATA`.
+    let err = unsafe { <mdspan!(i32; 3, dyn)>::from_dltensor(&tensor) }.unwrap_err();
+    assert_eq!(err, DlpackError::ExtentMismatch { axis: 0, expected: 3, found: 2 });
+    let mut overlapping = Crafted::cpu(DATA.as_ptr(), &[3, 3], Some(&[1, 1]));
+    assert_eq!(host::<i32, 2, LayoutStride>(&mut overlapping), Ok(()));
+    assert_eq!(host_mut::<i32, 2, LayoutStride>(&mut overlapping), Err(DlpackError::OverlappingStrides));
+}
+
+#[test]
+fn the_first_failing_rule_is_reported() {
+    // device before rank, rank before dtype, dtype before data, data before shape, byte offset and
+    // alignment before shape, shape before strides, strides before overflow.
+    let mut t = good();
+    t.device = DLDevice { device_type: DLDeviceType::kDLVulkan, device_id: 0 };
+    t.ndim = 5;
+    t.dtype = DLDataType::new(DLDataTypeCode::kDLFloat, 32, 1);
+    assert!(matches!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::DeviceMismatch { .. })));
+    t.device = DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 };
+    assert!(matches!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::RankMismatch { .. })));
+    t.ndim = 2;
+    t.data = std::ptr::null_mut();
+    assert!(matches!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::DtypeMismatch { .. })));
+    t.dtype = i32::DTYPE;
+    t.shape = None;
+    assert!(matches!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::NullData)));
+    t.data = DATA.as_ptr().cast_mut().cast();
+    t.byte_offset = 1;
+    assert!(matches!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::Misaligned { .. })));
+    t.byte_offset = 0;
+    assert!(matches!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::NullShape)));
+    t.shape = Some(vec![2, 3]);
+    t.strides = None;
+    assert!(matches!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::NullStrides { .. })));
+    t.strides = Some(vec![1, 1]);
+    assert!(matches!(host::<i32, 2, LayoutRight>(&mut t), Err(DlpackError::StridesIncompatible { .. })));
+    t.strides = Some(vec![3, 1]);
+    assert_eq!(host::<i32, 2, LayoutRight>(&mut t), Ok(()));
+}
+
+#[test]
+fn errors_display_their_facts() {
+    let messages = [
+        DlpackError::RankMismatch { expected: 2, found: 3 }.to_string(),
+        DlpackError::DtypeMismatch { expected: f32::DTYPE, found: i32::DTYPE }.to_string(),
+        DlpackError::NegativeExtent { axis: 1, extent: -3 }.to_string(),
+    ];
+    assert_eq!(messages[0], "tensor has ndim 3, expected rank 2");
+    assert_eq!(messages[1], "tensor has dtype int32, expected float32");
+    assert_eq!(messages[2], "extent -3 of axis 1 is negative");
+}
