@@ -171,7 +171,7 @@ fn indexing_get_and_iteration_orders() {
     assert_eq!(left.to_vec(), expected);
     assert_eq!(left.iter().len(), 24);
     assert_eq!(left.iter().sum::<u32>(), data.iter().sum::<u32>());
-    assert_eq!(left.iter().skip(5).next(), Some(&expected[5]));
+    assert_eq!(left.iter().nth(5), Some(&expected[5]));
 }
 
 #[test]
