@@ -15,9 +15,10 @@ fn the_cccl_example() {
     assert_eq!(t.device, DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 });
     assert_eq!(t.ndim, 2);
     assert_eq!(t.dtype, i32::DTYPE);
-    // SAFETY: shape and strides point into `dl`, alive here.
-    let (shape, strides) =
-        unsafe { (std::slice::from_raw_parts(t.shape, 2), std::slice::from_raw_parts(t.strides, 2)) };
+    // SAFETY: shape points to 2 entries inside `dl`, alive here.
+    let shape = unsafe { std::slice::from_raw_parts(t.shape, 2) };
+    // SAFETY: strides point to 2 entries inside `dl`, alive here.
+    let strides = unsafe { std::slice::from_raw_parts(t.strides, 2) };
     assert_eq!((shape, strides), (&[2i64, 3][..], &[3i64, 1][..]));
     assert_eq!(t.data, data.as_ptr().cast_mut().cast());
     assert_eq!(t.byte_offset, 0);
@@ -106,8 +107,9 @@ fn the_wrapper_may_move_between_gets() {
     let dl = to_dlpack_tensor(&md).unwrap();
     let moved = Box::new(dl);
     let t = moved.get();
-    // SAFETY: shape points into `moved`, alive here.
-    assert_eq!(unsafe { *t.shape.add(1) }, 2);
+    // SAFETY: shape points to 2 entries inside `moved`, alive here.
+    let shape = unsafe { std::slice::from_raw_parts(t.shape, 2) };
+    assert_eq!(shape, [2, 2]);
     // SAFETY: the export describes `data`.
     assert_eq!(unsafe { to_host_mdspan::<u16, 2, LayoutRight>(&t) }.unwrap()[[1, 1]], 4);
 }
