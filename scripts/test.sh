@@ -4,8 +4,8 @@
 #   bash scripts/test.sh
 #
 # Tiers, in order: formatting and lints; Rust unit, integration and doc tests (with the ABI
-# comparison against a real dlpack.h); compile-fail UI cases; the benches in test mode;
-# documentation with warnings denied.
+# comparison against a real dlpack.h, and the README's examples); compile-fail UI cases; the
+# examples; the benches in test mode; documentation with warnings denied.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -41,6 +41,14 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "cargo test (unit, integration, doc, UI)"
 cargo test --workspace --locked
+
+step "examples"
+for example in tour dlpack_to_mdspan mdspan_to_dlpack; do
+  cargo run --quiet --locked --example "$example" > /dev/null
+done
+
+step "benches in test mode (each benchmark runs once)"
+cargo test --locked -p dlspan-benches --benches
 
 step "cargo doc (warnings denied)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked

@@ -1,6 +1,7 @@
 //! Helpers that the macros' generated code calls. Not public API: names may change with any
 //! release, but they are kept stable enough to read well in diagnostics.
 
+pub use crate::check::Reach;
 use crate::dtype::{DlElement, PlainBits};
 use crate::ffi::DLDataType;
 use core::mem::size_of;

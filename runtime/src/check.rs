@@ -81,16 +81,6 @@ pub(crate) fn strides<const R: usize>(strides: &[i64; R]) -> Result<[isize; R], 
     Ok(out)
 }
 
-/// The number of elements, if it fits `isize`.
-#[inline]
-pub(crate) fn size<const R: usize>(extents: &[usize; R]) -> Result<usize, DlpackError> {
-    let mut size: usize = 1;
-    for &e in extents {
-        size = size.checked_mul(e).ok_or(DlpackError::SpanOverflow)?;
-    }
-    if size > isize::MAX as usize { Err(DlpackError::SpanOverflow) } else { Ok(size) }
-}
-
 /// The strides of a compact layout (`layout_right` row-major, `layout_left` column-major). A zero
 /// extent counts as 1, so strides stay positive for empty tensors (PyTorch's convention); they are
 /// the canonical strides whenever the tensor has elements. Overflow is an error.
@@ -119,29 +109,31 @@ pub(crate) fn compact_strides<const R: usize>(
     Ok(out)
 }
 
-/// Rule 9 (compact layouts): the strides are exactly the layout's. A tensor without elements reaches
-/// nothing, so its strides are not compared.
-#[inline]
-pub(crate) fn matches_compact<const R: usize>(
+/// Rules 9 and 10 for compact layouts, in one pass: the strides are exactly the layout's (a tensor
+/// without elements reaches nothing, so its strides are not compared), and the number of elements
+/// fits `isize`. The first axis (in index order) that differs is reported.
+#[inline(always)]
+pub(crate) fn compact<const R: usize>(
     kind: LayoutKind,
     extents: &[usize; R],
-    found: &[isize; R],
-    expected: &[isize; R],
-) -> Result<(), DlpackError> {
-    if extents.contains(&0) {
-        return Ok(());
-    }
-    for (axis, (&found, &expected)) in found.iter().zip(expected).enumerate() {
-        if found != expected {
-            return Err(DlpackError::StridesIncompatible {
-                layout: kind,
-                axis,
-                expected: expected as i64,
-                found: found as i64,
-            });
+    strides: &[isize; R],
+) -> Result<Reach, DlpackError> {
+    let expected = compact_strides(extents, kind)?;
+    // The product of the extents counted as at least 1 fits isize, so the size does too.
+    let size: usize = extents.iter().product();
+    if size != 0 {
+        for (axis, (&found, &expected)) in strides.iter().zip(&expected).enumerate() {
+            if found != expected {
+                return Err(DlpackError::StridesIncompatible {
+                    layout: kind,
+                    axis,
+                    expected: expected as i64,
+                    found: found as i64,
+                });
+            }
         }
     }
-    Ok(())
+    Ok(Reach { size, span: size })
 }
 
 /// Rule 9 (`layout_stride`): every stride is positive.
@@ -153,44 +145,69 @@ pub(crate) fn positive_strides<const R: usize>(strides: &[isize; R]) -> Result<(
     }
 }
 
-/// The element offsets a mapping reaches, relative to its base pointer.
+/// What a validated mapping reaches, relative to its base pointer (named in the hidden methods of
+/// the sealed `Layout` trait, hence public through `__private`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Reach {
+pub struct Reach {
     /// Number of elements (indices).
-    pub(crate) size: usize,
+    pub size: usize,
     /// Elements from the base to one past the highest offset reached; 0 when empty.
-    pub(crate) span: usize,
+    pub span: usize,
 }
 
 /// Rule 10: every reachable offset `offset + Σ i_k·s_k` (0 ≤ i_k < e_k) fits `isize`, none is below
 /// the base, and so does the number of elements. Axes of extent 1 contribute nothing, whatever their
-/// stride.
-#[inline]
-pub(crate) fn reach<const R: usize>(
+/// stride; a tensor without elements reaches nothing. One pass; overflow is collected in a flag and
+/// reported once emptiness is known.
+///
+/// With `POSITIVE`, it is also rule 9 of `layout_stride` (every stride positive), checked in the same
+/// pass and reported first.
+#[inline(always)]
+pub(crate) fn reach<const R: usize, const POSITIVE: bool>(
     extents: &[usize; R],
     strides: &[isize; R],
     offset: usize,
 ) -> Result<Reach, DlpackError> {
-    let size = size(extents)?;
-    if size == 0 {
-        return Ok(Reach { size, span: 0 });
-    }
-    let base = isize::try_from(offset).map_err(|_| DlpackError::SpanOverflow)?;
-    let (mut low, mut high) = (base, base);
+    let mut not_positive = false;
+    let mut size: usize = 1;
+    let mut overflow = offset > isize::MAX as usize;
+    let (mut low, mut high) = (offset as isize, offset as isize);
     for (&e, &s) in extents.iter().zip(strides) {
-        // e >= 1 here and fits isize, since the product of the extents does.
-        let term = ((e - 1) as isize).checked_mul(s).ok_or(DlpackError::SpanOverflow)?;
+        not_positive |= POSITIVE & (s <= 0);
+        let (next, o) = size.overflowing_mul(e);
+        size = next;
+        overflow |= o;
+        // For e == 0 the term is meaningless (nothing is reached); for e >= 1 it is (e - 1)·s.
+        let (term, o) = (e.saturating_sub(1) as isize).overflowing_mul(s);
+        overflow |= o | (e > isize::MAX as usize);
         if term > 0 {
-            high = high.checked_add(term).ok_or(DlpackError::SpanOverflow)?;
+            let (next, o) = high.overflowing_add(term);
+            high = next;
+            overflow |= o;
         } else {
-            low = low.checked_add(term).ok_or(DlpackError::SpanOverflow)?;
+            let (next, o) = low.overflowing_add(term);
+            low = next;
+            overflow |= o;
         }
+    }
+    if not_positive {
+        return positive_strides(strides).map(|()| Reach { size: 0, span: 0 });
+    }
+    if extents.contains(&0) {
+        // Empty: reaches nothing, whatever the other extents and the strides are. (A wrapped product
+        // can be zero too, so the product cannot decide this.)
+        return Ok(Reach { size: 0, span: 0 });
+    }
+    if overflow || size > isize::MAX as usize {
+        return Err(DlpackError::SpanOverflow);
     }
     if low < 0 {
         return Err(DlpackError::NegativeReach { lowest: low as i64 });
     }
-    let span = high.checked_add(1).ok_or(DlpackError::SpanOverflow)?;
-    Ok(Reach { size, span: span as usize })
+    match high.checked_add(1) {
+        Some(span) => Ok(Reach { size, span: span as usize }),
+        None => Err(DlpackError::SpanOverflow),
+    }
 }
 
 /// Rule 10 for a view's bytes: `span` elements of `element_size` bytes fit `isize`, and the range
@@ -245,13 +262,13 @@ mod tests {
 
     #[test]
     fn reach_of_relaxed_mappings() {
-        assert_eq!(reach(&[5], &[-1], 4), Ok(Reach { size: 5, span: 5 }));
-        assert_eq!(reach(&[5], &[-1], 3), Err(DlpackError::NegativeReach { lowest: -1 }));
-        assert_eq!(reach(&[3, 4], &[0, 1], 0), Ok(Reach { size: 12, span: 4 }));
-        assert_eq!(reach(&[1, 4], &[isize::MAX, 1], 0), Ok(Reach { size: 4, span: 4 }));
-        assert_eq!(reach(&[2, 0], &[isize::MAX, 1], 0), Ok(Reach { size: 0, span: 0 }));
-        assert_eq!(reach(&[3], &[isize::MAX], 0), Err(DlpackError::SpanOverflow));
-        assert_eq!(reach(&[1 << 40, 1 << 40], &[0, 0], 0), Err(DlpackError::SpanOverflow));
+        assert_eq!(reach::<_, false>(&[5], &[-1], 4), Ok(Reach { size: 5, span: 5 }));
+        assert_eq!(reach::<_, false>(&[5], &[-1], 3), Err(DlpackError::NegativeReach { lowest: -1 }));
+        assert_eq!(reach::<_, false>(&[3, 4], &[0, 1], 0), Ok(Reach { size: 12, span: 4 }));
+        assert_eq!(reach::<_, false>(&[1, 4], &[isize::MAX, 1], 0), Ok(Reach { size: 4, span: 4 }));
+        assert_eq!(reach::<_, false>(&[2, 0], &[isize::MAX, 1], 0), Ok(Reach { size: 0, span: 0 }));
+        assert_eq!(reach::<_, false>(&[3], &[isize::MAX], 0), Err(DlpackError::SpanOverflow));
+        assert_eq!(reach::<_, false>(&[1 << 40, 1 << 40], &[0, 0], 0), Err(DlpackError::SpanOverflow));
     }
 
     #[test]

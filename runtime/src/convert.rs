@@ -2,15 +2,14 @@
 //! `to_dlpack_tensor`, with every rule of SPEC.md §3–§4.
 //!
 //! This is the only module where raw DLPack pointers become views. A `&DLTensor` cannot prove its
-//! data is alive, so the conversions from one are `unsafe`; the safe doors are
-//! [`ManagedTensor`](crate::ManagedTensor), which owns its data, and [`DlpackTensor`], which borrows
-//! a view.
+//! data is alive, so the conversions from one are `unsafe`; the safe doors are a managed tensor,
+//! which owns its data, and [`DlpackTensor`], which borrows a view.
 
 use crate::dtype::{DlElement, is_padded_subbyte};
 use crate::error::DlpackError;
 use crate::ffi::{DLDataType, DLDevice, DLPackVersion, DLTensor};
 use crate::space::{Device, Host, Managed, MemorySpace};
-use crate::view::{Extents, Layout, Mapping, Mdspan, MdspanMut, check_byte_range};
+use crate::view::{Extents, Layout, Mapping, Mdspan, MdspanMut};
 use crate::{check, view};
 use core::ffi::c_void;
 use core::marker::PhantomData;
@@ -122,7 +121,7 @@ pub(crate) unsafe fn import<T: DlElement, const R: usize, E: Extents<R>, L: Layo
         // SAFETY: ndim == R and the strides are non-null: the caller guarantees R readable int64_t.
         check::strides(unsafe { &*tensor.strides.cast::<[i64; R]>() })?
     };
-    let mapping = Mapping::<R, E, L>::from_parts(extents, strides, offset)?;
+    let (mapping, span) = Mapping::<R, E, L>::from_parts_with_span(extents, strides, offset)?;
     if unique && !mapping.is_unique() {
         return Err(DlpackError::OverlappingStrides);
     }
@@ -130,7 +129,7 @@ pub(crate) unsafe fn import<T: DlElement, const R: usize, E: Extents<R>, L: Layo
     let ptr = if data == 0 {
         NonNull::dangling()
     } else {
-        check_byte_range::<T, R, E, L>(address, &mapping)?;
+        check::byte_range(address, span, size_of::<T>())?;
         // SAFETY: `data != 0` and `address >= data` (no wrap, rule 5).
         unsafe { NonNull::new_unchecked(address as *mut T) }
     };

@@ -46,5 +46,10 @@ pub use view::{
     SubviewRanges,
 };
 
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 // Lets the macros' absolute `::dlspan` paths resolve inside this crate too (unit tests, doctests).
 extern crate self as dlspan;

@@ -49,7 +49,9 @@ pub(crate) fn check(input: &Input) -> syn::Result<()> {
     }
     for extent in &input.extents {
         if let Extent::Literal(lit) = extent {
-            if let Err(e) = lit.base10_parse::<usize>() {
+            if lit.base10_digits().starts_with('-') {
+                errors.push(syn::Error::new(lit.span(), "an extent cannot be negative"));
+            } else if let Err(e) = lit.base10_parse::<usize>() {
                 errors.push(syn::Error::new(lit.span(), format!("a static extent must fit usize: {e}")));
             }
         }

@@ -16,7 +16,7 @@
 //! assert_eq!(LayoutStrideRelaxed::KIND, LayoutKind::StrideRelaxed);
 //! ```
 
-use crate::check;
+use crate::check::{self, Reach};
 use crate::error::{DlpackError, LayoutKind};
 use core::fmt::Debug;
 
@@ -41,13 +41,13 @@ pub trait Layout: sealed::Sealed + Copy + Default + Debug + Send + Sync + 'stati
     const HAS_OFFSET: bool;
 
     /// Validates strides and offset against this layout's rules (SPEC.md §3, rules 9 and 10) and
-    /// returns the stored form.
+    /// returns the stored form with what the mapping reaches.
     #[doc(hidden)]
     fn validate<const R: usize>(
         extents: &[usize; R],
         strides: &[isize; R],
         offset: usize,
-    ) -> Result<Self::Strides<R>, DlpackError>;
+    ) -> Result<(Self::Strides<R>, Reach), DlpackError>;
 
     /// The stored form of strides and offset that are already known to satisfy this layout's rules
     /// (taken from a validated mapping of a parent view).
@@ -135,11 +135,13 @@ impl Layout for LayoutRight {
     const KIND: LayoutKind = LayoutKind::Right;
     const HAS_OFFSET: bool = false;
 
-    #[inline]
-    fn validate<const R: usize>(extents: &[usize; R], strides: &[isize; R], _offset: usize) -> Result<(), DlpackError> {
-        let expected = check::compact_strides(extents, LayoutKind::Right)?;
-        check::matches_compact(LayoutKind::Right, extents, strides, &expected)?;
-        check::size(extents).map(|_| ())
+    #[inline(always)]
+    fn validate<const R: usize>(
+        extents: &[usize; R],
+        strides: &[isize; R],
+        _offset: usize,
+    ) -> Result<((), Reach), DlpackError> {
+        check::compact(LayoutKind::Right, extents, strides).map(|reach| ((), reach))
     }
 
     #[inline]
@@ -179,11 +181,13 @@ impl Layout for LayoutLeft {
     const KIND: LayoutKind = LayoutKind::Left;
     const HAS_OFFSET: bool = false;
 
-    #[inline]
-    fn validate<const R: usize>(extents: &[usize; R], strides: &[isize; R], _offset: usize) -> Result<(), DlpackError> {
-        let expected = check::compact_strides(extents, LayoutKind::Left)?;
-        check::matches_compact(LayoutKind::Left, extents, strides, &expected)?;
-        check::size(extents).map(|_| ())
+    #[inline(always)]
+    fn validate<const R: usize>(
+        extents: &[usize; R],
+        strides: &[isize; R],
+        _offset: usize,
+    ) -> Result<((), Reach), DlpackError> {
+        check::compact(LayoutKind::Left, extents, strides).map(|reach| ((), reach))
     }
 
     #[inline]
@@ -226,15 +230,13 @@ impl Layout for LayoutStride {
     const KIND: LayoutKind = LayoutKind::Stride;
     const HAS_OFFSET: bool = false;
 
-    #[inline]
+    #[inline(always)]
     fn validate<const R: usize>(
         extents: &[usize; R],
         strides: &[isize; R],
         _offset: usize,
-    ) -> Result<[isize; R], DlpackError> {
-        check::positive_strides(strides)?;
-        check::reach(extents, strides, 0)?;
-        Ok(*strides)
+    ) -> Result<([isize; R], Reach), DlpackError> {
+        check::reach::<R, true>(extents, strides, 0).map(|reach| (*strides, reach))
     }
 
     #[inline]
@@ -268,14 +270,14 @@ impl Layout for LayoutStrideRelaxed {
     const KIND: LayoutKind = LayoutKind::StrideRelaxed;
     const HAS_OFFSET: bool = true;
 
-    #[inline]
+    #[inline(always)]
     fn validate<const R: usize>(
         extents: &[usize; R],
         strides: &[isize; R],
         offset: usize,
-    ) -> Result<RelaxedStrides<R>, DlpackError> {
-        check::reach(extents, strides, offset)?;
-        Ok(RelaxedStrides { strides: *strides, offset })
+    ) -> Result<(RelaxedStrides<R>, Reach), DlpackError> {
+        check::reach::<R, false>(extents, strides, offset)
+            .map(|reach| (RelaxedStrides { strides: *strides, offset }, reach))
     }
 
     #[inline]

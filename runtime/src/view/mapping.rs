@@ -91,10 +91,21 @@ impl<const R: usize, E: Extents<R>, L: Layout> Mapping<R, E, L> {
     /// callers pass 0 for the others).
     #[inline]
     pub(crate) fn from_parts(extents: [usize; R], strides: [isize; R], offset: usize) -> Result<Self, DlpackError> {
+        Self::from_parts_with_span(extents, strides, offset).map(|(mapping, _)| mapping)
+    }
+
+    /// As [`from_parts`](Self::from_parts), also returning the span the validation computed
+    /// (elements from the base to one past the highest offset reached).
+    #[inline(always)]
+    pub(crate) fn from_parts_with_span(
+        extents: [usize; R],
+        strides: [isize; R],
+        offset: usize,
+    ) -> Result<(Self, usize), DlpackError> {
         debug_assert!(L::HAS_OFFSET || offset == 0);
         extents::check_static::<R, E>(&extents)?;
-        let stored = L::validate(&extents, &strides, offset)?;
-        Ok(Self { extents, stored, _extents: PhantomData })
+        let (stored, reach) = L::validate(&extents, &strides, offset)?;
+        Ok((Self { extents, stored, _extents: PhantomData }, reach.span))
     }
 
     /// A mapping from parts that already satisfy this layout's rules and `E` (a sub-mapping of a

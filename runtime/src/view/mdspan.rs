@@ -4,7 +4,6 @@ use super::extents::{Dims, Extents};
 use super::iter::{Iter, IterMut};
 use super::layout::{Layout, LayoutRight, LayoutStrideRelaxed};
 use super::mapping::Mapping;
-use crate::check;
 use crate::error::DlpackError;
 use crate::space::{Device, Host, HostAccessible, Managed, MemorySpace};
 use core::marker::PhantomData;
@@ -196,7 +195,7 @@ fn sub_axis<const R: usize, const Q: usize, E: Extents<R>, L: Layout>(
     axis: usize,
     index: usize,
 ) -> SubParts<Q> {
-    const { assert!(Q + 1 == R, "index_axis removes one axis: the result's rank must be R - 1") };
+    debug_assert!(Q + 1 == R);
     assert!(axis < R, "axis {axis} out of range for rank {R}");
     let extent = map.extent(axis);
     assert!(index < extent, "index {index} out of bounds for axis {axis} of extent {extent}");
@@ -589,6 +588,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> Mdspan<'a,
     /// ```
     #[track_caller]
     pub fn index_axis<const Q: usize>(&self, axis: usize, index: usize) -> Mdspan<'a, T, Q, Dims<Q>, L::Sub, S> {
+        const { assert!(Q + 1 == R, "index_axis removes one axis: the result's rank must be R - 1") };
         let parts = sub_axis::<R, Q, E, L>(&self.map, axis, index);
         let (ptr, map) = self.sub(parts);
         // SAFETY: the sub-mapping reaches a subset of the parent's elements.
@@ -750,6 +750,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> MdspanMut<
     /// ```
     #[track_caller]
     pub fn into_index_axis<const Q: usize>(self, axis: usize, index: usize) -> MdspanMut<'a, T, Q, Dims<Q>, L::Sub, S> {
+        const { assert!(Q + 1 == R, "into_index_axis removes one axis: the result's rank must be R - 1") };
         let parts = sub_axis::<R, Q, E, L>(&self.map, axis, index);
         let (ptr, map) = self.sub(parts);
         // SAFETY: the sub-mapping reaches a subset of the parent's elements, uniquely.
@@ -1178,13 +1179,4 @@ try_from_dims! {
     10 => (A, B, C, D, E, F, G, H, I, J);
     11 => (A, B, C, D, E, F, G, H, I, J, K);
     12 => (A, B, C, D, E, F, G, H, I, J, K, L2);
-}
-
-/// Checks the byte range of a mapping at an address (rule 10 for raw memory).
-#[inline]
-pub(crate) fn check_byte_range<T, const R: usize, E: Extents<R>, L: Layout>(
-    address: usize,
-    mapping: &Mapping<R, E, L>,
-) -> Result<(), DlpackError> {
-    check::byte_range(address, mapping.required_span_size(), core::mem::size_of::<T>())
 }

@@ -22,5 +22,3 @@ pub use mdspan::{
     DeviceMdspan, DeviceMdspanMut, HostMdspan, HostMdspanMut, ManagedMdspan, ManagedMdspanMut, Mdspan, MdspanMut,
     SubviewRanges,
 };
-
-pub(crate) use mdspan::check_byte_range;

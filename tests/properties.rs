@@ -1,0 +1,332 @@
+//! Random `DLTensor`s thrown at every conversion (three element types, ranks 0–3, four layouts,
+//! three memory spaces, shared and mutable): never a panic, and every accepted view keeps its
+//! promises: its reachable offsets lie in `[0, span)`, its bytes fit `isize` without wrapping the
+//! address space, and, when the data lies in the test's buffer, every element can be read and the
+//! view exports and re-imports unchanged.
+
+mod support;
+
+use dlspan::ffi::{DLDataType, DLDevice, DLDeviceType};
+use dlspan::*;
+use proptest::prelude::*;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const BUFFER_WORDS: usize = 512;
+
+/// How many views were accepted, and how many of those were read and round-tripped: the test
+/// asserts both are substantial, so a generator that stops producing valid tensors fails it.
+static ACCEPTED: AtomicUsize = AtomicUsize::new(0);
+static READ: AtomicUsize = AtomicUsize::new(0);
+
+#[derive(Clone, Debug)]
+enum Data {
+    Null,
+    /// Byte offset into the test's buffer.
+    Buffer(usize),
+    /// An address that must never be dereferenced.
+    Fake(usize),
+}
+
+#[derive(Clone, Debug)]
+struct Input {
+    ndim: i32,
+    shape: Option<Vec<i64>>,
+    strides: Option<Vec<i64>>,
+    byte_offset: u64,
+    data: Data,
+    device: i32,
+    dtype: DLDataType,
+}
+
+fn extent() -> impl Strategy<Value = i64> {
+    prop_oneof![
+        8 => 0i64..5,
+        1 => -3i64..0,
+        1 => prop_oneof![Just(1i64 << 31), Just(1i64 << 40), Just(1i64 << 62), Just(i64::MAX)],
+    ]
+}
+
+fn stride() -> impl Strategy<Value = i64> {
+    prop_oneof![
+        8 => -6i64..=6,
+        1 => prop_oneof![Just(1i64 << 40), Just(-(1i64 << 40)), Just(i64::MAX), Just(i64::MIN), Just(1i64 << 61)],
+    ]
+}
+
+/// Tensors likely to be accepted by some conversion: small shapes, strides that are row-major,
+/// column-major, padded, or random small (with negative and zero ones), element-aligned offsets.
+fn well_formed() -> impl Strategy<Value = Input> {
+    let dtype = prop_oneof![Just(u8::DTYPE), Just(i32::DTYPE), Just(f64::DTYPE)];
+    (
+        0i32..=3,
+        dtype,
+        proptest::array::uniform3(0i64..5),
+        0u8..5,
+        proptest::array::uniform3(-3i64..=3),
+        0u64..6,
+        0usize..4,
+    )
+        .prop_map(|(ndim, dtype, extents, kind, random, offset_elements, misalign)| {
+            let rank = ndim as usize;
+            let shape: Vec<i64> = extents[..rank].to_vec();
+            let mut strides = vec![0i64; rank];
+            let mut acc = 1;
+            match kind {
+                0 | 2 => {
+                    for axis in (0..rank).rev() {
+                        strides[axis] = acc;
+                        acc *= shape[axis].max(1) + if kind == 2 { 1 } else { 0 };
+                    }
+                }
+                1 => {
+                    for axis in 0..rank {
+                        strides[axis] = acc;
+                        acc *= shape[axis].max(1);
+                    }
+                }
+                _ => strides.copy_from_slice(&random[..rank]),
+            }
+            let pad = |v: Vec<i64>| v.into_iter().chain(std::iter::repeat(1)).take(8).collect::<Vec<_>>();
+            let size = u64::from(dtype.bits / 8);
+            Input {
+                ndim,
+                shape: Some(pad(shape)),
+                strides: if kind == 4 { None } else { Some(pad(strides)) },
+                byte_offset: offset_elements * size,
+                data: Data::Buffer(if misalign == 0 { 1 } else { 8 * misalign }),
+                device: 1,
+                dtype,
+            }
+        })
+}
+
+fn input() -> impl Strategy<Value = Input> {
+    prop_oneof![hostile(), well_formed()]
+}
+
+fn hostile() -> impl Strategy<Value = Input> {
+    let dims = prop_oneof![1 => Just(-1i32), 10 => 0i32..=3, 1 => Just(4)];
+    let shape = proptest::option::weighted(0.95, proptest::collection::vec(extent(), 8));
+    let strides = proptest::option::weighted(0.85, proptest::collection::vec(stride(), 8));
+    let byte_offset = prop_oneof![8 => 0u64..48, 1 => Just(u64::MAX - 7), 1 => Just(1u64 << 62)];
+    let data = prop_oneof![
+        1 => Just(Data::Null),
+        8 => (0usize..64).prop_map(Data::Buffer),
+        1 => prop_oneof![Just(usize::MAX - 15), Just(1usize << 47), Just(3usize)].prop_map(Data::Fake),
+    ];
+    let device = prop_oneof![6 => Just(1i32), 1 => Just(2), 1 => Just(3), 1 => Just(13), 1 => Just(99)];
+    let dtype = prop_oneof![
+        3 => Just(u8::DTYPE),
+        3 => Just(i32::DTYPE),
+        3 => Just(f64::DTYPE),
+        1 => (0u8..20, prop_oneof![Just(8u8), Just(32), Just(64)], 1u16..3)
+            .prop_map(|(code, bits, lanes)| DLDataType { code, bits, lanes }),
+    ];
+    (dims, shape, strides, byte_offset, data, device, dtype).prop_map(
+        |(ndim, shape, strides, byte_offset, data, device, dtype)| Input {
+            ndim,
+            shape,
+            strides,
+            byte_offset,
+            data,
+            device,
+            dtype,
+        },
+    )
+}
+
+struct World {
+    buffer: Vec<u64>,
+}
+
+impl World {
+    fn crafted(&self, input: &Input) -> support::Crafted {
+        let data = match input.data {
+            Data::Null => std::ptr::null_mut(),
+            Data::Buffer(offset) => self.buffer.as_ptr().cast::<u8>().wrapping_add(offset).cast_mut().cast::<c_void>(),
+            Data::Fake(address) => address as *mut c_void,
+        };
+        support::Crafted {
+            data,
+            device: DLDevice { device_type: DLDeviceType(input.device), device_id: 0 },
+            ndim: input.ndim,
+            dtype: input.dtype,
+            // Always 8 entries: reading `ndim` (at most 4) of them stays in bounds.
+            shape: input.shape.clone(),
+            strides: input.strides.clone(),
+            byte_offset: input.byte_offset,
+        }
+    }
+
+    fn buffer_range(&self) -> std::ops::Range<usize> {
+        let start = self.buffer.as_ptr() as usize;
+        start..start + BUFFER_WORDS * 8
+    }
+}
+
+/// Every index of `extents` in row-major order, for views of at most `limit` elements.
+fn indices<const R: usize>(extents: [usize; R], limit: usize) -> Vec<[usize; R]> {
+    let size: usize = extents.iter().product();
+    if size > limit {
+        return Vec::new();
+    }
+    let mut out = Vec::with_capacity(size);
+    let mut index = [0usize; R];
+    for _ in 0..size {
+        out.push(index);
+        for axis in (0..R).rev() {
+            index[axis] += 1;
+            if index[axis] < extents[axis] {
+                break;
+            }
+            index[axis] = 0;
+        }
+    }
+    out
+}
+
+/// Checks the promises of an accepted view (any space): offsets in range, bytes in range.
+fn check_mapping<T, const R: usize, L: Layout>(mapping: &Mapping<R, Dims<R>, L>, address: usize) {
+    ACCEPTED.fetch_add(1, Ordering::Relaxed);
+    let span = mapping.required_span_size();
+    let bytes = span.checked_mul(std::mem::size_of::<T>()).expect("span bytes fit usize");
+    assert!(bytes <= isize::MAX as usize, "span bytes fit isize");
+    assert!(address.checked_add(bytes).is_some(), "range does not wrap the address space");
+    assert_eq!(mapping.size(), mapping.extents().iter().product::<usize>());
+    for index in indices(mapping.extents(), 4096) {
+        let offset = mapping.index_offset(index).expect("in-bounds index");
+        assert!(offset >= 0 && (offset as usize) < span, "offset {offset} of {index:?} outside [0, {span})");
+    }
+}
+
+/// For a host view inside the buffer: reads every element, and round-trips the export.
+fn check_host_view<T: DlElement + PartialEq + std::fmt::Debug, const R: usize, L: Layout>(
+    world: &World,
+    view: &HostMdspan<'_, T, R, L>,
+) {
+    let start = view.data_handle() as usize;
+    let end = start + view.mapping().required_span_size() * std::mem::size_of::<T>();
+    let inside = world.buffer_range().contains(&start) && end <= world.buffer_range().end;
+    if view.is_empty() || !inside || view.size() > 4096 {
+        return;
+    }
+    let values = view.to_vec();
+    assert_eq!(values.len(), view.size());
+    let by_index: Vec<T> = indices(view.extents(), 4096).into_iter().map(|i| view[i]).collect();
+    assert_eq!(values, by_index);
+    let dl = to_dlpack_tensor(view).expect("an accepted view exports");
+    let handle = dl.get();
+    // SAFETY: the export describes memory inside the live buffer, unwritten here.
+    let back = unsafe { to_host_mdspan::<T, R, L>(&handle) }.expect("an export re-imports");
+    assert_eq!(back.to_vec(), values);
+    READ.fetch_add(1, Ordering::Relaxed);
+}
+
+macro_rules! try_every_conversion {
+    ($world:expr, $crafted:expr, $t:ty, $r:literal) => {{
+        let tensor = $crafted.tensor();
+        let address = tensor.data as usize;
+        macro_rules! layout {
+            ($l:ty) => {{
+                // SAFETY: the data is a live buffer, null, or an address never dereferenced (device
+                // and managed views are only checked, host views only read inside the buffer); shape
+                // and strides hold 8 entries.
+                if let Ok(v) = unsafe { to_host_mdspan::<$t, $r, $l>(&tensor) } {
+                    check_mapping::<$t, $r, $l>(v.mapping(), v.data_handle() as usize);
+                    check_host_view::<$t, $r, $l>($world, &v);
+                }
+                // SAFETY: as above; the mutable view is not written.
+                if let Ok(v) = unsafe { to_host_mdspan_mut::<$t, $r, $l>(&tensor) } {
+                    assert!(v.mapping().is_unique(), "mutable views are unique");
+                    check_mapping::<$t, $r, $l>(v.mapping(), v.data_handle() as usize);
+                }
+                // SAFETY: as above.
+                if let Ok(v) = unsafe { to_device_mdspan::<$t, $r, $l>(&tensor) } {
+                    check_mapping::<$t, $r, $l>(v.mapping(), v.data_handle() as usize);
+                    let _ = to_dlpack_tensor(&v);
+                }
+                // SAFETY: as above.
+                if let Ok(v) = unsafe { to_managed_mdspan_mut::<$t, $r, $l>(&tensor) } {
+                    check_mapping::<$t, $r, $l>(v.mapping(), v.data_handle() as usize);
+                }
+                // SAFETY: as above.
+                let _ = unsafe {
+                    Mdspan::<$t, $r, Dims<$r>, $l, Host>::from_dltensor_with(&tensor, ImportOptions::legacy())
+                };
+            }};
+        }
+        layout!(LayoutRight);
+        layout!(LayoutLeft);
+        layout!(LayoutStride);
+        layout!(LayoutStrideRelaxed);
+        let _ = address;
+    }};
+}
+
+const CASES: u32 = 2000;
+
+#[test]
+fn conversions_never_panic_and_keep_their_promises() {
+    let mut runner =
+        proptest::test_runner::TestRunner::new(ProptestConfig { cases: CASES, ..ProptestConfig::default() });
+    runner
+        .run(&input(), |input| {
+            conversions_of(&input);
+            Ok(())
+        })
+        .unwrap();
+    let (accepted, read) = (ACCEPTED.load(Ordering::Relaxed), READ.load(Ordering::Relaxed));
+    println!("{accepted} views accepted, {read} read and round-tripped, from {CASES} random tensors");
+    assert!(accepted > CASES as usize, "too few accepted views ({accepted}): the generator lost its valid tensors");
+    assert!(read > CASES as usize / 4, "too few views read ({read})");
+}
+
+fn conversions_of(input: &Input) {
+    {
+        let world = World { buffer: (0..BUFFER_WORDS as u64).collect() };
+        let mut crafted = world.crafted(input);
+        // Shape and strides always have 8 entries when present (the strategy makes them so).
+        try_every_conversion!(&world, crafted, u8, 0);
+        try_every_conversion!(&world, crafted, u8, 1);
+        try_every_conversion!(&world, crafted, u8, 2);
+        try_every_conversion!(&world, crafted, u8, 3);
+        try_every_conversion!(&world, crafted, i32, 1);
+        try_every_conversion!(&world, crafted, i32, 2);
+        try_every_conversion!(&world, crafted, i32, 3);
+        try_every_conversion!(&world, crafted, f64, 0);
+        try_every_conversion!(&world, crafted, f64, 2);
+        try_every_conversion!(&world, crafted, f64, 3);
+    }
+}
+
+proptest! {
+
+    #[test]
+    fn slice_constructors_never_panic(
+        len in 0usize..64,
+        extents in proptest::array::uniform3(0usize..6),
+        strides in proptest::array::uniform3(-8isize..8),
+        offset in 0usize..40,
+    ) {
+        let data: Vec<u16> = (0..len as u16).collect();
+        if let Ok(v) = HostMdspan::<u16, 3, LayoutStrideRelaxed>::from_slice_relaxed(&data, extents, strides, offset) {
+            prop_assert!(v.mapping().required_span_size() <= len);
+            prop_assert_eq!(v.to_vec().len(), v.size());
+            for (i, index) in indices(extents, 1000).into_iter().enumerate() {
+                prop_assert_eq!(Some(&v.to_vec()[i]), v.get(index));
+            }
+        }
+        if let Ok(v) = HostMdspan::<u16, 3, LayoutStride>::from_slice_strided(&data, extents, strides) {
+            prop_assert!(v.strides().iter().all(|&s| s > 0));
+            prop_assert_eq!(v.iter().count(), v.size());
+        }
+        let mut owned = data.clone();
+        if let Ok(mut v) = HostMdspanMut::<u16, 3, LayoutStrideRelaxed>::from_slice_relaxed(&mut owned, extents, strides, offset) {
+            let size = v.size();
+            // Unique: writing every element once through iter_mut touches `size` distinct slots.
+            v.iter_mut().for_each(|x| *x = u16::MAX);
+            prop_assert_eq!(owned.iter().filter(|&&x| x == u16::MAX).count(), size);
+        }
+    }
+}
