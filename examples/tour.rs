@@ -4,8 +4,8 @@ use dlspan::dtype::*;
 use dlspan::half::{bf16, f16};
 use dlspan::num_complex::Complex;
 use dlspan::{
-    DlElement, DlpackError, HostMdspan, HostMdspanMut, LayoutRight, LayoutStride, LayoutStrideRelaxed, mdspan,
-    to_dlpack_tensor, to_host_mdspan,
+    CopyMode, DlElement, DlRecord, DlpackError, HostMdspan, HostMdspanMut, LayoutRight, LayoutStride,
+    LayoutStrideRelaxed, ManagedTensor, Storage, TensorOwner, mdspan, to_dlpack_tensor, to_host_mdspan,
 };
 
 /// An RGBA pixel: four `u8` lanes, DLPack `uint8x4`.
@@ -45,6 +45,8 @@ fn row<T: DlElement>(name: &str) {
 fn main() -> Result<(), DlpackError> {
     dtype_table();
     views()?;
+    owned_exchange()?;
+    records()?;
     Ok(())
 }
 
@@ -124,5 +126,83 @@ fn views() -> Result<(), DlpackError> {
     m.subview_mut((.., 1..2)).iter_mut().for_each(|x| *x = 7);
     m[[1, 2]] = 9;
     println!("{m:?}");
+    Ok(())
+}
+
+/// An owner that says when DLPack's deleter releases it.
+struct Loud(Vec<f32>);
+
+impl Drop for Loud {
+    fn drop(&mut self) {
+        println!("  (the deleter dropped the owner of {} floats)", self.0.len());
+    }
+}
+
+// SAFETY: the Vec's buffer does not move until the owner is dropped.
+unsafe impl TensorOwner for Loud {
+    type Elem = f32;
+
+    fn storage(&mut self) -> Storage<f32> {
+        Storage {
+            ptr: core::ptr::NonNull::new(self.0.as_mut_ptr()).expect("Vec pointers are non-null"),
+            len: self.0.len(),
+            writable: true,
+        }
+    }
+}
+
+fn owned_exchange() -> Result<(), DlpackError> {
+    println!("\n== owned exchange: managed tensors ==");
+    let exported = ManagedTensor::from_owner(Loud((0..6).map(|x| x as f32).collect()), [2, 3])?;
+    println!("exported: {exported:?}");
+    let raw = exported.into_raw_versioned(); // what a C consumer receives
+    println!("handed over as DLManagedTensorVersioned* {raw:p}");
+    // The consumer side (here dlspan again): it owns the tensor and calls the deleter once on drop.
+    // SAFETY: `raw` is a live managed tensor whose ownership passes here.
+    let imported = unsafe { ManagedTensor::from_raw_versioned(raw) }?;
+    let view = imported.view::<f32, 2, LayoutRight>()?;
+    println!(
+        "consumer reads {:?}, row sums {:?}",
+        view.to_vec(),
+        [view.index_axis::<1>(0, 0).iter().sum::<f32>(), view.index_axis::<1>(0, 1).iter().sum::<f32>()]
+    );
+    drop(imported);
+    println!("released");
+
+    let data = [1u8, 2, 3, 4];
+    let view = HostMdspan::<u8, 2>::from_slice(&data, [2, 2])?;
+    let copy = view.to_managed(CopyMode::Always)?;
+    println!("a copy of a borrowed view: is_copied {}, read_only {}", copy.is_copied(), copy.is_read_only());
+    println!("never copying a borrowed view: {}", view.to_managed(CopyMode::Never).unwrap_err());
+    let shared = ManagedTensor::from_owner(std::sync::Arc::<[u8]>::from(data), [4])?;
+    println!("a shared Arc owner exports read-only: {}", shared.is_read_only());
+    Ok(())
+}
+
+/// A record: member views give one field of every record, zero-copy.
+#[derive(Clone, Copy, Debug, DlRecord)]
+#[repr(C)]
+struct Particle {
+    position: [f32; 3],
+    mass: f32,
+    id: u32,
+    charge: f32,
+}
+
+fn records() -> Result<(), DlpackError> {
+    println!("\n== record member views ==");
+    let particles: Vec<Particle> =
+        (0..4).map(|i| Particle { position: [i as f32; 3], mass: 0.5 * i as f32, id: 10 + i, charge: -1.0 }).collect();
+    let view = HostMdspan::<Particle, 1>::from_slice(&particles, [4])?;
+    let masses = view.member(Particle::MASS);
+    println!("masses {:?}: stride {} floats, offset {} floats", masses.to_vec(), masses.stride(0), masses.offset());
+    let dl = to_dlpack_tensor(&masses)?;
+    println!(
+        "exported zero-copy: byte_offset {}, strides {:?}, dtype {}",
+        dl.get().byte_offset,
+        dl.strides(),
+        dl.get().dtype
+    );
+    println!("ids {:?}", view.member(Particle::ID).to_vec());
     Ok(())
 }

@@ -4,8 +4,9 @@
 #   bash scripts/test.sh
 #
 # Tiers, in order: formatting and lints; Rust unit, integration and doc tests (with the ABI
-# comparison against a real dlpack.h, and the README's examples); compile-fail UI cases; the
-# examples; the benches in test mode; documentation with warnings denied.
+# comparison against a real dlpack.h, the C round trip compiled with gcc, and the README's
+# examples); compile-fail UI cases; the test binaries again under valgrind memcheck; the examples;
+# the benches in test mode; documentation with warnings denied.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -41,6 +42,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "cargo test (unit, integration, doc, UI)"
 cargo test --workspace --locked
+
+step "memcheck: test binaries under valgrind (invalid accesses and leaks fail)"
+bash scripts/valgrind.sh
 
 step "examples"
 for example in tour dlpack_to_mdspan mdspan_to_dlpack; do

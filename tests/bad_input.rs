@@ -291,3 +291,18 @@ fn errors_display_their_facts() {
     assert_eq!(messages[1], "tensor has dtype int32, expected float32");
     assert_eq!(messages[2], "extent -3 of axis 1 is negative");
 }
+
+#[test]
+fn empty_tensors_with_huge_extents_are_empty() {
+    // Found by the property test: the product of the other extents overflows, but a zero extent
+    // makes the tensor empty, so it is valid and reaches nothing.
+    let mut t = Crafted::cpu(std::ptr::null::<u8>(), &[1 << 62, 4, 0], Some(&[0, 0, 0]));
+    let tensor = t.tensor();
+    // SAFETY: the tensor has no elements; its metadata arrays are alive.
+    let m = unsafe { to_host_mdspan::<u8, 3, LayoutStrideRelaxed>(&tensor) }.unwrap();
+    assert_eq!((m.size(), m.iter().count(), m.to_vec().len()), (0, 0, 0));
+    assert!(m.is_contiguous());
+    let dl = to_dlpack_tensor(&m).unwrap();
+    assert!(dl.get().data.is_null());
+    assert_eq!(host::<u8, 3, LayoutRight>(&mut t), Err(DlpackError::SpanOverflow), "compact strides do not fit");
+}

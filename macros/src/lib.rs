@@ -3,6 +3,7 @@
 
 mod element;
 mod mdspan;
+mod record;
 mod repr;
 
 use proc_macro::TokenStream;
@@ -37,6 +38,38 @@ use syn::{DeriveInput, parse_macro_input};
 pub fn derive_dl_element(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     element::derive(&input).into()
+}
+
+/// Derives member views for a `#[repr(C)]` record: one `dlspan::record::Member` constant per field
+/// (the field's name in upper case, `FIELD_<n>` for tuple fields, with the field's visibility), so
+/// that `view.member(Record::FIELD)` views that field of every record, zero-copy.
+///
+/// Every member's size must divide the record's size and the member's offset (then records are a
+/// whole number of members apart): otherwise it is a compile error at the field; leave such fields
+/// out with `#[dl(skip)]`. Zero-sized fields are errors too. Requires `#[repr(C)]`, no generics.
+///
+/// ```
+/// use dlspan::{DlRecord, HostMdspan};
+///
+/// #[derive(Clone, Copy, DlRecord)]
+/// #[repr(C)]
+/// struct Sample {
+///     time: f64,
+///     value: f32,
+///     #[dl(skip)]
+///     flags: [u8; 3],
+///     quality: u8,
+/// }
+///
+/// let samples = [Sample { time: 0.5, value: 2.0, flags: [0; 3], quality: 9 }; 3];
+/// let view = HostMdspan::<Sample, 1>::from_slice(&samples, [3]).unwrap();
+/// assert_eq!(view.member(Sample::VALUE).to_vec(), [2.0; 3]);
+/// assert_eq!(view.member(Sample::QUALITY).stride(0), 16);
+/// ```
+#[proc_macro_derive(DlRecord, attributes(dl))]
+pub fn derive_dl_record(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    record::derive(&input).into()
 }
 
 /// Spells a view type: element, extents (literals, `dyn`, `{ const expression }`), and options.

@@ -628,3 +628,52 @@ impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> ToD
         export(self.data_handle(), self.mapping(), self.device())
     }
 }
+
+/// View types a `DLTensor` converts into: [`Mdspan`] (shared) and [`MdspanMut`] (mutable) of any
+/// element type, rank, extents, layout and memory space. Used by
+/// [`ManagedTensor::view_as`](crate::ManagedTensor::view_as) to produce any view type.
+///
+/// ```
+/// use dlspan::{FromDlTensor, HostMdspan, HostMdspanMut};
+/// assert!(!<HostMdspan<'static, f32, 2> as FromDlTensor<'static>>::MUTABLE);
+/// assert!(<HostMdspanMut<'static, f32, 2> as FromDlTensor<'static>>::MUTABLE);
+/// ```
+pub trait FromDlTensor<'a>: Sized {
+    /// Whether the view writes its elements.
+    const MUTABLE: bool;
+
+    /// Validates `tensor` into this view type (as `from_dltensor_with` of each view type).
+    ///
+    /// # Errors
+    ///
+    /// The first rule of SPEC.md §3 that fails.
+    ///
+    /// # Safety
+    ///
+    /// As for [`to_host_mdspan`] (or its `_mut` twin for mutable views), in the view's memory space.
+    unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError>;
+}
+
+impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> FromDlTensor<'a>
+    for Mdspan<'a, T, R, E, L, S>
+{
+    const MUTABLE: bool = false;
+
+    #[inline]
+    unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { Self::from_dltensor_with(tensor, options) }
+    }
+}
+
+impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> FromDlTensor<'a>
+    for MdspanMut<'a, T, R, E, L, S>
+{
+    const MUTABLE: bool = true;
+
+    #[inline]
+    unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { Self::from_dltensor_with(tensor, options) }
+    }
+}

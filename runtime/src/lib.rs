@@ -24,6 +24,8 @@ pub mod convert;
 pub mod dtype;
 pub mod error;
 pub mod ffi;
+pub mod owned;
+pub mod record;
 pub mod space;
 pub mod view;
 
@@ -31,14 +33,15 @@ pub mod view;
 pub mod __private;
 
 pub use convert::{
-    DlTensorRef, DlpackTensor, ImportOptions, ToDlpackTensor, to_device_mdspan, to_device_mdspan_mut, to_dlpack_tensor,
-    to_host_mdspan, to_host_mdspan_mut, to_managed_mdspan, to_managed_mdspan_mut,
+    DlTensorRef, DlpackTensor, FromDlTensor, ImportOptions, ToDlpackTensor, to_device_mdspan, to_device_mdspan_mut,
+    to_dlpack_tensor, to_host_mdspan, to_host_mdspan_mut, to_managed_mdspan, to_managed_mdspan_mut,
 };
-pub use dlspan_macros::{DlElement, mdspan};
+pub use dlspan_macros::{DlElement, DlRecord, mdspan};
 pub use dtype::DlElement;
 pub use error::{DlpackError, LayoutKind};
 pub use half;
 pub use num_complex;
+pub use owned::{CopyMode, IntoLegacyError, ManagedTensor, Storage, TensorOwner};
 pub use space::{Device, Host, HostAccessible, Managed, MemorySpace};
 pub use view::{
     DeviceMdspan, DeviceMdspanMut, Dim, Dims, Dyn, Extents, HostMdspan, HostMdspanMut, Layout, LayoutLeft, LayoutRight,

@@ -171,8 +171,9 @@ impl<const R: usize, E: Extents<R>, L: Layout> Mapping<R, E, L> {
     /// The number of elements (indices).
     #[inline]
     pub fn size(&self) -> usize {
-        // Validated: the product fits isize.
-        self.extents.iter().product()
+        // An empty mapping may have other extents whose product overflows (it reaches nothing, so
+        // it is valid); otherwise the validated product fits isize.
+        if self.extents.contains(&0) { 0 } else { self.extents.iter().product() }
     }
 
     /// The element offsets reached, relative to the base pointer: `(lowest, one past the highest)`,

@@ -1,0 +1,414 @@
+//! Exporters: Rust owners out as managed tensors, with one allocation besides the owner.
+//!
+//! The allocation is a `Context`: the DLPack header (versioned, or legacy after
+//! [`ManagedTensor::into_raw_legacy`]), the shape and strides inline, and the owner. The deleter
+//! turns the header pointer back into the context (the header is its first field), frees it, and
+//! drops the owner inside `catch_unwind`, so a panicking `Drop` never unwinds into C.
+
+use super::ManagedTensor;
+use crate::dtype::{DlElement, is_padded_subbyte};
+use crate::error::DlpackError;
+use crate::ffi::{
+    DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPACK_FLAG_BITMASK_IS_COPIED,
+    DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, DLPACK_FLAG_BITMASK_READ_ONLY, DLPackVersion, DLTensor,
+};
+use crate::space::HostAccessible;
+use crate::view::{Dims, Extents, Layout, LayoutStrideRelaxed, Mapping, Mdspan, MdspanMut};
+use core::ffi::c_void;
+use core::mem::{ManuallyDrop, size_of};
+use core::ptr::{self, NonNull};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+/// Where an owner keeps its elements.
+///
+/// ```
+/// use dlspan::{Storage, TensorOwner};
+/// let mut v = vec![1u8, 2, 3];
+/// let s: Storage<u8> = v.storage();
+/// assert_eq!((s.len, s.writable), (3, true));
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Storage<T> {
+    /// The first element (dangling but aligned when `len` is 0).
+    pub ptr: NonNull<T>,
+    /// Number of elements.
+    pub len: usize,
+    /// Whether consumers may write the elements: `false` exports `READ_ONLY`.
+    pub writable: bool,
+}
+
+/// An owner of host memory that can back a managed tensor: the tensor's deleter drops it.
+///
+/// Implemented for `Vec<T>`, `Box<[T]>` (writable), `Arc<[T]>` (shared, exported `READ_ONLY`),
+/// `&'static [T]` (read-only) and `&'static mut [T]` (writable).
+///
+/// ```
+/// use dlspan::{ManagedTensor, Storage, TensorOwner};
+/// use core::ptr::NonNull;
+///
+/// /// A buffer with a header in front of the elements.
+/// struct Frame { header: u32, pixels: Vec<u16> }
+///
+/// // SAFETY: `pixels` is a heap buffer: its pointer stays valid for `len` elements, unmoved, until the
+/// // Frame is dropped, and nothing else reaches it.
+/// unsafe impl TensorOwner for Frame {
+///     type Elem = u16;
+///     fn storage(&mut self) -> Storage<u16> {
+///         Storage { ptr: NonNull::new(self.pixels.as_mut_ptr()).unwrap(), len: self.pixels.len(), writable: true }
+///     }
+/// }
+///
+/// let t = ManagedTensor::from_owner(Frame { header: 7, pixels: vec![1, 2, 3, 4] }, [2, 2])?;
+/// assert_eq!(t.shape(), &[2, 2]);
+/// # Ok::<(), dlspan::DlpackError>(())
+/// ```
+///
+/// # Safety
+///
+/// `storage` is called once, after the owner has been moved into its final place (a heap
+/// allocation that does not move). The returned pointer must be aligned, valid for reads of `len`
+/// elements (and writes, when `writable`), hold valid values of `Elem`, and stay so, unwritten by
+/// anything else, until the owner is dropped; nothing but that drop touches the owner afterwards.
+pub unsafe trait TensorOwner: Send + 'static {
+    /// The element type.
+    type Elem: DlElement;
+
+    /// The owner's elements.
+    fn storage(&mut self) -> Storage<Self::Elem>;
+}
+
+// SAFETY: a Vec's buffer stays at its address while the Vec is neither grown nor dropped, and the
+// context never touches the Vec again until dropping it.
+unsafe impl<T: DlElement> TensorOwner for Vec<T> {
+    type Elem = T;
+
+    fn storage(&mut self) -> Storage<T> {
+        // `Vec::as_mut_ptr` is never null (dangling and aligned when empty).
+        Storage { ptr: NonNull::new(self.as_mut_ptr()).unwrap_or(NonNull::dangling()), len: self.len(), writable: true }
+    }
+}
+
+// SAFETY: as for Vec: the boxed slice's buffer does not move until it is dropped.
+unsafe impl<T: DlElement> TensorOwner for Box<[T]> {
+    type Elem = T;
+
+    fn storage(&mut self) -> Storage<T> {
+        Storage { ptr: NonNull::from(&mut **self).cast(), len: self.len(), writable: true }
+    }
+}
+
+// SAFETY: the Arc's slice does not move while any clone lives; it is shared, so it is exported
+// read-only, and elements have no interior mutability (DlElement), so no clone writes it.
+unsafe impl<T: DlElement> TensorOwner for Arc<[T]> {
+    type Elem = T;
+
+    fn storage(&mut self) -> Storage<T> {
+        Storage { ptr: NonNull::from(&**self).cast(), len: self.len(), writable: false }
+    }
+}
+
+// SAFETY: static data lives forever and, behind a shared reference, is never written.
+unsafe impl<T: DlElement> TensorOwner for &'static [T] {
+    type Elem = T;
+
+    fn storage(&mut self) -> Storage<T> {
+        Storage { ptr: NonNull::from(*self).cast(), len: self.len(), writable: false }
+    }
+}
+
+// SAFETY: a unique static borrow lives forever and is reachable only through this owner.
+unsafe impl<T: DlElement> TensorOwner for &'static mut [T] {
+    type Elem = T;
+
+    fn storage(&mut self) -> Storage<T> {
+        Storage { ptr: NonNull::from(&mut **self).cast(), len: self.len(), writable: true }
+    }
+}
+
+/// When an export may copy (SPEC.md §6).
+///
+/// ```
+/// use dlspan::{CopyMode, DlpackError, HostMdspan};
+/// let data = [1u8, 2, 3];
+/// let view = HostMdspan::<u8, 1>::from_slice(&data, [3])?;
+/// assert!(view.to_managed(CopyMode::IfNeeded)?.is_copied());
+/// assert_eq!(view.to_managed(CopyMode::Never).unwrap_err(), DlpackError::CopyRequired);
+/// # Ok::<(), DlpackError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CopyMode {
+    /// Always copy (Python's `copy=True`): the consumer gets an independent, writable buffer marked
+    /// `IS_COPIED`.
+    Always,
+    /// Copy only when sharing is impossible (Python's `copy=None`).
+    IfNeeded,
+    /// Never copy (Python's `copy=False`): fail with [`DlpackError::CopyRequired`] instead.
+    Never,
+}
+
+/// The DLPack header of an export: versioned until (maybe) rewritten as legacy in place.
+#[repr(C)]
+union Header {
+    versioned: ManuallyDrop<DLManagedTensorVersioned>,
+    legacy: ManuallyDrop<DLManagedTensor>,
+}
+
+/// One allocation per export: the header first (so a header pointer is a context pointer), the
+/// shape and strides the header's `DLTensor` points to, and the owner.
+#[repr(C)]
+struct Context<O, const R: usize> {
+    header: Header,
+    shape: [i64; R],
+    strides: [i64; R],
+    owner: O,
+}
+
+/// Exports `owner` with a validated relaxed mapping (strides in elements; `offset`: the element
+/// offset of index 0 from the owner's first element, carried in `byte_offset`).
+pub(crate) fn export_owner<O: TensorOwner, const R: usize>(
+    owner: O,
+    extents: [usize; R],
+    strides: [isize; R],
+    offset: usize,
+    extra_flags: u64,
+) -> Result<ManagedTensor, DlpackError> {
+    let mapping = Mapping::<R, Dims<R>, LayoutStrideRelaxed>::from_parts(extents, strides, offset)?;
+    let mut shape = [0i64; R];
+    let mut strides = [0i64; R];
+    for axis in 0..R {
+        shape[axis] = i64::try_from(extents[axis]).map_err(|_| DlpackError::ExportOverflow { axis })?;
+        strides[axis] = i64::try_from(mapping.stride(axis)).map_err(|_| DlpackError::ExportOverflow { axis })?;
+    }
+    let mut context = Box::new(Context::<O, R> {
+        header: Header {
+            versioned: ManuallyDrop::new(DLManagedTensorVersioned {
+                version: DLPackVersion::CURRENT,
+                manager_ctx: ptr::null_mut(),
+                deleter: None,
+                flags: 0,
+                dl_tensor: DLTensor::default(),
+            }),
+        },
+        shape,
+        strides,
+        owner,
+    });
+    // The owner is in its final place now (the heap); on error, dropping `context` drops it.
+    let storage = context.owner.storage();
+    let required = mapping.required_span_size();
+    if required > storage.len {
+        return Err(DlpackError::SliceTooShort { required, len: storage.len });
+    }
+    let empty = mapping.size() == 0;
+    let mut flags = extra_flags;
+    if !storage.writable {
+        flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
+    }
+    if is_padded_subbyte::<O::Elem>() {
+        flags |= DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
+    }
+    let raw = Box::into_raw(context);
+    // SAFETY: `raw` is the live, unique context just leaked from its box. Pointers into it (shape,
+    // strides) are derived from this reborrow, and the deleter later uses `raw` itself.
+    let ctx = unsafe { &mut *raw };
+    ctx.header = Header {
+        versioned: ManuallyDrop::new(DLManagedTensorVersioned {
+            version: DLPackVersion::CURRENT,
+            manager_ctx: raw.cast::<c_void>(),
+            deleter: Some(delete_versioned::<O, R>),
+            flags,
+            dl_tensor: DLTensor {
+                data: if empty { ptr::null_mut() } else { storage.ptr.as_ptr().cast() },
+                device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
+                ndim: R as i32,
+                dtype: O::Elem::DTYPE,
+                shape: if R == 0 { ptr::null_mut() } else { ctx.shape.as_mut_ptr() },
+                strides: if R == 0 { ptr::null_mut() } else { ctx.strides.as_mut_ptr() },
+                byte_offset: if empty { 0 } else { (offset * size_of::<O::Elem>()) as u64 },
+            },
+        }),
+    };
+    // SAFETY: `raw` came from `Box::into_raw`, so it is non-null; the header is its first field.
+    let header = unsafe { NonNull::new_unchecked(raw) }.cast::<DLManagedTensorVersioned>();
+    Ok(ManagedTensor::from_export(header, relegacy::<O, R>))
+}
+
+/// The deleter of a versioned export.
+///
+/// # Safety
+///
+/// `managed` is null or the header of a live `Context<O, R>` of a versioned export, given up by its
+/// owner (DLPack: the deleter is called once).
+unsafe extern "C" fn delete_versioned<O: TensorOwner, const R: usize>(managed: *mut DLManagedTensorVersioned) {
+    // SAFETY: forwarded: the header is the context's first field.
+    unsafe { release::<O, R>(managed.cast()) }
+}
+
+/// The deleter of an export rewritten as legacy.
+///
+/// # Safety
+///
+/// As for `delete_versioned`, for a legacy header.
+unsafe extern "C" fn delete_legacy<O: TensorOwner, const R: usize>(managed: *mut DLManagedTensor) {
+    // SAFETY: forwarded: the header is the context's first field.
+    unsafe { release::<O, R>(managed.cast()) }
+}
+
+/// Frees a context and drops its owner, containing any panic of the owner's `Drop`.
+///
+/// # Safety
+///
+/// `context` is null or a live context from `export_owner`, given up by its owner.
+unsafe fn release<O: TensorOwner, const R: usize>(context: *mut Context<O, R>) {
+    if context.is_null() {
+        return;
+    }
+    // SAFETY: the context came from `Box::into_raw` in `export_owner` and is released once.
+    let context = unsafe { Box::from_raw(context) };
+    // Moving the owner out frees the context's allocation first, so a panicking `Drop` cannot leak it.
+    let Context { owner, .. } = *context;
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(owner))) {
+        // A panic must never unwind into C. Report it (ignoring a closed stderr) and drop the
+        // payload, containing a second panic from the payload's own `Drop` too.
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "dlspan: a tensor owner panicked while dropped by a DLPack deleter; the panic was contained"
+        );
+        if let Err(nested) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+            core::mem::forget(nested);
+        }
+    }
+}
+
+/// Rewrites a versioned export's header as a legacy one, in place.
+///
+/// # Safety
+///
+/// `header` is the header of a live `Context<O, R>` with a versioned header, owned by the caller,
+/// who gives it up as the returned legacy tensor.
+unsafe fn relegacy<O: TensorOwner, const R: usize>(
+    header: NonNull<DLManagedTensorVersioned>,
+) -> NonNull<DLManagedTensor> {
+    // SAFETY: the header is the first field of a live context, owned uniquely by the caller.
+    let context = unsafe { &mut *header.cast::<Context<O, R>>().as_ptr() };
+    // SAFETY: the versioned variant is the one `export_owner` wrote.
+    let versioned = unsafe { &context.header.versioned };
+    let legacy = DLManagedTensor {
+        dl_tensor: versioned.dl_tensor,
+        manager_ctx: versioned.manager_ctx,
+        deleter: Some(delete_legacy::<O, R>),
+    };
+    context.header = Header { legacy: ManuallyDrop::new(legacy) };
+    header.cast()
+}
+
+impl ManagedTensor {
+    /// Exports an owner's elements as a compact row-major tensor of `shape`, without copying. The
+    /// managed tensor's deleter drops the owner. `READ_ONLY` is set for shared owners (`Arc<[T]>`);
+    /// `IS_SUBBYTE_TYPE_PADDED` for padded sub-byte element types.
+    ///
+    /// One allocation besides the owner.
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::SliceTooShort`] when the owner holds a different number of elements;
+    /// [`DlpackError::SpanOverflow`]. The owner is dropped on error.
+    ///
+    /// ```
+    /// use dlspan::{ManagedTensor, DlpackError};
+    /// let t = ManagedTensor::from_owner(vec![0f32; 12], [3, 4])?;
+    /// assert_eq!((t.shape(), t.strides()), (&[3i64, 4][..], Some(&[4i64, 1][..])));
+    /// assert!(matches!(ManagedTensor::from_owner(vec![0f32; 11], [3, 4]), Err(DlpackError::SliceTooShort { .. })));
+    /// # Ok::<(), DlpackError>(())
+    /// ```
+    pub fn from_owner<O: TensorOwner, const R: usize>(mut owner: O, shape: [usize; R]) -> Result<Self, DlpackError> {
+        let strides = crate::check::compact_strides(&shape, crate::LayoutKind::Right)?;
+        let len = owner.storage().len;
+        let size = shape.iter().try_fold(1usize, |acc, &e| acc.checked_mul(e)).ok_or(DlpackError::SpanOverflow)?;
+        if size != len {
+            return Err(DlpackError::SliceTooShort { required: size, len });
+        }
+        export_owner(owner, shape, strides, 0, 0)
+    }
+
+    /// Exports an owner's elements with explicit strides (in elements; zero and negative allowed)
+    /// and the element offset of index 0 from the owner's first element, without copying. Every
+    /// element the strides reach must lie in the owner.
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::NegativeReach`], [`DlpackError::SpanOverflow`],
+    /// [`DlpackError::SliceTooShort`]. The owner is dropped on error.
+    ///
+    /// ```
+    /// use dlspan::{ManagedTensor, LayoutStrideRelaxed};
+    /// // The transpose of a 2x3 row-major buffer, without copying.
+    /// let t = ManagedTensor::from_owner_strided(vec![0u8, 1, 2, 3, 4, 5], [3, 2], [1, 3], 0)?;
+    /// assert_eq!(t.view::<u8, 2, LayoutStrideRelaxed>()?.to_vec(), [0, 3, 1, 4, 2, 5]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    pub fn from_owner_strided<O: TensorOwner, const R: usize>(
+        owner: O,
+        shape: [usize; R],
+        strides: [isize; R],
+        offset: usize,
+    ) -> Result<Self, DlpackError> {
+        export_owner(owner, shape, strides, offset, 0)
+    }
+}
+
+/// Copies a host view's elements (logical order) into a fresh row-major export.
+fn copy_to_managed<T: DlElement, const R: usize>(
+    extents: [usize; R],
+    values: Vec<T>,
+) -> Result<ManagedTensor, DlpackError> {
+    let strides = crate::check::compact_strides(&extents, crate::LayoutKind::Right)?;
+    export_owner(values, extents, strides, 0, DLPACK_FLAG_BITMASK_IS_COPIED)
+}
+
+impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<'_, T, R, E, L, S> {
+    /// An owned managed tensor of this view's elements. A borrowed view cannot hand out ownership
+    /// of its data, so every export copies: into a compact row-major buffer the consumer owns alone
+    /// (`IS_COPIED` set, writable); [`CopyMode::Never`] is refused.
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::CopyRequired`] for [`CopyMode::Never`].
+    ///
+    /// ```
+    /// use dlspan::{CopyMode, HostMdspan, LayoutRight};
+    /// let data: Vec<i32> = (0..6).collect();
+    /// let view = HostMdspan::<i32, 2>::from_slice(&data, [2, 3])?;
+    /// let owned = view.subview((.., 1..)).to_managed(CopyMode::Always)?;
+    /// assert!(owned.is_copied() && !owned.is_read_only());
+    /// assert_eq!(owned.view::<i32, 2, LayoutRight>()?.to_vec(), [1, 2, 4, 5]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    pub fn to_managed(&self, copy: CopyMode) -> Result<ManagedTensor, DlpackError> {
+        match copy {
+            CopyMode::Never => Err(DlpackError::CopyRequired),
+            CopyMode::Always | CopyMode::IfNeeded => copy_to_managed(self.extents(), self.to_vec()),
+        }
+    }
+}
+
+impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanMut<'_, T, R, E, L, S> {
+    /// An owned managed tensor of this view's elements; see [`Mdspan::to_managed`].
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::CopyRequired`] for [`CopyMode::Never`].
+    ///
+    /// ```
+    /// use dlspan::{CopyMode, HostMdspanMut};
+    /// let mut data = [1u8, 2];
+    /// let view = HostMdspanMut::<u8, 1>::from_slice(&mut data, [2])?;
+    /// assert_eq!(view.to_managed(CopyMode::Always)?.shape(), &[2]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    pub fn to_managed(&self, copy: CopyMode) -> Result<ManagedTensor, DlpackError> {
+        self.as_view().to_managed(copy)
+    }
+}

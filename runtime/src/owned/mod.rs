@@ -1,0 +1,554 @@
+//! Owned exchange: [`ManagedTensor`] owns a `DLManagedTensorVersioned` or a legacy
+//! `DLManagedTensor` and calls its deleter exactly once; exporters turn Rust owners (`Vec`,
+//! `Box<[T]>`, `Arc<[T]>`, any [`TensorOwner`]) into managed tensors whose deleter drops the owner.
+//!
+//! Ownership rules, made safe by construction:
+//! - the deleter runs exactly once: on drop, or at once when a tensor of another major version is
+//!   refused (touching nothing else), or by whoever takes the raw pointer from
+//!   [`into_raw_versioned`](ManagedTensor::into_raw_versioned) /
+//!   [`into_raw_legacy`](ManagedTensor::into_raw_legacy);
+//! - a `READ_ONLY` tensor yields only shared views;
+//! - dlspan's deleters never unwind into C: a panic in an owner's `Drop` is caught and reported.
+//!
+//! ```
+//! use dlspan::{ManagedTensor, LayoutRight};
+//!
+//! // Rust data out as a DLPack managed tensor, as a C consumer would take it...
+//! let exported = ManagedTensor::from_owner(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], [2, 3])?;
+//! let raw = exported.into_raw_versioned();
+//!
+//! // ...and back in: the ManagedTensor owns it and calls the deleter (dropping the Vec) once.
+//! // SAFETY: `raw` is a live managed tensor whose ownership passes here.
+//! let imported = unsafe { ManagedTensor::from_raw_versioned(raw) }?;
+//! let view = imported.view::<f32, 2, LayoutRight>()?;
+//! assert_eq!(view[[1, 2]], 6.0);
+//! # Ok::<(), dlspan::DlpackError>(())
+//! ```
+
+mod export;
+mod shim;
+
+pub use export::{CopyMode, Storage, TensorOwner};
+
+use crate::convert::{FromDlTensor, ImportOptions};
+use crate::dtype::DlElement;
+use crate::error::DlpackError;
+use crate::ffi::{
+    DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPACK_FLAG_BITMASK_IS_COPIED,
+    DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_MAJOR_VERSION, DLPackVersion,
+    DLTensor,
+};
+use crate::view::{HostMdspan, HostMdspanMut, Layout};
+use core::fmt;
+use core::ptr::NonNull;
+
+/// Converts a versioned export of dlspan into a legacy one in place (same allocation).
+type Relegacy = unsafe fn(NonNull<DLManagedTensorVersioned>) -> NonNull<DLManagedTensor>;
+
+enum Raw {
+    Versioned {
+        ptr: NonNull<DLManagedTensorVersioned>,
+        /// Present for dlspan's own exports, whose header can be rewritten as a legacy one.
+        relegacy: Option<Relegacy>,
+    },
+    Legacy(NonNull<DLManagedTensor>),
+}
+
+/// An owned DLPack managed tensor: versioned (`DLManagedTensorVersioned`, DLPack ≥ 1.0) or legacy
+/// (`DLManagedTensor`). Dropping it calls the producer's deleter exactly once.
+///
+/// Typed views borrow it ([`view`](Self::view), [`view_mut`](Self::view_mut),
+/// [`view_as`](Self::view_as)) with every check of SPEC.md §3, using the tensor's version (null
+/// strides mean row-major before DLPack 1.2) and flags (`READ_ONLY` refuses mutable views;
+/// `IS_SUBBYTE_TYPE_PADDED` selects padded sub-byte storage).
+///
+/// ```
+/// use dlspan::{ManagedTensor, LayoutStride, DlpackError};
+/// let tensor = ManagedTensor::from_owner(std::sync::Arc::<[u8]>::from(vec![1, 2, 3, 4]), [2, 2])?;
+/// assert!(tensor.is_read_only(), "a shared owner exports read-only");
+/// assert_eq!(tensor.shape(), &[2, 2]);
+/// let view = tensor.view::<u8, 2, LayoutStride>()?;
+/// assert_eq!(view.to_vec(), [1, 2, 3, 4]);
+/// # Ok::<(), DlpackError>(())
+/// ```
+pub struct ManagedTensor {
+    raw: Raw,
+}
+
+// SAFETY: a ManagedTensor is a unique owner of foreign memory. Moving it to another thread moves that
+// ownership; the deleter may then run on that thread, which DLPack allows (producers make their
+// deleters callable from any thread; dlspan's own drop `Send` owners). Its data is plain values of
+// element types, which are `Send + Sync`.
+unsafe impl Send for ManagedTensor {}
+// SAFETY: `&ManagedTensor` only reads metadata and gives shared views (element types are `Sync`);
+// writing needs `&mut ManagedTensor`.
+unsafe impl Sync for ManagedTensor {}
+
+impl ManagedTensor {
+    /// Takes ownership of a versioned managed tensor.
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::NullManagedTensor`] for a null pointer (nothing to delete);
+    /// [`DlpackError::UnsupportedVersion`] when the major version is not 1: the deleter has then
+    /// been called (DLPack guarantees its place across versions) and nothing else was read.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is null or points to a `DLManagedTensorVersioned` whose ownership passes to the
+    /// returned value (or whose deleter is called on error); its `deleter`, when non-null, may be
+    /// called once from any thread. When its major version is 1: its `dl_tensor` is well-formed
+    /// (`shape` and `strides` arrays of `ndim` entries, or null where DLPack allows), its data holds
+    /// valid values of its dtype where shape and strides say, in the memory of its device, and is
+    /// alive until the deleter runs and not written by anyone else while this value lives (and not
+    /// at all when `READ_ONLY` is set).
+    ///
+    /// ```
+    /// use dlspan::{ManagedTensor, DlpackError};
+    /// // SAFETY: null is allowed and refused.
+    /// assert!(matches!(unsafe { ManagedTensor::from_raw_versioned(core::ptr::null_mut()) }, Err(DlpackError::NullManagedTensor)));
+    /// ```
+    pub unsafe fn from_raw_versioned(ptr: *mut DLManagedTensorVersioned) -> Result<Self, DlpackError> {
+        let ptr = NonNull::new(ptr).ok_or(DlpackError::NullManagedTensor)?;
+        // SAFETY: the caller guarantees a live struct; `version` keeps its place in every major
+        // version of DLPack.
+        let version = unsafe { (*ptr.as_ptr()).version };
+        if version.major != DLPACK_MAJOR_VERSION {
+            // SAFETY: DLPack: a consumer that finds another major version must call the deleter,
+            // which keeps its place too; it is called once, here, and the struct is not touched
+            // again.
+            unsafe { call_versioned_deleter(ptr) };
+            return Err(DlpackError::UnsupportedVersion { version });
+        }
+        Ok(Self { raw: Raw::Versioned { ptr, relegacy: None } })
+    }
+
+    /// Takes ownership of a legacy (unversioned) managed tensor.
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::NullManagedTensor`] for a null pointer.
+    ///
+    /// # Safety
+    ///
+    /// As for [`from_raw_versioned`](Self::from_raw_versioned) (a legacy tensor has no version
+    /// and no flags: it is taken as writable, and null strides mean row-major).
+    ///
+    /// ```
+    /// use dlspan::ManagedTensor;
+    /// let exported = ManagedTensor::from_owner(vec![7i64, 8, 9], [3])?;
+    /// let legacy = exported.into_raw_legacy().map_err(|e| e.error())?;
+    /// // SAFETY: `legacy` is a live legacy managed tensor whose ownership passes here.
+    /// let back = unsafe { ManagedTensor::from_raw_legacy(legacy) }?;
+    /// assert_eq!(back.version(), None);
+    /// assert_eq!(back.view::<i64, 1, dlspan::LayoutRight>()?[[2]], 9);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    pub unsafe fn from_raw_legacy(ptr: *mut DLManagedTensor) -> Result<Self, DlpackError> {
+        let ptr = NonNull::new(ptr).ok_or(DlpackError::NullManagedTensor)?;
+        Ok(Self { raw: Raw::Legacy(ptr) })
+    }
+
+    /// A dlspan export, whose header can later be rewritten as legacy in place.
+    pub(crate) fn from_export(ptr: NonNull<DLManagedTensorVersioned>, relegacy: Relegacy) -> Self {
+        Self { raw: Raw::Versioned { ptr, relegacy: Some(relegacy) } }
+    }
+
+    /// The tensor.
+    ///
+    /// ```
+    /// let t = dlspan::ManagedTensor::from_owner(vec![0u8; 6], [2, 3])?;
+    /// assert_eq!(t.dl_tensor().ndim, 2);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn dl_tensor(&self) -> &DLTensor {
+        match self.raw {
+            // SAFETY: owned and live until drop (constructor contracts); the borrow ends before.
+            Raw::Versioned { ptr, .. } => unsafe { &(*ptr.as_ptr()).dl_tensor },
+            // SAFETY: as above.
+            Raw::Legacy(ptr) => unsafe { &(*ptr.as_ptr()).dl_tensor },
+        }
+    }
+
+    /// The DLPack version, or `None` for a legacy tensor.
+    ///
+    /// ```
+    /// let t = dlspan::ManagedTensor::from_owner(vec![0u8], [1])?;
+    /// assert_eq!(t.version(), Some(dlspan::ffi::DLPackVersion::CURRENT));
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn version(&self) -> Option<DLPackVersion> {
+        match self.raw {
+            // SAFETY: owned and live.
+            Raw::Versioned { ptr, .. } => Some(unsafe { (*ptr.as_ptr()).version }),
+            Raw::Legacy(_) => None,
+        }
+    }
+
+    /// The flags (0 for a legacy tensor).
+    ///
+    /// ```
+    /// let t = dlspan::ManagedTensor::from_owner(vec![0u8], [1])?;
+    /// assert_eq!(t.flags(), 0);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn flags(&self) -> u64 {
+        match self.raw {
+            // SAFETY: owned and live.
+            Raw::Versioned { ptr, .. } => unsafe { (*ptr.as_ptr()).flags },
+            Raw::Legacy(_) => 0,
+        }
+    }
+
+    /// Whether the data must not be written (`READ_ONLY`).
+    ///
+    /// ```
+    /// let t = dlspan::ManagedTensor::from_owner(std::sync::Arc::<[u8]>::from([1u8]), [1])?;
+    /// assert!(t.is_read_only());
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn is_read_only(&self) -> bool {
+        self.flags() & DLPACK_FLAG_BITMASK_READ_ONLY != 0
+    }
+
+    /// Whether the producer made a copy for this consumer (`IS_COPIED`).
+    ///
+    /// ```
+    /// use dlspan::{CopyMode, HostMdspan};
+    /// let data = [1u8, 2];
+    /// let copy = HostMdspan::<u8, 1>::from_slice(&data, [2])?.to_managed(CopyMode::Always)?;
+    /// assert!(copy.is_copied());
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn is_copied(&self) -> bool {
+        self.flags() & DLPACK_FLAG_BITMASK_IS_COPIED != 0
+    }
+
+    /// Whether sub-byte data is padded one lane per byte (`IS_SUBBYTE_TYPE_PADDED`).
+    ///
+    /// ```
+    /// use dlspan::dtype::Float4E2m1fn;
+    /// let t = dlspan::ManagedTensor::from_owner(vec![Float4E2m1fn::from_bits(2); 4], [4])?;
+    /// assert!(t.is_subbyte_padded());
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn is_subbyte_padded(&self) -> bool {
+        self.flags() & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED != 0
+    }
+
+    /// The device.
+    ///
+    /// ```
+    /// let t = dlspan::ManagedTensor::from_owner(vec![0u8], [1])?;
+    /// assert_eq!(t.device().device_type, dlspan::ffi::DLDeviceType::kDLCPU);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn device(&self) -> DLDevice {
+        self.dl_tensor().device
+    }
+
+    /// The data type.
+    ///
+    /// ```
+    /// let t = dlspan::ManagedTensor::from_owner(vec![0f64], [1])?;
+    /// assert_eq!(t.dtype().to_string(), "float64");
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn dtype(&self) -> DLDataType {
+        self.dl_tensor().dtype
+    }
+
+    /// The number of dimensions (0 for a malformed negative `ndim`).
+    ///
+    /// ```
+    /// let t = dlspan::ManagedTensor::from_owner(vec![0u8; 6], [1, 2, 3])?;
+    /// assert_eq!(t.ndim(), 3);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn ndim(&self) -> usize {
+        usize::try_from(self.dl_tensor().ndim).unwrap_or(0)
+    }
+
+    /// The shape (empty when `ndim` is 0 or the shape is null).
+    ///
+    /// ```
+    /// let t = dlspan::ManagedTensor::from_owner(vec![0u8; 6], [2, 3])?;
+    /// assert_eq!(t.shape(), &[2, 3]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn shape(&self) -> &[i64] {
+        let t = self.dl_tensor();
+        if t.shape.is_null() {
+            return &[];
+        }
+        // SAFETY: a well-formed tensor's non-null shape has `ndim` entries, alive while owned.
+        unsafe { core::slice::from_raw_parts(t.shape, self.ndim()) }
+    }
+
+    /// The strides in elements, or `None` when null (legacy producers: row-major).
+    ///
+    /// ```
+    /// let t = dlspan::ManagedTensor::from_owner(vec![0u8; 6], [2, 3])?;
+    /// assert_eq!(t.strides(), Some(&[3i64, 1][..]));
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn strides(&self) -> Option<&[i64]> {
+        let t = self.dl_tensor();
+        if t.strides.is_null() {
+            return None;
+        }
+        // SAFETY: a well-formed tensor's non-null strides have `ndim` entries, alive while owned.
+        Some(unsafe { core::slice::from_raw_parts(t.strides, self.ndim()) })
+    }
+
+    /// What the producer said about the tensor, for the conversion rules.
+    #[inline]
+    pub fn import_options(&self) -> ImportOptions {
+        ImportOptions {
+            version: self.version().unwrap_or(ImportOptions::legacy().version),
+            subbyte_padded: self.is_subbyte_padded(),
+        }
+    }
+
+    /// A shared host view of element type `T`, rank `R`, layout `L`.
+    ///
+    /// # Errors
+    ///
+    /// The first rule of SPEC.md §3 that fails, as [`to_host_mdspan`](crate::to_host_mdspan).
+    ///
+    /// ```
+    /// use dlspan::{ManagedTensor, LayoutRight, DlpackError};
+    /// let t = ManagedTensor::from_owner(vec![1u16, 2, 3, 4], [2, 2])?;
+    /// assert_eq!(t.view::<u16, 2, LayoutRight>()?[[1, 0]], 3);
+    /// assert!(matches!(t.view::<f32, 2, LayoutRight>(), Err(DlpackError::DtypeMismatch { .. })));
+    /// # Ok::<(), DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn view<T: DlElement, const R: usize, L: Layout>(&self) -> Result<HostMdspan<'_, T, R, L>, DlpackError> {
+        self.view_as()
+    }
+
+    /// A mutable host view.
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::ReadOnly`] for a `READ_ONLY` tensor; otherwise as [`view`](Self::view), and
+    /// [`DlpackError::OverlappingStrides`] when two indices share an element.
+    ///
+    /// ```
+    /// use dlspan::{ManagedTensor, LayoutRight};
+    /// let mut t = ManagedTensor::from_owner(vec![0i32; 4], [4])?;
+    /// t.view_mut::<i32, 1, LayoutRight>()?[[3]] = 5;
+    /// assert_eq!(t.view::<i32, 1, LayoutRight>()?.to_vec(), [0, 0, 0, 5]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn view_mut<T: DlElement, const R: usize, L: Layout>(
+        &mut self,
+    ) -> Result<HostMdspanMut<'_, T, R, L>, DlpackError> {
+        self.view_mut_as()
+    }
+
+    /// A shared view of any view type: static extents (`mdspan!`), device or managed memory.
+    ///
+    /// # Errors
+    ///
+    /// The first rule of SPEC.md §3 that fails.
+    ///
+    /// ```
+    /// use dlspan::{mdspan, ManagedTensor};
+    /// let t = ManagedTensor::from_owner(vec![0.5f32; 6], [2, 3])?;
+    /// let tile = t.view_as::<mdspan!(f32; 2, 3)>()?;
+    /// assert_eq!(tile[[1, 2]], 0.5);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn view_as<'s, V: FromDlTensor<'s>>(&'s self) -> Result<V, DlpackError> {
+        const { assert!(!V::MUTABLE, "view_as gives shared views; use view_mut_as for a mutable view") };
+        // SAFETY: the tensor owns its data until drop, which cannot happen while `self` is
+        // borrowed; the constructor's contract makes the tensor well-formed and its data valid and
+        // unwritten by others while this value lives.
+        unsafe { V::view_dltensor(self.dl_tensor(), self.import_options()) }
+    }
+
+    /// A mutable view of any view type.
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::ReadOnly`] for a `READ_ONLY` tensor; otherwise as [`view_as`](Self::view_as).
+    ///
+    /// ```
+    /// use dlspan::{mdspan, ManagedTensor};
+    /// let mut t = ManagedTensor::from_owner(vec![0u8; 4], [2, 2])?;
+    /// t.view_mut_as::<mdspan!(mut u8; 2, 2)>()?[[0, 1]] = 1;
+    /// assert_eq!(t.view::<u8, 2, dlspan::LayoutRight>()?.to_vec(), [0, 1, 0, 0]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn view_mut_as<'s, V: FromDlTensor<'s>>(&'s mut self) -> Result<V, DlpackError> {
+        if V::MUTABLE && self.is_read_only() {
+            return Err(DlpackError::ReadOnly);
+        }
+        // SAFETY: as in `view_as`, and `&mut self` makes this the only access through this value;
+        // the producer does not write while we own the tensor (constructor contract), and
+        // `READ_ONLY` tensors were refused above.
+        unsafe { V::view_dltensor(self.dl_tensor(), self.import_options()) }
+    }
+
+    /// Gives up ownership as a versioned managed tensor, for a C consumer, which must call its
+    /// deleter once. A legacy tensor is wrapped in a small versioned shell (one allocation) whose
+    /// deleter calls the legacy deleter.
+    ///
+    /// ```
+    /// let t = dlspan::ManagedTensor::from_owner(vec![1u8, 2], [2])?;
+    /// let raw = t.into_raw_versioned();
+    /// // SAFETY: `raw` is a live managed tensor; this consumer calls its deleter once.
+    /// unsafe {
+    ///     let deleter = (*raw).deleter.unwrap();
+    ///     deleter(raw);
+    /// }
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    pub fn into_raw_versioned(self) -> *mut DLManagedTensorVersioned {
+        let this = core::mem::ManuallyDrop::new(self);
+        match this.raw {
+            Raw::Versioned { ptr, .. } => ptr.as_ptr(),
+            Raw::Legacy(ptr) => shim::versioned_around_legacy(ptr).as_ptr(),
+        }
+    }
+
+    /// Gives up ownership as a legacy managed tensor, for consumers that only speak the
+    /// unversioned form (JAX, NumPy's legacy path). dlspan's own exports are rewritten in place; a
+    /// foreign versioned tensor is wrapped in a small legacy shell (one allocation).
+    ///
+    /// # Errors
+    ///
+    /// A read-only tensor cannot be exported as legacy (the legacy form has no flags, so the
+    /// consumer would assume it may write); the error gives the tensor back.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let shared = dlspan::ManagedTensor::from_owner(Arc::<[u8]>::from([1u8, 2]), [2])?;
+    /// let refused = shared.into_raw_legacy().unwrap_err();
+    /// assert_eq!(refused.error(), dlspan::DlpackError::ReadOnly);
+    /// let shared = refused.into_tensor(); // still owned, deleted on drop
+    /// assert!(shared.is_read_only());
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    pub fn into_raw_legacy(self) -> Result<*mut DLManagedTensor, IntoLegacyError> {
+        if self.is_read_only() {
+            return Err(IntoLegacyError { tensor: self });
+        }
+        let this = core::mem::ManuallyDrop::new(self);
+        Ok(match this.raw {
+            Raw::Legacy(ptr) => ptr.as_ptr(),
+            // SAFETY: `relegacy` belongs to this export's own allocation (dlspan made it), which
+            // this value owns and gives up here.
+            Raw::Versioned { ptr, relegacy: Some(relegacy) } => unsafe { relegacy(ptr) }.as_ptr(),
+            Raw::Versioned { ptr, relegacy: None } => shim::legacy_around_versioned(ptr).as_ptr(),
+        })
+    }
+}
+
+impl Drop for ManagedTensor {
+    fn drop(&mut self) {
+        match self.raw {
+            // SAFETY: this value owns the tensor; its deleter is called once, here.
+            Raw::Versioned { ptr, .. } => unsafe { call_versioned_deleter(ptr) },
+            // SAFETY: as above.
+            Raw::Legacy(ptr) => unsafe { call_legacy_deleter(ptr) },
+        }
+    }
+}
+
+impl fmt::Debug for ManagedTensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let t = self.dl_tensor();
+        f.debug_struct("ManagedTensor")
+            .field("version", &self.version())
+            .field("flags", &self.flags())
+            .field("device", &t.device)
+            .field("dtype", &format_args!("{}", t.dtype))
+            .field("shape", &self.shape())
+            .field("strides", &self.strides())
+            .field("byte_offset", &t.byte_offset)
+            .finish()
+    }
+}
+
+/// [`ManagedTensor::into_raw_legacy`] refused a read-only tensor; the tensor is given back.
+///
+/// ```
+/// let t = dlspan::ManagedTensor::from_owner(std::sync::Arc::<[u8]>::from([1u8]), [1])?;
+/// let err = t.into_raw_legacy().unwrap_err();
+/// assert_eq!(err.to_string(), "tensor is read-only");
+/// # Ok::<(), dlspan::DlpackError>(())
+/// ```
+pub struct IntoLegacyError {
+    tensor: ManagedTensor,
+}
+
+impl IntoLegacyError {
+    /// Why the export was refused ([`DlpackError::ReadOnly`]).
+    pub fn error(&self) -> DlpackError {
+        DlpackError::ReadOnly
+    }
+
+    /// The tensor, still owned.
+    pub fn into_tensor(self) -> ManagedTensor {
+        self.tensor
+    }
+}
+
+impl fmt::Debug for IntoLegacyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IntoLegacyError").field("error", &self.error()).field("tensor", &self.tensor).finish()
+    }
+}
+
+impl fmt::Display for IntoLegacyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.error(), f)
+    }
+}
+
+impl std::error::Error for IntoLegacyError {}
+
+/// Calls a versioned tensor's deleter, if any.
+///
+/// # Safety
+///
+/// `ptr` is a live versioned managed tensor owned by the caller, who gives it up.
+unsafe fn call_versioned_deleter(ptr: NonNull<DLManagedTensorVersioned>) {
+    // SAFETY: live (caller); the deleter keeps its place across major versions.
+    let deleter = unsafe { (*ptr.as_ptr()).deleter };
+    if let Some(deleter) = deleter {
+        // SAFETY: the owner calls the producer's deleter once, with the tensor it belongs to.
+        unsafe { deleter(ptr.as_ptr()) };
+    }
+}
+
+/// Calls a legacy tensor's deleter, if any.
+///
+/// # Safety
+///
+/// `ptr` is a live legacy managed tensor owned by the caller, who gives it up.
+unsafe fn call_legacy_deleter(ptr: NonNull<DLManagedTensor>) {
+    // SAFETY: live (caller).
+    let deleter = unsafe { (*ptr.as_ptr()).deleter };
+    if let Some(deleter) = deleter {
+        // SAFETY: the owner calls the producer's deleter once, with the tensor it belongs to.
+        unsafe { deleter(ptr.as_ptr()) };
+    }
+}
