@@ -306,3 +306,26 @@ fn empty_tensors_with_huge_extents_are_empty() {
     assert!(dl.get().data.is_null());
     assert_eq!(host::<u8, 3, LayoutRight>(&mut t), Err(DlpackError::SpanOverflow), "compact strides do not fit");
 }
+
+#[test]
+fn empty_relaxed_views_carry_no_offset() {
+    // Found by review: an empty relaxed mapping used to keep any offset, and `into_layout` then moved
+    // the pointer by it. Offsets beyond isize are refused; others are normalised to 0.
+    let data: [i32; 0] = [];
+    assert_eq!(
+        HostMdspan::<i32, 1, LayoutStrideRelaxed>::from_slice_relaxed(&data, [0], [1], usize::MAX).unwrap_err(),
+        DlpackError::SpanOverflow
+    );
+    let empty = HostMdspan::<i32, 1, LayoutStrideRelaxed>::from_slice_relaxed(&data, [0], [1], 1000).unwrap();
+    assert_eq!(empty.offset(), 0);
+    let strict = empty.into_layout::<LayoutStride>().unwrap();
+    assert_eq!(strict.data_handle(), data.as_ptr(), "the pointer does not move for an empty view");
+    // The same through a DLTensor with a large byte offset.
+    let values = [1i32, 2];
+    let mut t = Crafted::cpu(values.as_ptr(), &[0], Some(&[1]));
+    t.byte_offset = 1 << 40;
+    let tensor = t.tensor();
+    // SAFETY: the tensor has no elements; its metadata arrays are alive.
+    let view = unsafe { to_host_mdspan::<i32, 1, LayoutStrideRelaxed>(&tensor) }.unwrap();
+    assert_eq!((view.offset(), view.into_layout::<LayoutStride>().unwrap().data_handle()), (0, values.as_ptr()));
+}

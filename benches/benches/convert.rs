@@ -59,12 +59,25 @@ fn checksum<const R: usize>(ptr: *const f32, extents: [usize; R]) -> usize {
     extents.iter().fold(ptr as usize, |acc, &e| acc ^ e)
 }
 
-/// The floor: what an unchecked consumer does (read pointer and shape, no validation).
+/// The floor of a compact import: what an unchecked consumer of a compact tensor does (read the
+/// pointer and the shape, no validation).
 #[inline(never)]
 fn unchecked<const R: usize>(t: &DLTensor) -> usize {
     // SAFETY: the bench's tensors have `R` extents.
     let shape = unsafe { &*t.shape.cast::<[i64; R]>() };
     checksum(t.data.cast::<f32>().cast_const(), shape.map(|e| e as usize))
+}
+
+/// The floor of a strided import: an unchecked consumer of a strided tensor also reads the strides
+/// and the byte offset.
+#[inline(never)]
+fn unchecked_strided<const R: usize>(t: &DLTensor) -> usize {
+    // SAFETY: the bench's tensors have `R` extents and strides.
+    let shape = unsafe { &*t.shape.cast::<[i64; R]>() };
+    // SAFETY: as above.
+    let strides = unsafe { &*t.strides.cast::<[i64; R]>() };
+    let data = t.data.cast::<u8>().wrapping_add(t.byte_offset as usize).cast::<f32>();
+    checksum(data, shape.map(|e| e as usize)) ^ strides.iter().fold(0, |acc, &s| acc ^ s as usize)
 }
 
 #[inline(never)]
@@ -84,6 +97,7 @@ fn import_group<const R: usize>(c: &mut Criterion, shape: [i64; R]) {
     let left_tensor = column_major.tensor();
     let mut group = c.benchmark_group(format!("import_rank{R}"));
     group.bench_function("unchecked_floor", |b| b.iter(|| unchecked::<R>(black_box(&tensor))));
+    group.bench_function("unchecked_floor_strided", |b| b.iter(|| unchecked_strided::<R>(black_box(&tensor))));
     group.bench_function("layout_right", |b| b.iter(|| import::<R, LayoutRight>(black_box(&tensor))));
     group.bench_function("layout_left", |b| b.iter(|| import::<R, LayoutLeft>(black_box(&left_tensor))));
     group.bench_function("layout_stride", |b| b.iter(|| import::<R, LayoutStride>(black_box(&tensor))));

@@ -19,7 +19,8 @@ use syn::{DeriveInput, parse_macro_input};
 /// - `#[dl(code = <DLDataTypeCode name or number>, bits = B, lanes = L)]`: opaque storage of a
 ///   declared data type, over fields that accept any bytes (`struct E4m3(u8)` as `kDLFloat8_e4m3fn`).
 ///
-/// `#[dl(crate = path)]` names the runtime crate when it is renamed.
+/// The generated code names the runtime crate `::dlspan` (there is no option to rename it: the
+/// `unsafe impl` is sound only because its compile-time proofs are the real crate's).
 ///
 /// Errors (each at the offending token): an enum or union, generics, no `repr(C)`/`repr(transparent)`,
 /// `repr(packed)`, no fields, a field that is not an element, fields of different data types,

@@ -194,9 +194,14 @@ pub(crate) fn reach<const R: usize, const POSITIVE: bool>(
         return positive_strides(strides).map(|()| Reach { size: 0, span: 0 });
     }
     if extents.contains(&0) {
-        // Empty: reaches nothing, whatever the other extents and the strides are. (A wrapped product
-        // can be zero too, so the product cannot decide this.)
-        return Ok(Reach { size: 0, span: 0 });
+        // Empty: reaches nothing, whatever the other extents and the strides are (a wrapped product
+        // can be zero too, so the product cannot decide this). The offset must still be a valid
+        // element offset: relaxed mappings store it, and moving a pointer by it must stay in isize.
+        return if offset > isize::MAX as usize {
+            Err(DlpackError::SpanOverflow)
+        } else {
+            Ok(Reach { size: 0, span: 0 })
+        };
     }
     if overflow || size > isize::MAX as usize {
         return Err(DlpackError::SpanOverflow);
@@ -208,6 +213,64 @@ pub(crate) fn reach<const R: usize, const POSITIVE: bool>(
         Some(span) => Ok(Reach { size, span: span as usize }),
         None => Err(DlpackError::SpanOverflow),
     }
+}
+
+/// The fast path of [`reach`]: the span, or `None` whenever `reach` might fail or the tensor is
+/// empty (the caller then runs `reach`).
+///
+/// One bound replaces per-operation overflow checks: with every extent and stride magnitude below
+/// 2^30 and at most 8 axes, no term `(e - 1)·s` reaches 2^60 and no sum of them 2^63, so the offset
+/// arithmetic cannot overflow; only the size (a product) keeps an overflow flag. Larger tensors take
+/// the slow path.
+#[inline(always)]
+pub(crate) fn reach_fast<const R: usize, const POSITIVE: bool>(
+    extents: &[usize; R],
+    strides: &[isize; R],
+    offset: usize,
+) -> Option<usize> {
+    const BOUND: usize = 1 << 30;
+    if R > 8 {
+        return None;
+    }
+    // Under the bound a product of at most two extents stays below 2^60: only larger ranks need an
+    // overflow flag on the size.
+    let size_may_overflow = R > 2;
+    // An offset of 2^32 or more takes the slow path: below it, the sums stay below 2^63 too.
+    let mut magnitudes = if offset >= 1 << 32 { BOUND } else { 0 };
+    let mut not_positive = 0isize;
+    let mut size: usize = 1;
+    let mut size_overflow = false;
+    let (mut low, mut high) = (offset as isize, offset as isize);
+    for (&e, &s) in extents.iter().zip(strides) {
+        if POSITIVE {
+            // A negative stride is huge as usize and fails the bound; zero fails `not_positive`.
+            magnitudes |= e | s as usize;
+            not_positive |= s.wrapping_sub(1);
+        } else {
+            magnitudes |= e | s.unsigned_abs();
+        }
+        if size_may_overflow {
+            let (next, overflow) = size.overflowing_mul(e);
+            size = next;
+            size_overflow |= overflow;
+        } else {
+            size = size.wrapping_mul(e);
+        }
+        // (e - 1)·s: in range under the bound (for e == 0 the size is 0 and the caller decides).
+        let term = (e as isize).wrapping_sub(1).wrapping_mul(s);
+        if POSITIVE || term > 0 {
+            high = high.wrapping_add(term);
+        } else {
+            low = low.wrapping_add(term);
+        }
+    }
+    let bad = magnitudes >= BOUND
+        || (POSITIVE && not_positive < 0)
+        || size_overflow
+        || size == 0
+        || size > isize::MAX as usize
+        || (!POSITIVE && low < 0);
+    if bad { None } else { Some(high as usize + 1) }
 }
 
 /// Rule 10 for a view's bytes: `span` elements of `element_size` bytes fit `isize`, and the range

@@ -57,15 +57,125 @@ impl Default for ImportOptions {
 /// A validated view's parts: base pointer, mapping, device ordinal.
 pub(crate) type Parts<T, const R: usize, E, L, S> = (NonNull<T>, Mapping<R, E, L>, <S as MemorySpace>::Ordinal);
 
-/// Validates a `DLTensor` for a view of `T`, rank `R`, extents `E`, layout `L`, space `S`, in the
-/// order of SPEC.md §3; `unique` additionally requires that no two indices share an element.
+/// Validates a `DLTensor` for a view of `T`, rank `R`, extents `E`, layout `L`, space `S`;
+/// `unique` additionally requires that no two indices share an element.
+///
+/// The common case takes [`import_fast`]: every check computed without branches, one test at the
+/// end. Anything else (an error, or a valid but unusual tensor: no elements, null legacy strides,
+/// pinned memory, padded sub-byte data) takes [`import_ordered`], which applies the rules in the
+/// order of SPEC.md §3 and reports the first that fails. Both accept exactly the same tensors.
 ///
 /// # Safety
 ///
 /// When `tensor.ndim == R` and `tensor.shape` / `tensor.strides` are non-null, each points to `R`
-/// readable `int64_t`.
-#[inline]
+/// readable, aligned `int64_t`.
+#[inline(always)]
 pub(crate) unsafe fn import<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>(
+    tensor: &DLTensor,
+    options: ImportOptions,
+    unique: bool,
+) -> Result<Parts<T, R, E, L, S>, DlpackError> {
+    // SAFETY: forwarded to the caller.
+    if let Some(parts) = unsafe { import_fast::<T, R, E, L, S>(tensor, unique) } {
+        return Ok(parts);
+    }
+    // SAFETY: forwarded to the caller.
+    unsafe { import_ordered::<T, R, E, L, S>(tensor, options, unique) }
+}
+
+/// The common case of [`import`]: a current producer's tensor in `S`'s usual device type, with
+/// non-null data, shape and strides, at least one element, no sub-byte padding question. Every rule
+/// is evaluated without branching and folded into one flag; `None` hands the tensor to
+/// [`import_ordered`]. It never accepts a tensor `import_ordered` rejects, and builds the same view
+/// for those it accepts.
+///
+/// # Safety
+///
+/// As for [`import`].
+#[inline(always)]
+unsafe fn import_fast<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>(
+    tensor: &DLTensor,
+    unique: bool,
+) -> Option<Parts<T, R, E, L, S>> {
+    // Rules 1-4 (and the fast path's own conditions); a sub-byte type always goes the slow way, and
+    // 32-bit targets too (the casts below assume 64-bit `usize`).
+    if cfg!(not(target_pointer_width = "64")) || T::DTYPE.bits < 8 || R > i32::MAX as usize {
+        return None;
+    }
+    let ordinal = S::fast_accept(tensor.device)?;
+    let dtype = T::DTYPE;
+    let expected = u64::from(R as u32) | u64::from(u32::from_ne_bytes(dtype_bytes(dtype))) << 32;
+    let found = u64::from(tensor.ndim as u32) | u64::from(u32::from_ne_bytes(dtype_bytes(tensor.dtype))) << 32;
+    let arrays_null = R > 0 && (tensor.shape.is_null() || tensor.strides.is_null());
+    if (found != expected) | tensor.data.is_null() | arrays_null {
+        return None;
+    }
+    let (shape, strides) = if R == 0 {
+        ([0i64; R], [0i64; R])
+    } else {
+        // SAFETY: ndim == R and both arrays are non-null: the caller guarantees R readable int64_t.
+        let shape = unsafe { *tensor.shape.cast::<[i64; R]>() };
+        // SAFETY: as above.
+        let strides = unsafe { *tensor.strides.cast::<[i64; R]>() };
+        (shape, strides)
+    };
+    // Rules 5-6: the first element (or the base and an element offset) and its alignment.
+    let data = tensor.data.addr();
+    let size = size_of::<T>();
+    let mut bad = false;
+    let (address, offset) = if L::HAS_OFFSET {
+        bad |= tensor.byte_offset % size as u64 != 0 || tensor.byte_offset > isize::MAX as u64;
+        (data, (tensor.byte_offset / size as u64) as usize)
+    } else {
+        let (address, overflow) = data.overflowing_add(tensor.byte_offset as usize);
+        bad |= overflow;
+        (address, 0)
+    };
+    bad |= address % align_of::<T>() != 0;
+    // Rule 8 needs no test of its own here: a negative extent is huge as `usize`, so the size the
+    // layout computes below overflows or exceeds isize::MAX (or is zero), and the slow path decides.
+    let extents = shape.map(|e| e as usize);
+    let strides = strides.map(|s| s as isize);
+    // Static extents of `E`.
+    if E::RANK_DYNAMIC != R {
+        for (axis, &extent) in extents.iter().enumerate() {
+            if let Some(expected) = E::STATIC[axis] {
+                bad |= extent != expected;
+            }
+        }
+    }
+    // Rules 9-10 for the layout, then the byte range.
+    let (stored, span) = L::validate_fast(&extents, &strides, offset)?;
+    let (bytes, overflow) = span.overflowing_mul(size);
+    bad |= overflow | (bytes > isize::MAX as usize) | address.overflowing_add(bytes).1;
+    if bad {
+        return None;
+    }
+    let mapping = Mapping::<R, E, L>::from_validated(extents, stored);
+    if unique && !mapping.is_unique() {
+        return None;
+    }
+    // Pointer arithmetic that keeps the pointer's provenance; `address` is its address.
+    let first = tensor.data.cast::<u8>().wrapping_add(address - data).cast::<T>();
+    // SAFETY: `address >= data > 0` (no wrap).
+    Some((unsafe { NonNull::new_unchecked(first) }, mapping, ordinal))
+}
+
+/// The bytes of a data type as they lie in memory, for comparing it as one integer.
+#[inline(always)]
+const fn dtype_bytes(dtype: DLDataType) -> [u8; 4] {
+    let lanes = dtype.lanes.to_ne_bytes();
+    [dtype.code, dtype.bits, lanes[0], lanes[1]]
+}
+
+/// Validates a `DLTensor` in the order of SPEC.md §3, reporting the first rule that fails.
+///
+/// # Safety
+///
+/// As for [`import`].
+#[cold]
+#[inline(never)]
+unsafe fn import_ordered<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>(
     tensor: &DLTensor,
     options: ImportOptions,
     unique: bool,
@@ -84,7 +194,7 @@ pub(crate) unsafe fn import<T: DlElement, const R: usize, E: Extents<R>, L: Layo
     };
 
     // 4. data non-null, unless the tensor has no elements (DLPack says its data should be null).
-    let data = tensor.data as usize;
+    let data = tensor.data.addr();
     if data == 0 && !shape.is_some_and(|s| s.contains(&0)) {
         return Err(DlpackError::NullData);
     }
@@ -130,8 +240,10 @@ pub(crate) unsafe fn import<T: DlElement, const R: usize, E: Extents<R>, L: Layo
         NonNull::dangling()
     } else {
         check::byte_range(address, span, size_of::<T>())?;
+        // Pointer arithmetic that keeps the pointer's provenance; `address` is its address.
+        let first = tensor.data.cast::<u8>().wrapping_add(address - data).cast::<T>();
         // SAFETY: `data != 0` and `address >= data` (no wrap, rule 5).
-        unsafe { NonNull::new_unchecked(address as *mut T) }
+        unsafe { NonNull::new_unchecked(first) }
     };
     Ok((ptr, mapping, ordinal))
 }
@@ -286,7 +398,7 @@ macro_rules! to_mdspan {
         /// # Safety
         ///
         /// - `tensor.shape` and `tensor.strides`, when non-null and `ndim` equals `R`, each point to
-        ///   `R` readable `int64_t`;
+        ///   `R` readable, aligned `int64_t`;
         #[doc = concat!("- the elements the tensor describes lie in ", $memory, ", hold valid values of `T`, and stay")]
         ///   alive and unwritten for `'a` (the view borrows the `DLTensor` struct, which cannot prove
         ///   that its data lives as long).

@@ -42,6 +42,15 @@ pub trait MemorySpace: sealed::Sealed + Copy + Default + Debug + Send + Sync + '
 
     /// The device a view of this space exports.
     fn device(ordinal: Self::Ordinal) -> DLDevice;
+
+    /// The common case of [`accept`](Self::accept), for the fast import path: the space's own device
+    /// type. `None` sends the tensor to the ordered checks (which may still accept it, as host views
+    /// accept pinned memory).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn fast_accept(device: DLDevice) -> Option<Self::Ordinal> {
+        if device.device_type == Self::DEVICE_TYPE { Self::accept(device).ok() } else { None }
+    }
 }
 
 /// Memory spaces whose data the host may read and write directly: [`Host`] and [`Managed`].
@@ -111,7 +120,8 @@ impl MemorySpace for Device {
 
     #[inline]
     fn accept(device: DLDevice) -> Result<i32, DlpackError> {
-        if device.device_type == DLDeviceType::kDLCUDA && device.device_id >= 0 {
+        // SPEC.md rule 1: the device id is not checked here (the view keeps it for export).
+        if device.device_type == DLDeviceType::kDLCUDA {
             Ok(device.device_id)
         } else {
             Err(DlpackError::DeviceMismatch { expected: Self::DEVICE_TYPE, found: device })

@@ -1,7 +1,7 @@
 //! The `#[dl(...)]` attributes of `#[derive(DlElement)]`.
 
 use proc_macro2::Span;
-use syn::{Attribute, Ident, LitInt, Path};
+use syn::{Attribute, Ident, LitInt};
 
 /// A type code given in `#[dl(code = ...)]`.
 pub(crate) enum Code {
@@ -21,11 +21,12 @@ pub(crate) struct Explicit {
 }
 
 /// Everything found in `#[dl(...)]` on the type.
+///
+/// There is deliberately no `crate = path` key: the generated `unsafe impl` is only sound because
+/// its compile-time proofs are the real runtime crate's, so the path is always `::dlspan`.
 #[derive(Default)]
 pub(crate) struct DlAttrs {
     pub(crate) explicit: Option<Explicit>,
-    /// `#[dl(crate = path)]`: where the runtime crate is, for renamed dependencies.
-    pub(crate) krate: Option<Path>,
 }
 
 /// Parses every `#[dl(...)]`; unknown keys, duplicates, and incomplete data types are errors at the
@@ -73,16 +74,8 @@ pub(crate) fn parse(attrs: &[Attribute]) -> syn::Result<DlAttrs> {
                         _ => return Err(syn::Error::new(lit.span(), "`lanes` must be an integer from 1 to 65535")),
                     }
                 }
-                "crate" => {
-                    if out.krate.is_some() {
-                        return Err(duplicate());
-                    }
-                    out.krate = Some(meta.value()?.parse()?);
-                }
                 _ => {
-                    return Err(
-                        meta.error("unknown #[dl(...)] key: DlElement takes `code`, `bits`, `lanes` and `crate`")
-                    );
+                    return Err(meta.error("unknown #[dl(...)] key: DlElement takes `code`, `bits` and `lanes`"));
                 }
             }
             Ok(())

@@ -87,6 +87,13 @@ fn explicit_dtype(input: &Input<'_>, explicit: &Explicit, krate: &Path) -> Token
             #krate::__private::assert_plain_bits::<#ty>();
         }
     });
+    let fields = &input.fields;
+    let no_padding = quote_spanned! {explicit.span=>
+        ::core::assert!(
+            ::core::mem::size_of::<#ident>() == #krate::__private::sum(&[#(::core::mem::size_of::<#fields>()),*]),
+            "this type has padding bytes: its size must be the sum of its fields' sizes (every byte of the storage is data)",
+        );
+    };
     let size_matches = quote_spanned! {explicit.span=>
         ::core::assert!(
             #krate::dtype::storage_matches(__dlspan_dtype, ::core::mem::size_of::<#ident>()),
@@ -95,10 +102,13 @@ fn explicit_dtype(input: &Input<'_>, explicit: &Explicit, krate: &Path) -> Token
     };
     // The `unsafe impl` below is sound because: the struct is `#[repr(C)]` or `#[repr(transparent)]`
     // (checked by the macro) over fields that accept every bit pattern and have no padding or
-    // interior mutability (`assert_plain_bits`), so any bytes a producer writes are a valid value;
-    // its size matches the declared bits and lanes (`size_matches`); the byte layout of the declared
-    // data type is the user's stated intent of the `#[dl]` attribute, which cannot break validity.
-    let proofs = quote!(#(#plain)* #size_matches);
+    // interior mutability of their own (`assert_plain_bits`), with no padding between or after them
+    // (`no_padding`: the struct's size is the sum of theirs), so any bytes a producer writes are a
+    // valid value and every byte is initialised data; its size matches the declared bits and lanes
+    // (`size_matches`); the byte layout of the declared data type is the user's stated intent of
+    // the `#[dl]` attribute, which cannot break validity. The proofs use only `::core` and the real
+    // runtime crate (`::dlspan`, never a user-supplied path).
+    let proofs = quote!(#(#plain)* #no_padding #size_matches);
     let value = quote!(#krate::ffi::DLDataType::new(#code, #bits, #lanes));
     with_proofs(ident, krate, &proofs, &value)
 }

@@ -13,7 +13,7 @@ use syn::DeriveInput;
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     let result = ast::Input::from_syn(input).and_then(|parsed| {
         valid::check(&parsed)?;
-        let krate = parsed.dl.krate.clone().unwrap_or_else(crate::default_crate_path);
+        let krate = crate::default_crate_path();
         Ok(expand::derive(&parsed, &krate))
     });
     result.unwrap_or_else(|error| fallback::derive(input, error))

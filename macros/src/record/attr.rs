@@ -1,7 +1,6 @@
-//! The `#[dl(...)]` attributes of `#[derive(DlRecord)]`: `#[dl(skip)]` on fields, `#[dl(crate =
-//! path)]` on the type.
+//! The `#[dl(...)]` attributes of `#[derive(DlRecord)]`: `#[dl(skip)]` on fields.
 
-use syn::{Attribute, Path};
+use syn::Attribute;
 
 /// Whether a field carries `#[dl(skip)]`; any other key is an error at its token.
 pub(crate) fn skipped(attrs: &[Attribute]) -> syn::Result<bool> {
@@ -19,22 +18,19 @@ pub(crate) fn skipped(attrs: &[Attribute]) -> syn::Result<bool> {
     Ok(skip)
 }
 
-/// Checks the type-level `#[dl(...)]` keys DlRecord understands (`crate`), returning the path.
-pub(crate) fn check_type_attrs(attrs: &[Attribute]) -> syn::Result<Option<Path>> {
-    let mut krate = None;
+/// Checks the type-level `#[dl(...)]` keys: DlRecord takes none of its own (there is deliberately no
+/// `crate = path`: the generated `unsafe` call relies on the real runtime crate), but tolerates
+/// DlElement's when both derives share the attribute.
+pub(crate) fn check_type_attrs(attrs: &[Attribute]) -> syn::Result<()> {
     for attr in attrs.iter().filter(|a| a.path().is_ident("dl")) {
         attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("crate") {
-                krate = Some(meta.value()?.parse()?);
-                Ok(())
-            } else if meta.path.is_ident("code") || meta.path.is_ident("bits") || meta.path.is_ident("lanes") {
-                // DlElement's keys, when both derives share the attribute.
+            if meta.path.is_ident("code") || meta.path.is_ident("bits") || meta.path.is_ident("lanes") {
                 let _: syn::Expr = meta.value()?.parse()?;
                 Ok(())
             } else {
-                Err(meta.error("unknown #[dl(...)] key: DlRecord takes `crate` (and `skip` on fields)"))
+                Err(meta.error("unknown #[dl(...)] key: DlRecord takes `skip` on fields"))
             }
         })?;
     }
-    Ok(krate)
+    Ok(())
 }

@@ -12,7 +12,8 @@ use syn::DeriveInput;
 pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     let result = ast::Input::from_syn(input).and_then(|parsed| {
         valid::check(&parsed)?;
-        let krate = attr::check_type_attrs(&input.attrs)?.unwrap_or_else(crate::default_crate_path);
+        attr::check_type_attrs(&input.attrs)?;
+        let krate = crate::default_crate_path();
         Ok(expand::derive(&parsed, &krate))
     });
     result.unwrap_or_else(|error| error.to_compile_error())

@@ -49,6 +49,18 @@ pub trait Layout: sealed::Sealed + Copy + Default + Debug + Send + Sync + 'stati
         offset: usize,
     ) -> Result<(Self::Strides<R>, Reach), DlpackError>;
 
+    /// The fast path of [`validate`](Self::validate) for the common case: no branches, overflow
+    /// collected in flags. Returns the stored form and the span, or `None` whenever `validate`
+    /// might reject the input *or* the input is unusual (no elements): the caller then runs
+    /// `validate`, which decides precisely. Never accepts what `validate` rejects, and agrees with
+    /// it on what it accepts.
+    #[doc(hidden)]
+    fn validate_fast<const R: usize>(
+        extents: &[usize; R],
+        strides: &[isize; R],
+        offset: usize,
+    ) -> Option<(Self::Strides<R>, usize)>;
+
     /// The stored form of strides and offset that are already known to satisfy this layout's rules
     /// (taken from a validated mapping of a parent view).
     #[doc(hidden)]
@@ -144,6 +156,29 @@ impl Layout for LayoutRight {
         check::compact(LayoutKind::Right, extents, strides).map(|reach| ((), reach))
     }
 
+    #[inline(always)]
+    fn validate_fast<const R: usize>(
+        extents: &[usize; R],
+        strides: &[isize; R],
+        _offset: usize,
+    ) -> Option<((), usize)> {
+        if R == 0 {
+            return Some(((), 1));
+        }
+        // Canonical strides, checked pairwise: the innermost is 1, and each other equals its inner
+        // neighbour's stride times that neighbour's extent. The products are independent of each
+        // other (no serial chain), and by induction the strides are the canonical ones.
+        let mut bad = strides[R - 1] != 1;
+        for axis in 0..R - 1 {
+            let (product, overflow) = extents[axis + 1].overflowing_mul(strides[axis + 1] as usize);
+            bad |= overflow | (strides[axis] as usize != product);
+        }
+        let (size, overflow) = extents[0].overflowing_mul(strides[0] as usize);
+        // A size of zero (an empty tensor, whose strides are free) goes to the slow path.
+        bad |= overflow || size == 0 || size > isize::MAX as usize;
+        if bad { None } else { Some(((), size)) }
+    }
+
     #[inline]
     fn assume_valid<const R: usize>(_strides: [isize; R], _offset: usize) {}
 
@@ -188,6 +223,29 @@ impl Layout for LayoutLeft {
         _offset: usize,
     ) -> Result<((), Reach), DlpackError> {
         check::compact(LayoutKind::Left, extents, strides).map(|reach| ((), reach))
+    }
+
+    #[inline(always)]
+    fn validate_fast<const R: usize>(
+        extents: &[usize; R],
+        strides: &[isize; R],
+        _offset: usize,
+    ) -> Option<((), usize)> {
+        if R == 0 {
+            return Some(((), 1));
+        }
+        // Canonical strides, checked pairwise: the innermost is 1, and each other equals its inner
+        // neighbour's stride times that neighbour's extent. The products are independent of each
+        // other (no serial chain), and by induction the strides are the canonical ones.
+        let mut bad = strides[0] != 1;
+        for axis in 1..R {
+            let (product, overflow) = extents[axis - 1].overflowing_mul(strides[axis - 1] as usize);
+            bad |= overflow | (strides[axis] as usize != product);
+        }
+        let (size, overflow) = extents[R - 1].overflowing_mul(strides[R - 1] as usize);
+        // A size of zero (an empty tensor, whose strides are free) goes to the slow path.
+        bad |= overflow || size == 0 || size > isize::MAX as usize;
+        if bad { None } else { Some(((), size)) }
     }
 
     #[inline]
@@ -239,6 +297,15 @@ impl Layout for LayoutStride {
         check::reach::<R, true>(extents, strides, 0).map(|reach| (*strides, reach))
     }
 
+    #[inline(always)]
+    fn validate_fast<const R: usize>(
+        extents: &[usize; R],
+        strides: &[isize; R],
+        _offset: usize,
+    ) -> Option<([isize; R], usize)> {
+        check::reach_fast::<R, true>(extents, strides, 0).map(|span| (*strides, span))
+    }
+
     #[inline]
     fn assume_valid<const R: usize>(strides: [isize; R], _offset: usize) -> [isize; R] {
         strides
@@ -276,8 +343,22 @@ impl Layout for LayoutStrideRelaxed {
         strides: &[isize; R],
         offset: usize,
     ) -> Result<(RelaxedStrides<R>, Reach), DlpackError> {
-        check::reach::<R, false>(extents, strides, offset)
-            .map(|reach| (RelaxedStrides { strides: *strides, offset }, reach))
+        // An empty mapping reaches nothing: its offset is normalised to 0, so no later pointer move
+        // (into a strict layout, say) can be taken by an offset that points nowhere.
+        check::reach::<R, false>(extents, strides, offset).map(|reach| {
+            let offset = if reach.size == 0 { 0 } else { offset };
+            (RelaxedStrides { strides: *strides, offset }, reach)
+        })
+    }
+
+    #[inline(always)]
+    fn validate_fast<const R: usize>(
+        extents: &[usize; R],
+        strides: &[isize; R],
+        offset: usize,
+    ) -> Option<(RelaxedStrides<R>, usize)> {
+        check::reach_fast::<R, false>(extents, strides, offset)
+            .map(|span| (RelaxedStrides { strides: *strides, offset }, span))
     }
 
     #[inline]

@@ -108,6 +108,12 @@ impl<const R: usize, E: Extents<R>, L: Layout> Mapping<R, E, L> {
         Ok((Self { extents, stored, _extents: PhantomData }, reach.span))
     }
 
+    /// A mapping from extents and stored strides that `L::validate_fast` accepted and `E` allows.
+    #[inline(always)]
+    pub(crate) fn from_validated(extents: [usize; R], stored: L::Strides<R>) -> Self {
+        Self { extents, stored, _extents: PhantomData }
+    }
+
     /// A mapping from parts that already satisfy this layout's rules and `E` (a sub-mapping of a
     /// validated mapping, or a change of extents type that was checked).
     #[inline]
@@ -172,7 +178,8 @@ impl<const R: usize, E: Extents<R>, L: Layout> Mapping<R, E, L> {
     #[inline]
     pub fn size(&self) -> usize {
         // An empty mapping may have other extents whose product overflows (it reaches nothing, so
-        // it is valid); otherwise the validated product fits isize.
+        // it is valid, and its size is 0); a mapping with elements has a validated product that
+        // fits isize.
         if self.extents.contains(&0) { 0 } else { self.extents.iter().product() }
     }
 

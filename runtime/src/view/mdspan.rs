@@ -466,12 +466,15 @@ macro_rules! common_view_api {
             /// ```
             pub fn into_layout<L2: Layout>(self) -> Result<$view<'a, T, R, E, L2, S>, DlpackError> {
                 let (extents, strides, offset) = (self.map.extents(), self.map.strides(), self.map.offset());
-                let (ptr, offset) = if L2::HAS_OFFSET || offset == 0 {
-                    (self.ptr, offset)
+                let (ptr, offset) = if L2::HAS_OFFSET || offset == 0 || self.map.size() == 0 {
+                    (self.ptr, if self.map.size() == 0 { 0 } else { offset })
                 } else {
-                    // SAFETY: `offset` is the validated offset of index 0, within the view's memory
-                    // (or, for an empty view, at most one past it, within the same allocation).
-                    (unsafe { self.ptr.add(offset) }, 0)
+                    // Wrapping arithmetic: for device views the pointer is not a host allocation.
+                    let moved = self.ptr.as_ptr().wrapping_add(offset);
+                    // SAFETY: the view has elements, so `offset` is the validated offset of index 0
+                    // from the base, inside the view's memory range, which does not contain or wrap
+                    // around address 0.
+                    (unsafe { NonNull::new_unchecked(moved) }, 0)
                 };
                 let map = Mapping::<R, E, L2>::from_parts(extents, strides, offset)?;
                 // SAFETY: the new mapping reaches exactly the elements the old one did (same
@@ -486,10 +489,13 @@ macro_rules! common_view_api {
                     // offset is non-negative.
                     (self.ptr, Mapping::assume_valid(parts.extents, parts.strides, parts.start as usize))
                 } else {
+                    // Wrapping arithmetic: for device views the pointer is not a host allocation.
+                    let moved = self.ptr.as_ptr().wrapping_offset(parts.start);
                     // SAFETY: non-relaxed layouts have positive strides and no offset below the
-                    // base, so `start` is the in-bounds offset of the sub-view's first element.
-                    let ptr = unsafe { self.ptr.offset(parts.start) };
-                    (ptr, Mapping::assume_valid(parts.extents, parts.strides, 0))
+                    // base, so `start` is the offset of the sub-view's first element (or, for an empty
+                    // sub-view, of the parent's), inside the parent's memory range, which does not
+                    // contain or wrap around address 0.
+                    (unsafe { NonNull::new_unchecked(moved) }, Mapping::assume_valid(parts.extents, parts.strides, 0))
                 }
             }
         }
