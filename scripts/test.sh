@@ -38,10 +38,10 @@ step "cargo fmt --check"
 cargo fmt --all -- --check
 
 step "cargo clippy (workspace, all targets, warnings denied)"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
 step "cargo test (unit, integration, doc, UI)"
-cargo test --workspace --locked
+cargo test --workspace --all-features --locked
 
 step "memcheck: test binaries under valgrind (invalid accesses and leaks fail)"
 bash scripts/valgrind.sh
@@ -55,6 +55,6 @@ step "benches in test mode (each benchmark runs once)"
 cargo test --locked -p dlspan-benches --benches
 
 step "cargo doc (warnings denied)"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --locked
 
 step "all tests passed"

@@ -218,10 +218,10 @@ pub(crate) fn reach<const R: usize, const POSITIVE: bool>(
 /// The fast path of [`reach`]: the span, or `None` whenever `reach` might fail or the tensor is
 /// empty (the caller then runs `reach`).
 ///
-/// One bound replaces per-operation overflow checks: with every extent and stride magnitude below
-/// 2^30 and at most 8 axes, no term `(e - 1)·s` reaches 2^60 and no sum of them 2^63, so the offset
-/// arithmetic cannot overflow; only the size (a product) keeps an overflow flag. Larger tensors take
-/// the slow path.
+/// One bound replaces per-operation overflow checks: with every extent and stride below 2^30 and at
+/// most 8 axes, no term `(e - 1)·s` reaches 2^60 and no sum of them 2^63, so the offset arithmetic
+/// cannot overflow; only the size (a product) keeps an overflow flag. Larger tensors, and negative
+/// strides (rare: reversed axes), take the slow path.
 #[inline(always)]
 pub(crate) fn reach_fast<const R: usize, const POSITIVE: bool>(
     extents: &[usize; R],
@@ -240,14 +240,14 @@ pub(crate) fn reach_fast<const R: usize, const POSITIVE: bool>(
     let mut not_positive = 0isize;
     let mut size: usize = 1;
     let mut size_overflow = false;
-    let (mut low, mut high) = (offset as isize, offset as isize);
+    let mut high = offset;
     for (&e, &s) in extents.iter().zip(strides) {
+        // Strides as unsigned: a negative stride is huge, fails the bound and takes the slow path
+        // (which handles reversed axes); so every term here is non-negative and nothing is reached
+        // below the offset.
+        magnitudes |= e | s as usize;
         if POSITIVE {
-            // A negative stride is huge as usize and fails the bound; zero fails `not_positive`.
-            magnitudes |= e | s as usize;
             not_positive |= s.wrapping_sub(1);
-        } else {
-            magnitudes |= e | s.unsigned_abs();
         }
         if size_may_overflow {
             let (next, overflow) = size.overflowing_mul(e);
@@ -256,21 +256,15 @@ pub(crate) fn reach_fast<const R: usize, const POSITIVE: bool>(
         } else {
             size = size.wrapping_mul(e);
         }
-        // (e - 1)·s: in range under the bound (for e == 0 the size is 0 and the caller decides).
-        let term = (e as isize).wrapping_sub(1).wrapping_mul(s);
-        if POSITIVE || term > 0 {
-            high = high.wrapping_add(term);
-        } else {
-            low = low.wrapping_add(term);
-        }
+        // (e - 1)·s: under the bound, below 2^60 (for e == 0 the size is 0 and the caller decides).
+        high = high.wrapping_add(e.wrapping_sub(1).wrapping_mul(s as usize));
     }
     let bad = magnitudes >= BOUND
         || (POSITIVE && not_positive < 0)
         || size_overflow
         || size == 0
-        || size > isize::MAX as usize
-        || (!POSITIVE && low < 0);
-    if bad { None } else { Some(high as usize + 1) }
+        || size > isize::MAX as usize;
+    if bad { None } else { Some(high + 1) }
 }
 
 /// Rule 10 for a view's bytes: `span` elements of `element_size` bytes fit `isize`, and the range

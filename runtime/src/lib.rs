@@ -24,6 +24,8 @@ pub mod convert;
 pub mod dtype;
 pub mod error;
 pub mod ffi;
+#[cfg(feature = "ndarray")]
+mod ndarray;
 pub mod owned;
 pub mod record;
 pub mod space;

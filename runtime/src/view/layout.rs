@@ -170,12 +170,18 @@ impl Layout for LayoutRight {
         // other (no serial chain), and by induction the strides are the canonical ones.
         let mut bad = strides[R - 1] != 1;
         for axis in 0..R - 1 {
-            let (product, overflow) = extents[axis + 1].overflowing_mul(strides[axis + 1] as usize);
+            // The neighbour of the innermost axis needs no product: its neighbour's stride is 1.
+            let (product, overflow) = if axis + 1 == R - 1 {
+                (extents[axis + 1], false)
+            } else {
+                extents[axis + 1].overflowing_mul(strides[axis + 1] as usize)
+            };
             bad |= overflow | (strides[axis] as usize != product);
         }
         let (size, overflow) = extents[0].overflowing_mul(strides[0] as usize);
-        // A size of zero (an empty tensor, whose strides are free) goes to the slow path.
-        bad |= overflow || size == 0 || size > isize::MAX as usize;
+        // A size of zero (an empty tensor, whose strides are free) goes to the slow path; a size
+        // beyond isize::MAX also fails the caller's byte-range test (bytes = size · element size).
+        bad |= overflow || size == 0;
         if bad { None } else { Some(((), size)) }
     }
 
@@ -239,12 +245,18 @@ impl Layout for LayoutLeft {
         // other (no serial chain), and by induction the strides are the canonical ones.
         let mut bad = strides[0] != 1;
         for axis in 1..R {
-            let (product, overflow) = extents[axis - 1].overflowing_mul(strides[axis - 1] as usize);
+            // The neighbour of the innermost axis needs no product: its neighbour's stride is 1.
+            let (product, overflow) = if axis - 1 == 0 {
+                (extents[axis - 1], false)
+            } else {
+                extents[axis - 1].overflowing_mul(strides[axis - 1] as usize)
+            };
             bad |= overflow | (strides[axis] as usize != product);
         }
         let (size, overflow) = extents[R - 1].overflowing_mul(strides[R - 1] as usize);
-        // A size of zero (an empty tensor, whose strides are free) goes to the slow path.
-        bad |= overflow || size == 0 || size > isize::MAX as usize;
+        // A size of zero (an empty tensor, whose strides are free) goes to the slow path; a size
+        // beyond isize::MAX also fails the caller's byte-range test (bytes = size · element size).
+        bad |= overflow || size == 0;
         if bad { None } else { Some(((), size)) }
     }
 

@@ -7,6 +7,7 @@
 //! assert_eq!(m.to_vec(), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
 //! ```
 
+mod elementwise;
 mod extents;
 mod fmt;
 mod iter;

@@ -1,0 +1,251 @@
+//! Element-wise operations in memory order: the fastest traversal of a view's memory, for
+//! reductions and updates whose result does not depend on the visiting order (up to floating-point
+//! rounding of reductions).
+//!
+//! Axes are visited from the largest stride to the smallest, and reversed axes (negative strides)
+//! backwards, so memory is walked forwards; contiguous views fold over plain slices, which the
+//! compiler vectorises. [`Mdspan::iter`] stays the logical-order traversal.
+//!
+//! ```
+//! use dlspan::{HostMdspan, HostMdspanMut, LayoutLeft};
+//! let x: Vec<f32> = (0..6).map(|v| v as f32).collect();
+//! let column_major = HostMdspan::<f32, 2, LayoutLeft>::from_slice(&x, [2, 3])?;
+//! assert_eq!(column_major.fold_unordered(0.0, |sum, v| sum + v), 15.0);
+//!
+//! // axpy: y = 2·x + y, in the output's memory order.
+//! let mut y = vec![1.0f32; 6];
+//! let mut y_view = HostMdspanMut::<f32, 2, LayoutLeft>::from_slice(&mut y, [2, 3])?;
+//! y_view.zip_with(&column_major, |y, &x| *y += 2.0 * x)?;
+//! assert_eq!(y, [1.0, 3.0, 5.0, 7.0, 9.0, 11.0]);
+//! # Ok::<(), dlspan::DlpackError>(())
+//! ```
+
+use super::extents::Extents;
+use super::layout::Layout;
+use super::mdspan::{Mdspan, MdspanMut};
+use crate::error::DlpackError;
+use crate::space::HostAccessible;
+
+/// A traversal plan: axes in memory order of the primary view, with each view's strides (signs
+/// flipped on axes the primary view walks backwards) and start offsets.
+struct Plan<const R: usize, const N: usize> {
+    extents: [usize; R],
+    strides: [[isize; R]; N],
+    starts: [isize; N],
+}
+
+impl<const R: usize, const N: usize> Plan<R, N> {
+    /// Orders the axes by the primary view's (index 0) stride magnitude, largest first, and turns
+    /// its reversed axes around.
+    fn new(extents: [usize; R], strides: [[isize; R]; N], offsets: [usize; N]) -> Self {
+        let mut order: [usize; R] = core::array::from_fn(|axis| axis);
+        order.sort_by_key(|&axis| core::cmp::Reverse(strides[0][axis].unsigned_abs()));
+        let mut starts = offsets.map(|o| o as isize);
+        let mut plan_strides = [[0isize; R]; N];
+        let mut plan_extents = [0usize; R];
+        let empty = extents.contains(&0);
+        for (slot, &axis) in order.iter().enumerate() {
+            plan_extents[slot] = extents[axis];
+            let reverse = strides[0][axis] < 0;
+            for view in 0..N {
+                let stride = strides[view][axis];
+                if reverse && !empty {
+                    // Start at the last index of this axis and walk back: same elements, forwards.
+                    starts[view] += (extents[axis] as isize - 1) * stride;
+                    plan_strides[view][slot] = -stride;
+                } else {
+                    plan_strides[view][slot] = stride;
+                }
+            }
+        }
+        Self { extents: plan_extents, strides: plan_strides, starts }
+    }
+
+    /// Folds `f` over runs of the innermost axis: the element offsets of each run's first index in
+    /// every view, the run's length, and whether every view's innermost stride is 1 (so the run is a
+    /// slice in each).
+    #[inline(always)]
+    fn fold<B>(&self, init: B, mut f: impl FnMut(B, [isize; N], usize, bool) -> B) -> B {
+        if self.extents.contains(&0) {
+            return init;
+        }
+        if R == 0 {
+            return f(init, self.starts, 1, true);
+        }
+        let last = R - 1;
+        let run_length = self.extents[last];
+        let unit = self.strides.iter().all(|s| s[last] == 1);
+        let mut index = [0usize; R];
+        let mut offsets = self.starts;
+        let mut acc = init;
+        loop {
+            acc = f(acc, offsets, run_length, unit);
+            // Advance the outer axes (odometer), innermost-but-one first.
+            let mut axis = last;
+            loop {
+                if axis == 0 {
+                    return acc;
+                }
+                axis -= 1;
+                index[axis] += 1;
+                for (offset, strides) in offsets.iter_mut().zip(&self.strides) {
+                    *offset += strides[axis];
+                }
+                if index[axis] < self.extents[axis] {
+                    break;
+                }
+                for (offset, strides) in offsets.iter_mut().zip(&self.strides) {
+                    *offset -= self.extents[axis] as isize * strides[axis];
+                }
+                index[axis] = 0;
+            }
+        }
+    }
+
+    /// The innermost stride of view `view` (0 for rank 0).
+    fn inner_stride(&self, view: usize) -> isize {
+        if R == 0 { 0 } else { self.strides[view][R - 1] }
+    }
+}
+
+impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<'a, T, R, E, L, S> {
+    /// Folds every element in memory order (not logical order): the fastest traversal, for
+    /// reductions whose result does not depend on the order.
+    ///
+    /// ```
+    /// use dlspan::{HostMdspan, LayoutStride};
+    /// let data: Vec<u64> = (0..12).collect();
+    /// let transposed = HostMdspan::<u64, 2, LayoutStride>::from_slice_strided(&data, [4, 3], [1, 4])?;
+    /// assert_eq!(transposed.fold_unordered(0, |sum, &v| sum + v), 66);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn fold_unordered<B>(&self, init: B, mut f: impl FnMut(B, &'a T) -> B) -> B {
+        if let Some(slice) = self.as_slice() {
+            return slice.iter().fold(init, f);
+        }
+        let base = self.data_handle();
+        let plan = Plan::<R, 1>::new(self.extents(), [self.strides()], [self.offset()]);
+        let stride = plan.inner_stride(0);
+        plan.fold(init, |mut acc, [start], len, unit| {
+            if unit {
+                let first = base.wrapping_offset(start);
+                // SAFETY: a run of `len` consecutive in-bounds elements of the view, valid for reads
+                // for `'a` (struct invariant).
+                let run = unsafe { core::slice::from_raw_parts(first, len) };
+                run.iter().fold(acc, &mut f)
+            } else {
+                let mut offset = start;
+                for _ in 0..len {
+                    // SAFETY: an in-bounds element of the view, valid for reads for `'a`.
+                    acc = f(acc, unsafe { &*base.wrapping_offset(offset) });
+                    offset += stride;
+                }
+                acc
+            }
+        })
+    }
+}
+
+impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanMut<'a, T, R, E, L, S> {
+    /// Calls `f` on every element in memory order (not logical order).
+    ///
+    /// ```
+    /// let mut data = [1, 2, 3, 4];
+    /// let mut view = dlspan::HostMdspanMut::<i32, 2, dlspan::LayoutLeft>::from_slice(&mut data, [2, 2])?;
+    /// view.for_each_unordered(|v| *v *= 10);
+    /// assert_eq!(data, [10, 20, 30, 40]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn for_each_unordered(&mut self, mut f: impl FnMut(&mut T)) {
+        if let Some(slice) = self.as_mut_slice() {
+            slice.iter_mut().for_each(f);
+            return;
+        }
+        let base = self.data_handle();
+        let plan = Plan::<R, 1>::new(self.extents(), [self.strides()], [self.offset()]);
+        let stride = plan.inner_stride(0);
+        plan.fold((), |(), [start], len, unit| {
+            if unit {
+                let first = base.wrapping_offset(start);
+                // SAFETY: a run of `len` consecutive in-bounds elements, valid for writes and unique
+                // (a mutable view's mapping is), borrowed through `&mut self`.
+                let run = unsafe { core::slice::from_raw_parts_mut(first, len) };
+                run.iter_mut().for_each(&mut f);
+            } else {
+                let mut offset = start;
+                for _ in 0..len {
+                    // SAFETY: an in-bounds element, visited once (unique mapping), borrowed through
+                    // `&mut self`.
+                    f(unsafe { &mut *base.wrapping_offset(offset) });
+                    offset += stride;
+                }
+            }
+        });
+    }
+
+    /// Calls `f` on every pair of elements with the same index in this view and `other`, in this
+    /// view's memory order: `y.zip_with(&x, |y, &x| *y += a * x)` is axpy. When both views lay
+    /// their elements out the same way, contiguous runs are zipped as slices (vectorised).
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::ExtentMismatch`] when the extents differ (nothing is visited).
+    ///
+    /// ```
+    /// use dlspan::{HostMdspan, HostMdspanMut, DlpackError};
+    /// let x = [1.0f64, 2.0, 3.0];
+    /// let x_view = HostMdspan::<f64, 1>::from_slice(&x, [3])?;
+    /// let mut y = [10.0f64; 3];
+    /// let mut y_view = HostMdspanMut::<f64, 1>::from_slice(&mut y, [3])?;
+    /// y_view.zip_with(&x_view, |y, &x| *y -= x)?;
+    /// let short = HostMdspan::<f64, 1>::from_slice(&x[..2], [2])?;
+    /// assert!(matches!(y_view.zip_with(&short, |_, _| ()), Err(DlpackError::ExtentMismatch { .. })));
+    /// assert_eq!(y, [9.0, 8.0, 7.0]);
+    /// # Ok::<(), DlpackError>(())
+    /// ```
+    pub fn zip_with<U, E2: Extents<R>, L2: Layout, S2: HostAccessible>(
+        &mut self,
+        other: &Mdspan<'_, U, R, E2, L2, S2>,
+        mut f: impl FnMut(&mut T, &U),
+    ) -> Result<(), DlpackError> {
+        let (extents, other_extents) = (self.extents(), other.extents());
+        if let Some(axis) = (0..R).find(|&axis| extents[axis] != other_extents[axis]) {
+            return Err(DlpackError::ExtentMismatch { axis, expected: extents[axis], found: other_extents[axis] });
+        }
+        if self.strides() == other.strides() && self.is_contiguous() {
+            if let (Some(theirs), Some(ours)) = (other.as_slice(), self.as_mut_slice()) {
+                ours.iter_mut().zip(theirs).for_each(|(y, x)| f(y, x));
+                return Ok(());
+            }
+        }
+        let (ours, theirs) = (self.data_handle(), other.data_handle());
+        let plan = Plan::<R, 2>::new(extents, [self.strides(), other.strides()], [self.offset(), other.offset()]);
+        let (our_stride, their_stride) = (plan.inner_stride(0), plan.inner_stride(1));
+        plan.fold((), |(), [start, other_start], len, unit| {
+            if unit {
+                let (first, other_first) = (ours.wrapping_offset(start), theirs.wrapping_offset(other_start));
+                // SAFETY: a run of `len` consecutive in-bounds elements of this view, valid for
+                // writes, unique, borrowed through `&mut self` (so `other`, a shared view, cannot
+                // reach them).
+                let run = unsafe { core::slice::from_raw_parts_mut(first, len) };
+                // SAFETY: a run of `len` consecutive in-bounds elements of `other`, valid for reads.
+                let other_run = unsafe { core::slice::from_raw_parts(other_first, len) };
+                run.iter_mut().zip(other_run).for_each(|(y, x)| f(y, x));
+            } else {
+                let (mut offset, mut other_offset) = (start, other_start);
+                for _ in 0..len {
+                    // SAFETY: an in-bounds element of this view, visited once, borrowed uniquely.
+                    let y = unsafe { &mut *ours.wrapping_offset(offset) };
+                    // SAFETY: an in-bounds element of `other`, valid for reads.
+                    let x = unsafe { &*theirs.wrapping_offset(other_offset) };
+                    f(y, x);
+                    offset += our_stride;
+                    other_offset += their_stride;
+                }
+            }
+        });
+        Ok(())
+    }
+}

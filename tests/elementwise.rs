@@ -1,0 +1,78 @@
+//! Memory-order element-wise operations agree with logical-order indexing on every kind of layout.
+
+use dlspan::*;
+use proptest::prelude::*;
+
+fn layouts(data: &[i64]) -> Vec<HostMdspan<'_, i64, 2, LayoutStrideRelaxed>> {
+    vec![
+        HostMdspan::from_slice_relaxed(data, [4, 6], [6, 1], 0).unwrap(), // row-major
+        HostMdspan::from_slice_relaxed(data, [4, 6], [1, 4], 0).unwrap(), // column-major
+        HostMdspan::from_slice_relaxed(data, [3, 4], [1, 6], 2).unwrap(), // transposed, strided
+        HostMdspan::from_slice_relaxed(data, [4, 6], [-6, -1], 23).unwrap(), // fully reversed
+        HostMdspan::from_slice_relaxed(data, [4, 3], [6, -2], 4).unwrap(), // reversed, gappy
+        HostMdspan::from_slice_relaxed(data, [5, 6], [0, 1], 0).unwrap(), // broadcast rows
+    ]
+}
+
+#[test]
+fn fold_unordered_visits_every_element_once() {
+    let data: Vec<i64> = (0..24).map(|x| x * x + 1).collect();
+    for view in layouts(&data) {
+        let logical: i64 = view.iter().sum();
+        assert_eq!(view.fold_unordered(0, |acc, &x| acc + x), logical, "{view:?}");
+        assert_eq!(view.fold_unordered(0, |n, _| n + 1), view.size());
+    }
+}
+
+#[test]
+fn for_each_unordered_and_zip_with_match_indexing() {
+    let source: Vec<i64> = (0..24).collect();
+    let x = HostMdspan::<i64, 2, LayoutStride>::from_slice_strided(&source, [4, 6], [1, 4]).unwrap();
+    for (strides, offset) in [([6isize, 1isize], 0usize), ([1, 4], 0), ([-6, -1], 23), ([6, -1], 5)] {
+        let mut out = vec![100i64; 24];
+        let mut y = HostMdspanMut::<i64, 2, LayoutStrideRelaxed>::from_slice_relaxed(&mut out, [4, 6], strides, offset)
+            .unwrap();
+        y.zip_with(&x, |y, &x| *y += 3 * x).unwrap();
+        y.for_each_unordered(|y| *y -= 100);
+        let y = y.as_view();
+        for i in 0..4 {
+            for j in 0..6 {
+                assert_eq!(y[[i, j]], 3 * x[[i, j]], "strides {strides:?}, index [{i}, {j}]");
+            }
+        }
+    }
+    // Extents must match.
+    let mut out = vec![0i64; 24];
+    let mut y = HostMdspanMut::<i64, 2>::from_slice(&mut out, [6, 4]).unwrap();
+    assert_eq!(y.zip_with(&x, |_, _| ()).unwrap_err(), DlpackError::ExtentMismatch { axis: 0, expected: 6, found: 4 });
+}
+
+#[test]
+fn rank_zero_and_empty_views() {
+    let one = [7u8];
+    let scalar = HostMdspan::<u8, 0>::from_slice(&one, []).unwrap();
+    assert_eq!(scalar.fold_unordered(0u32, |a, &x| a + u32::from(x)), 7);
+    let empty = HostMdspan::<u8, 2>::from_slice(&[], [0, 3]).unwrap();
+    assert_eq!(empty.fold_unordered(0, |n, _| n + 1), 0);
+}
+
+proptest! {
+    #[test]
+    fn random_relaxed_layouts(
+        extents in proptest::array::uniform3(0usize..5),
+        strides in proptest::array::uniform3(-7isize..8),
+        offset in 0usize..64,
+    ) {
+        let data: Vec<i64> = (0..160).collect();
+        if let Ok(view) = HostMdspan::<i64, 3, LayoutStrideRelaxed>::from_slice_relaxed(&data, extents, strides, offset) {
+            prop_assert_eq!(view.fold_unordered(0i64, |a, &x| a + x * x), view.iter().map(|&x| x * x).sum::<i64>());
+        }
+        let mut out = vec![0i64; 160];
+        if let Ok(mut y) = HostMdspanMut::<i64, 3, LayoutStrideRelaxed>::from_slice_relaxed(&mut out, extents, strides, offset) {
+            let source: Vec<i64> = (0..125).map(|v| v * 3).collect();
+            let x = HostMdspan::<i64, 3>::from_slice(&source[..extents.iter().product()], extents).unwrap();
+            y.zip_with(&x, |y, &x| *y += x).unwrap();
+            prop_assert_eq!(y.to_vec(), x.to_vec());
+        }
+    }
+}
