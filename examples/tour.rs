@@ -120,6 +120,19 @@ fn views() -> Result<(), DlpackError> {
     let dl = to_dlpack_tensor(&reversed)?;
     println!("reversed: {:?}, exported with byte_offset {}", reversed.to_vec(), dl.get().byte_offset);
 
+    println!("\n== element-wise, in memory order ==");
+    let x: Vec<f32> = (0..12).map(|v| v as f32).collect();
+    let column_major = HostMdspan::<f32, 2, dlspan::LayoutLeft>::from_slice(&x, [3, 4])?;
+    println!(
+        "sum {} (vectorised), memory-order fold {}",
+        column_major.sum(),
+        column_major.fold_unordered(0.0, |a, v| a + v)
+    );
+    let mut y = vec![1.0f32; 12];
+    let mut y_view = HostMdspanMut::<f32, 2, dlspan::LayoutLeft>::from_slice(&mut y, [3, 4])?;
+    y_view.zip_with(&column_major, |y, &x| *y += 0.5 * x)?; // axpy
+    println!("axpy y += 0.5 x: {:?}", y_view.to_vec());
+
     println!("\n== mutable views ==");
     let mut grid = [0u8; 6];
     let mut m = HostMdspanMut::<u8, 2>::from_slice(&mut grid, [2, 3])?;

@@ -76,3 +76,16 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn sums_agree_with_iteration() {
+    let data: Vec<i64> = (0..24).map(|x| x * x + 1).collect();
+    for view in layouts(&data) {
+        assert_eq!(view.sum(), view.iter().sum::<i64>(), "{view:?}");
+    }
+    let floats: Vec<f64> = (0..1000).map(|x| f64::from(x) * 0.25).collect();
+    let view = HostMdspan::<f64, 2>::from_slice(&floats, [10, 100]).unwrap();
+    assert_eq!(view.sum(), floats.iter().sum::<f64>(), "exact for these values in either order");
+    let empty = HostMdspan::<f32, 2>::from_slice(&[], [0, 4]).unwrap();
+    assert_eq!(empty.sum(), 0.0);
+}

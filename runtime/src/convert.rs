@@ -35,9 +35,20 @@ pub struct ImportOptions {
 
 impl ImportOptions {
     /// A current (1.3) producer with packed sub-byte data: what a bare `DLTensor` means.
+    ///
+    /// ```
+    /// use dlspan::{ImportOptions, ffi::DLPackVersion};
+    /// assert_eq!(ImportOptions::CURRENT, ImportOptions { version: DLPackVersion::CURRENT, subbyte_padded: false });
+    /// ```
     pub const CURRENT: Self = Self { version: DLPackVersion::CURRENT, subbyte_padded: false };
 
     /// A legacy (unversioned, pre-1.0) producer: null strides mean row-major.
+    ///
+    /// ```
+    /// use dlspan::{ImportOptions, ffi::DLPackVersion};
+    /// let legacy = ImportOptions::legacy();
+    /// assert_eq!((legacy.version, legacy.subbyte_padded), (DLPackVersion { major: 0, minor: 0 }, false));
+    /// ```
     pub const fn legacy() -> Self {
         Self { version: DLPackVersion { major: 0, minor: 0 }, subbyte_padded: false }
     }
@@ -660,12 +671,29 @@ impl Deref for DlTensorRef<'_> {
 
 /// Views that export to a [`DlpackTensor`] of rank `R`: [`Mdspan`] and [`MdspanMut`] of a
 /// [`DlElement`] in any memory space.
+///
+/// ```
+/// use dlspan::{HostMdspanMut, ToDlpackTensor};
+/// let mut data = [1u8, 2, 3, 4];
+/// let view = HostMdspanMut::<u8, 2>::from_slice(&mut data, [2, 2])?;
+/// let dl = view.to_dlpack_tensor()?;
+/// assert_eq!((dl.shape(), dl.strides()), (&[2, 2], &[2, 1]));
+/// # Ok::<(), dlspan::DlpackError>(())
+/// ```
 pub trait ToDlpackTensor<const R: usize> {
     /// Exports the view; see [`to_dlpack_tensor`].
     ///
     /// # Errors
     ///
     /// As [`to_dlpack_tensor`].
+    ///
+    /// ```
+    /// use dlspan::{HostMdspan, LayoutLeft, ToDlpackTensor};
+    /// let data = [0.0f64; 6];
+    /// let view = HostMdspan::<f64, 2, LayoutLeft>::from_slice(&data, [2, 3])?;
+    /// assert_eq!(view.to_dlpack_tensor()?.strides(), &[1, 2]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
     fn to_dlpack_tensor(&self) -> Result<DlpackTensor<'_, R>, DlpackError>;
 }
 
@@ -703,14 +731,21 @@ fn export<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout>(
     if is_padded_subbyte::<T>() {
         return Err(DlpackError::PaddedSubbyteExport);
     }
-    let mut shape = [0i64; R];
-    let mut strides = [0i64; R];
+    let extents = mapping.extents();
     let all_strides = mapping.strides();
-    for axis in 0..R {
-        shape[axis] = i64::try_from(mapping.extent(axis)).map_err(|_| DlpackError::ExportOverflow { axis })?;
-        strides[axis] = i64::try_from(all_strides[axis]).map_err(|_| DlpackError::ExportOverflow { axis })?;
+    // One test for every axis (the error path then finds the axis): extents and strides fit int64_t.
+    let too_large = extents.iter().fold(0usize, |acc, &e| acc | e) > i64::MAX as usize
+        || all_strides.iter().any(|&s| i64::try_from(s).is_err());
+    if too_large {
+        let axis = (0..R)
+            .find(|&axis| i64::try_from(extents[axis]).is_err() || i64::try_from(all_strides[axis]).is_err())
+            .unwrap_or(0);
+        return Err(DlpackError::ExportOverflow { axis });
     }
-    let empty = mapping.size() == 0;
+    let shape = extents.map(|e| e as i64);
+    let strides = all_strides.map(|s| s as i64);
+    // Emptiness needs no product: a zero extent.
+    let empty = extents.contains(&0);
     let byte_offset = if empty { 0 } else { (mapping.offset() * size_of::<T>()) as u64 };
     Ok(DlpackTensor {
         data: if empty { ptr::null_mut() } else { data.cast() },
@@ -751,7 +786,7 @@ impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> ToD
 /// assert!(<HostMdspanMut<'static, f32, 2> as FromDlTensor<'static>>::MUTABLE);
 /// ```
 pub trait FromDlTensor<'a>: Sized {
-    /// Whether the view writes its elements.
+    /// Whether the view writes its elements (see the trait's example).
     const MUTABLE: bool;
 
     /// Validates `tensor` into this view type (as `from_dltensor_with` of each view type).
@@ -763,6 +798,18 @@ pub trait FromDlTensor<'a>: Sized {
     /// # Safety
     ///
     /// As for [`to_host_mdspan`] (or its `_mut` twin for mutable views), in the view's memory space.
+    ///
+    /// ```
+    /// use dlspan::{FromDlTensor, HostMdspan, HostMdspanMut, ImportOptions, ToDlpackTensor};
+    /// let mut data = [1i16, 2, 3, 4];
+    /// let source = HostMdspanMut::<i16, 2>::from_slice(&mut data, [2, 2])?;
+    /// let dl = source.to_dlpack_tensor()?;
+    /// let tensor = dl.get();
+    /// // SAFETY: `tensor` describes `data`, live for this borrow and not written meanwhile.
+    /// let view = unsafe { HostMdspan::<i16, 2>::view_dltensor(&tensor, ImportOptions::default()) }?;
+    /// assert_eq!(view[[1, 0]], 3);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
     unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError>;
 }
 

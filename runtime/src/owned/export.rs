@@ -174,33 +174,80 @@ pub(crate) fn export_owner<O: TensorOwner, const R: usize>(
     extra_flags: u64,
 ) -> Result<ManagedTensor, DlpackError> {
     let mapping = Mapping::<R, Dims<R>, LayoutStrideRelaxed>::from_parts(extents, strides, offset)?;
-    let mut shape = [0i64; R];
-    let mut strides = [0i64; R];
-    for axis in 0..R {
-        shape[axis] = i64::try_from(extents[axis]).map_err(|_| DlpackError::ExportOverflow { axis })?;
-        strides[axis] = i64::try_from(mapping.stride(axis)).map_err(|_| DlpackError::ExportOverflow { axis })?;
-    }
-    let mut context = Box::new(Context::<O, R> {
-        header: Header {
-            versioned: ManuallyDrop::new(DLManagedTensorVersioned {
-                version: DLPackVersion::CURRENT,
-                manager_ctx: ptr::null_mut(),
-                deleter: None,
-                flags: 0,
-                dl_tensor: DLTensor::default(),
-            }),
-        },
+    // Validated: extents and strides fit isize, hence int64_t on every target dlspan supports.
+    let shape = exported(extents.map(|e| e as i128))?;
+    let strides = exported(mapping.strides().map(|s| s as i128))?;
+    let empty = extents.contains(&0);
+    let byte_offset = if empty { 0 } else { (mapping.offset() * size_of::<O::Elem>()) as u64 };
+    export_checked(
+        owner,
         shape,
         strides,
-        owner,
-    });
-    // The owner is in its final place now (the heap); on error, dropping `context` drops it.
-    let storage = context.owner.storage();
-    let required = mapping.required_span_size();
-    if required > storage.len {
+        Required::AtLeast(mapping.required_span_size()),
+        empty,
+        byte_offset,
+        extra_flags,
+    )
+}
+
+/// How many elements the owner must hold: exactly the tensor's (compact exports), or at least the
+/// span its strides reach.
+#[derive(Clone, Copy)]
+enum Required {
+    Exactly(usize),
+    AtLeast(usize),
+}
+
+/// Extents or strides as `int64_t`, or the axis that does not fit.
+fn exported<const R: usize>(values: [i128; R]) -> Result<[i64; R], DlpackError> {
+    let mut out = [0i64; R];
+    for (axis, (&value, slot)) in values.iter().zip(&mut out).enumerate() {
+        *slot = i64::try_from(value).map_err(|_| DlpackError::ExportOverflow { axis })?;
+    }
+    Ok(out)
+}
+
+/// Boxes the owner with the header, shape and strides, checks that the owner holds the `required`
+/// elements (asking for its storage once, in its final place), and writes the header.
+#[inline]
+fn export_checked<O: TensorOwner, const R: usize>(
+    owner: O,
+    shape: [i64; R],
+    strides: [i64; R],
+    required: Required,
+    empty: bool,
+    byte_offset: u64,
+    extra_flags: u64,
+) -> Result<ManagedTensor, DlpackError> {
+    // The context is written in place, field by field: building it on the stack and moving it into
+    // a box would copy it whole (header included) only to write the header again.
+    let raw = Box::into_raw(Box::<Context<O, R>>::new_uninit()).cast::<Context<O, R>>();
+    let base = raw.cast::<u8>();
+    let shape_ptr = base.wrapping_add(core::mem::offset_of!(Context<O, R>, shape)).cast::<[i64; R]>();
+    let strides_ptr = base.wrapping_add(core::mem::offset_of!(Context<O, R>, strides)).cast::<[i64; R]>();
+    let owner_ptr = base.wrapping_add(core::mem::offset_of!(Context<O, R>, owner)).cast::<O>();
+    let header_ptr = base.wrapping_add(core::mem::offset_of!(Context<O, R>, header)).cast::<Header>();
+    // SAFETY: `raw` is a fresh, unique allocation for a `Context`; each write initialises one field
+    // in place, through a pointer to that field (no reads of uninitialised memory).
+    unsafe { shape_ptr.write(shape) };
+    // SAFETY: as above.
+    unsafe { strides_ptr.write(strides) };
+    // SAFETY: as above.
+    unsafe { owner_ptr.write(owner) };
+    // SAFETY: the owner was just initialised, in its final place (the heap); nothing else reaches it.
+    let storage = unsafe { (*owner_ptr).storage() };
+    let (fits, required) = match required {
+        Required::Exactly(n) => (storage.len == n, n),
+        Required::AtLeast(n) => (storage.len >= n, n),
+    };
+    if !fits {
+        // SAFETY: only the owner needs dropping (shape and strides are plain integers, the header is
+        // unwritten), then the allocation is freed as the uninitialised box it came from.
+        unsafe { ptr::drop_in_place(owner_ptr) };
+        // SAFETY: `raw` came from `Box::into_raw` of a `Box<MaybeUninit<Context>>`.
+        drop(unsafe { Box::from_raw(raw.cast::<core::mem::MaybeUninit<Context<O, R>>>()) });
         return Err(DlpackError::SliceTooShort { required, len: storage.len });
     }
-    let empty = mapping.size() == 0;
     let mut flags = extra_flags;
     if !storage.writable {
         flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
@@ -208,11 +255,10 @@ pub(crate) fn export_owner<O: TensorOwner, const R: usize>(
     if is_padded_subbyte::<O::Elem>() {
         flags |= DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
     }
-    let raw = Box::into_raw(context);
-    // SAFETY: `raw` is the live, unique context just leaked from its box. Pointers into it (shape,
-    // strides) are derived from this reborrow, and the deleter later uses `raw` itself.
-    let ctx = unsafe { &mut *raw };
-    ctx.header = Header {
+    // Pointers into the context, derived from `raw` (the deleter later uses `raw` itself).
+    let (shape_ptr, strides_ptr) =
+        if R == 0 { (ptr::null_mut(), ptr::null_mut()) } else { (shape_ptr.cast::<i64>(), strides_ptr.cast::<i64>()) };
+    let header = Header {
         versioned: ManuallyDrop::new(DLManagedTensorVersioned {
             version: DLPackVersion::CURRENT,
             manager_ctx: raw.cast::<c_void>(),
@@ -223,12 +269,14 @@ pub(crate) fn export_owner<O: TensorOwner, const R: usize>(
                 device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
                 ndim: R as i32,
                 dtype: O::Elem::DTYPE,
-                shape: if R == 0 { ptr::null_mut() } else { ctx.shape.as_mut_ptr() },
-                strides: if R == 0 { ptr::null_mut() } else { ctx.strides.as_mut_ptr() },
-                byte_offset: if empty { 0 } else { (offset * size_of::<O::Elem>()) as u64 },
+                shape: shape_ptr,
+                strides: strides_ptr,
+                byte_offset,
             },
         }),
     };
+    // SAFETY: the last field, initialised in place; the context is now fully initialised.
+    unsafe { header_ptr.write(header) };
     // SAFETY: `raw` came from `Box::into_raw`, so it is non-null; the header is its first field.
     let header = unsafe { NonNull::new_unchecked(raw) }.cast::<DLManagedTensorVersioned>();
     Ok(ManagedTensor::from_export(header, relegacy::<O, R>))
@@ -255,7 +303,7 @@ unsafe extern "C" fn delete_legacy<O: TensorOwner, const R: usize>(managed: *mut
     unsafe { release::<O, R>(managed.cast()) }
 }
 
-/// Frees a context and drops its owner, containing any panic of the owner's `Drop`.
+/// Drops a context's owner and frees the context, containing any panic of the owner's `Drop`.
 ///
 /// # Safety
 ///
@@ -264,13 +312,18 @@ unsafe fn release<O: TensorOwner, const R: usize>(context: *mut Context<O, R>) {
     if context.is_null() {
         return;
     }
-    // SAFETY: the context came from `Box::into_raw` in `export_owner` and is released once.
-    let context = unsafe { Box::from_raw(context) };
-    // Moving the owner out frees the context's allocation first, so a panicking `Drop` cannot leak it.
-    let Context { owner, .. } = *context;
-    if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(owner))) {
-        // A panic must never unwind into C. Report it (ignoring a closed stderr) and drop the
-        // payload, containing a second panic from the payload's own `Drop` too.
+    let owner = context.cast::<u8>().wrapping_add(core::mem::offset_of!(Context<O, R>, owner)).cast::<O>();
+    // The owner is dropped in place first (its memory is usually the larger block), then the
+    // context's allocation is freed as plain memory, whatever the owner's `Drop` did: a panic is
+    // contained, never unwinds into C, and never skips the free.
+    // SAFETY: the context is live and given up by its owner: its owner field is dropped once, here.
+    let dropped = catch_unwind(AssertUnwindSafe(|| unsafe { ptr::drop_in_place(owner) }));
+    // SAFETY: the context came from `Box::into_raw` in `export_checked` (a `Box<MaybeUninit<..>>`
+    // leaked as the context); freeing it as `MaybeUninit` drops no field a second time.
+    drop(unsafe { Box::from_raw(context.cast::<core::mem::MaybeUninit<Context<O, R>>>()) });
+    if let Err(payload) = dropped {
+        // Report (ignoring a closed stderr) and drop the payload, containing a second panic from the
+        // payload's own `Drop` too.
         use std::io::Write as _;
         let _ = writeln!(
             std::io::stderr(),
@@ -323,14 +376,25 @@ impl ManagedTensor {
     /// assert!(matches!(ManagedTensor::from_owner(vec![0f32; 11], [3, 4]), Err(DlpackError::SliceTooShort { .. })));
     /// # Ok::<(), DlpackError>(())
     /// ```
-    pub fn from_owner<O: TensorOwner, const R: usize>(mut owner: O, shape: [usize; R]) -> Result<Self, DlpackError> {
-        let strides = crate::check::compact_strides(&shape, crate::LayoutKind::Right)?;
-        let len = owner.storage().len;
-        let size = shape.iter().try_fold(1usize, |acc, &e| acc.checked_mul(e)).ok_or(DlpackError::SpanOverflow)?;
-        if size != len {
-            return Err(DlpackError::SliceTooShort { required: size, len });
+    #[inline]
+    pub fn from_owner<O: TensorOwner, const R: usize>(owner: O, shape: [usize; R]) -> Result<Self, DlpackError> {
+        // Row-major strides and the size in one pass (zero extents count as 1 in the strides, as
+        // PyTorch does), everything checked to fit isize and so int64_t.
+        let mut strides = [0i64; R];
+        let mut running: usize = 1;
+        let mut overflow = false;
+        for axis in (0..R).rev() {
+            strides[axis] = running as i64;
+            let (next, o) = running.overflowing_mul(shape[axis].max(1));
+            running = next;
+            overflow |= o;
         }
-        export_owner(owner, shape, strides, 0, 0)
+        if overflow || running > isize::MAX as usize {
+            return Err(DlpackError::SpanOverflow);
+        }
+        let empty = shape.contains(&0);
+        let size = if empty { 0 } else { running };
+        export_checked(owner, shape.map(|e| e as i64), strides, Required::Exactly(size), empty, 0, 0)
     }
 
     /// Exports an owner's elements with explicit strides (in elements; zero and negative allowed)

@@ -25,6 +25,34 @@ use super::layout::Layout;
 use super::mdspan::{Mdspan, MdspanMut};
 use crate::error::DlpackError;
 use crate::space::HostAccessible;
+use core::iter::Sum;
+use core::ops::Add;
+
+/// The additive identity of `T`, as `Sum` defines it (the sum of nothing).
+fn zero<T: Sum<T>>() -> T {
+    core::iter::empty::<T>().sum()
+}
+
+/// The sum of a slice with eight independent partial sums (combined pairwise at the end): the
+/// additions no longer wait on each other, and the compiler turns them into vector additions. For
+/// floating point the result differs from a sequential sum by rounding only (it is usually closer
+/// to the exact sum).
+#[inline]
+fn unrolled_sum<T: Copy + Sum<T> + Add<Output = T>>(values: &[T]) -> T {
+    let mut partial = [zero::<T>(); 8];
+    let mut chunks = values.chunks_exact(8);
+    for chunk in &mut chunks {
+        for lane in 0..8 {
+            partial[lane] = partial[lane] + chunk[lane];
+        }
+    }
+    let mut rest = zero::<T>();
+    for &value in chunks.remainder() {
+        rest = rest + value;
+    }
+    let quads = [partial[0] + partial[4], partial[1] + partial[5], partial[2] + partial[6], partial[3] + partial[7]];
+    rest + ((quads[0] + quads[2]) + (quads[1] + quads[3]))
+}
 
 /// A traversal plan: axes in memory order of the primary view, with each view's strides (signs
 /// flipped on axes the primary view walks backwards) and start offsets.
@@ -144,6 +172,65 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<
                 acc
             }
         })
+    }
+}
+
+impl<'a, T: Copy + Sum<T> + Add<Output = T>, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible>
+    Mdspan<'a, T, R, E, L, S>
+{
+    /// The sum of every element, in memory order with eight partial sums per contiguous run (the
+    /// technique of ndarray's `sum`; vectorised). Floating-point results differ from a sequential
+    /// logical-order sum by rounding only.
+    ///
+    /// ```
+    /// use dlspan::{HostMdspan, LayoutStrideRelaxed};
+    /// let data: Vec<f64> = (1..=100).map(f64::from).collect();
+    /// let reversed = HostMdspan::<f64, 2, LayoutStrideRelaxed>::from_slice_relaxed(&data, [10, 10], [-10, 1], 90)?;
+    /// assert_eq!(reversed.sum(), 5050.0);
+    /// // Rows 2-3 of the reversed view are data rows 7 and 6.
+    /// assert_eq!(reversed.subview((2..4, 5..)).sum(), (76..=80).chain(66..=70).map(f64::from).sum());
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    pub fn sum(&self) -> T {
+        if let Some(slice) = self.as_slice() {
+            return unrolled_sum(slice);
+        }
+        let base = self.data_handle();
+        let plan = Plan::<R, 1>::new(self.extents(), [self.strides()], [self.offset()]);
+        let stride = plan.inner_stride(0);
+        plan.fold(zero::<T>(), |acc, [start], len, unit| {
+            if unit {
+                let first = base.wrapping_offset(start);
+                // SAFETY: a run of `len` consecutive in-bounds elements of the view, valid for reads
+                // for `'a` (struct invariant).
+                acc + unrolled_sum(unsafe { core::slice::from_raw_parts(first, len) })
+            } else {
+                let mut acc = acc;
+                let mut offset = start;
+                for _ in 0..len {
+                    // SAFETY: an in-bounds element of the view, valid for reads for `'a`.
+                    acc = acc + unsafe { *base.wrapping_offset(offset) };
+                    offset += stride;
+                }
+                acc
+            }
+        })
+    }
+}
+
+impl<T: Copy + Sum<T> + Add<Output = T>, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible>
+    MdspanMut<'_, T, R, E, L, S>
+{
+    /// The sum of every element; see [`Mdspan::sum`].
+    ///
+    /// ```
+    /// let mut data = [1u32, 2, 3, 4];
+    /// let view = dlspan::HostMdspanMut::<u32, 2>::from_slice(&mut data, [2, 2])?;
+    /// assert_eq!(view.sum(), 10);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    pub fn sum(&self) -> T {
+        self.as_view().sum()
     }
 }
 
