@@ -17,17 +17,51 @@ use core::ffi::{c_char, c_int, c_void};
 use core::fmt;
 
 /// `DLPACK_MAJOR_VERSION`: the major version of DLPack this crate implements.
+///
+/// ```
+/// use dlspan::ffi::{DLPACK_MAJOR_VERSION, DLPackVersion};
+/// assert_eq!(DLPACK_MAJOR_VERSION, 1);
+/// assert_eq!(DLPackVersion::CURRENT.major, DLPACK_MAJOR_VERSION);
+/// ```
 pub const DLPACK_MAJOR_VERSION: u32 = 1;
 /// `DLPACK_MINOR_VERSION`: the minor version of DLPack this crate implements.
+///
+/// ```
+/// use dlspan::ffi::{DLPACK_MINOR_VERSION, DLPackVersion};
+/// assert_eq!(DLPACK_MINOR_VERSION, 3);
+/// assert_eq!(DLPackVersion::CURRENT.minor, DLPACK_MINOR_VERSION);
+/// ```
 pub const DLPACK_MINOR_VERSION: u32 = 3;
 
 /// `DLPACK_FLAG_BITMASK_READ_ONLY`: the tensor's data must not be written.
+///
+/// ```
+/// use dlspan::{ManagedTensor, ffi::DLPACK_FLAG_BITMASK_READ_ONLY};
+/// let shared = ManagedTensor::from_owner(std::sync::Arc::<[u8]>::from([1u8, 2]), [2])?;
+/// assert_ne!(shared.flags() & DLPACK_FLAG_BITMASK_READ_ONLY, 0);
+/// # Ok::<(), dlspan::DlpackError>(())
+/// ```
 pub const DLPACK_FLAG_BITMASK_READ_ONLY: u64 = 1 << 0;
 /// `DLPACK_FLAG_BITMASK_IS_COPIED`: the producer made a copy; the consumer owns it alone until the
 /// deleter runs.
+///
+/// ```
+/// use dlspan::{CopyMode, HostMdspan, ffi::DLPACK_FLAG_BITMASK_IS_COPIED};
+/// let data = [1u8, 2];
+/// let copy = HostMdspan::<u8, 1>::from_slice(&data, [2])?.to_managed(CopyMode::Always)?;
+/// assert_ne!(copy.flags() & DLPACK_FLAG_BITMASK_IS_COPIED, 0);
+/// # Ok::<(), dlspan::DlpackError>(())
+/// ```
 pub const DLPACK_FLAG_BITMASK_IS_COPIED: u64 = 1 << 1;
 /// `DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED`: a sub-byte type (FP4, FP6) is stored one lane per
 /// byte instead of packed.
+///
+/// ```
+/// use dlspan::{ManagedTensor, dtype::Float4E2m1fn, ffi::DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED};
+/// let fp4 = ManagedTensor::from_owner(vec![Float4E2m1fn::from_bits(2); 4], [4])?; // one lane per byte
+/// assert_ne!(fp4.flags() & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, 0);
+/// # Ok::<(), dlspan::DlpackError>(())
+/// ```
 pub const DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: u64 = 1 << 2;
 
 /// `DLPackVersion`: the version of a managed tensor or of an exchange API table.
@@ -48,6 +82,11 @@ pub struct DLPackVersion {
 
 impl DLPackVersion {
     /// The version this crate implements (1.3).
+    ///
+    /// ```
+    /// use dlspan::ffi::DLPackVersion;
+    /// assert_eq!(DLPackVersion::CURRENT, DLPackVersion { major: 1, minor: 3 });
+    /// ```
     pub const CURRENT: Self = Self { major: DLPACK_MAJOR_VERSION, minor: DLPACK_MINOR_VERSION };
 }
 
@@ -70,10 +109,24 @@ macro_rules! c_enum {
             $( $(#[$vmeta])* pub const $variant: Self = Self($value); )*
 
             /// Every enumerator of the C header, as `(C name, value)`, in declaration order.
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::ffi::", stringify!($name), ";")]
+            #[doc = concat!("for &(c_name, value) in ", stringify!($name), "::ALL {")]
+            ///     assert_eq!(value.name(), Some(c_name));
+            /// }
+            /// ```
             pub const ALL: &'static [(&'static str, Self)] = &[ $( (stringify!($variant), Self::$variant), )* ];
 
             /// The C name of this value, or `None` for a value this version of the header does not
             /// declare.
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::ffi::", stringify!($name), ";")]
+            #[doc = concat!("let (c_name, value) = ", stringify!($name), "::ALL[0];")]
+            /// assert_eq!(value.name(), Some(c_name));
+            #[doc = concat!("assert_eq!(", stringify!($name), "(", stringify!($repr), "::MAX).name(), None);")]
+            /// ```
             pub const fn name(self) -> Option<&'static str> {
                 let mut i = 0;
                 while i < Self::ALL.len() {
@@ -231,6 +284,12 @@ pub struct DLDataType {
 
 impl DLDataType {
     /// Builds a data type from its parts.
+    ///
+    /// ```
+    /// use dlspan::ffi::{DLDataType, DLDataTypeCode};
+    /// let bf16 = DLDataType::new(DLDataTypeCode::kDLBfloat, 16, 1);
+    /// assert_eq!(bf16, DLDataType { code: 4, bits: 16, lanes: 1 });
+    /// ```
     pub const fn new(code: DLDataTypeCode, bits: u8, lanes: u16) -> Self {
         Self { code: code.0, bits, lanes }
     }
@@ -352,11 +411,35 @@ pub struct DLManagedTensorVersioned {
 }
 
 /// `SetError` callback of [`DLPackManagedTensorAllocator`]: reports an error of a given kind.
+///
+/// ```
+/// use core::ffi::{c_char, c_void};
+/// use dlspan::ffi::DLPackSetError;
+/// unsafe extern "C" fn set_error(_error_ctx: *mut c_void, _kind: *const c_char, _message: *const c_char) {}
+/// let callback: DLPackSetError = Some(set_error);
+/// let absent: DLPackSetError = None;
+/// assert!(callback.is_some() && absent.is_none());
+/// ```
 pub type DLPackSetError =
     Option<unsafe extern "C" fn(error_ctx: *mut c_void, kind: *const c_char, message: *const c_char)>;
 
 /// `DLPackManagedTensorAllocator`: asks a producer to allocate a tensor like `prototype` (only its
 /// dtype, ndim, shape and device are read). Returns 0 on success; on failure calls `SetError`.
+///
+/// ```
+/// use core::ffi::{c_int, c_void};
+/// use dlspan::ffi::{DLManagedTensorVersioned, DLPackManagedTensorAllocator, DLPackSetError, DLTensor};
+/// unsafe extern "C" fn allocate(
+///     _prototype: *mut DLTensor,
+///     _out: *mut *mut DLManagedTensorVersioned,
+///     _error_ctx: *mut c_void,
+///     _set_error: DLPackSetError,
+/// ) -> c_int {
+///     -1 // this producer cannot allocate
+/// }
+/// let allocator: DLPackManagedTensorAllocator = Some(allocate);
+/// assert!(allocator.is_some() && DLPackManagedTensorAllocator::None.is_none());
+/// ```
 pub type DLPackManagedTensorAllocator = Option<
     unsafe extern "C" fn(
         prototype: *mut DLTensor,
@@ -368,21 +451,63 @@ pub type DLPackManagedTensorAllocator = Option<
 
 /// `DLPackManagedTensorFromPyObjectNoSync`: exports a Python tensor object of the producer's type
 /// as an owning `DLManagedTensorVersioned`, without stream synchronisation.
+///
+/// ```
+/// use core::ffi::{c_int, c_void};
+/// use dlspan::ffi::{DLManagedTensorVersioned, DLPackManagedTensorFromPyObjectNoSync};
+/// unsafe extern "C" fn export(_py_object: *mut c_void, _out: *mut *mut DLManagedTensorVersioned) -> c_int {
+///     -1
+/// }
+/// let from_py: DLPackManagedTensorFromPyObjectNoSync = Some(export);
+/// assert!(from_py.is_some() && DLPackManagedTensorFromPyObjectNoSync::None.is_none());
+/// ```
 pub type DLPackManagedTensorFromPyObjectNoSync =
     Option<unsafe extern "C" fn(py_object: *mut c_void, out: *mut *mut DLManagedTensorVersioned) -> c_int>;
 
 /// `DLPackDLTensorFromPyObjectNoSync`: fills a caller-provided `DLTensor` describing a Python tensor
 /// object, non-owning, valid until control returns to Python.
+///
+/// ```
+/// use core::ffi::{c_int, c_void};
+/// use dlspan::ffi::{DLPackDLTensorFromPyObjectNoSync, DLTensor};
+/// unsafe extern "C" fn describe(_py_object: *mut c_void, _out: *mut DLTensor) -> c_int {
+///     -1
+/// }
+/// let from_py: DLPackDLTensorFromPyObjectNoSync = Some(describe);
+/// assert!(from_py.is_some() && DLPackDLTensorFromPyObjectNoSync::None.is_none());
+/// ```
 pub type DLPackDLTensorFromPyObjectNoSync =
     Option<unsafe extern "C" fn(py_object: *mut c_void, out: *mut DLTensor) -> c_int>;
 
 /// `DLPackCurrentWorkStream`: the producer's current work stream for a device (null on CPU).
+///
+/// ```
+/// use core::ffi::{c_int, c_void};
+/// use dlspan::ffi::{DLDeviceType, DLPackCurrentWorkStream};
+/// unsafe extern "C" fn cpu_stream(_device_type: DLDeviceType, _device_id: i32, out: *mut *mut c_void) -> c_int {
+///     // SAFETY: the caller passes a writable `void*` slot.
+///     unsafe { *out = core::ptr::null_mut() };
+///     0
+/// }
+/// let stream_of: DLPackCurrentWorkStream = Some(cpu_stream);
+/// assert!(stream_of.is_some() && DLPackCurrentWorkStream::None.is_none());
+/// ```
 pub type DLPackCurrentWorkStream = Option<
     unsafe extern "C" fn(device_type: DLDeviceType, device_id: i32, out_current_stream: *mut *mut c_void) -> c_int,
 >;
 
 /// `DLPackManagedTensorToPyObjectNoSync`: turns an owning `DLManagedTensorVersioned` into a Python
 /// tensor object of the producer's type (ownership is taken).
+///
+/// ```
+/// use core::ffi::{c_int, c_void};
+/// use dlspan::ffi::{DLManagedTensorVersioned, DLPackManagedTensorToPyObjectNoSync};
+/// unsafe extern "C" fn import(_tensor: *mut DLManagedTensorVersioned, _out_py_object: *mut *mut c_void) -> c_int {
+///     -1
+/// }
+/// let to_py: DLPackManagedTensorToPyObjectNoSync = Some(import);
+/// assert!(to_py.is_some() && DLPackManagedTensorToPyObjectNoSync::None.is_none());
+/// ```
 pub type DLPackManagedTensorToPyObjectNoSync =
     Option<unsafe extern "C" fn(tensor: *mut DLManagedTensorVersioned, out_py_object: *mut *mut c_void) -> c_int>;
 

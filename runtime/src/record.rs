@@ -42,6 +42,15 @@ use core::ptr::NonNull;
 
 /// A member of type `F` of the record type `Rec`, whose size divides the record's and its offset.
 /// Made by `#[derive(DlRecord)]` (as `Rec::FIELD_NAME`).
+///
+/// ```
+/// use dlspan::record::Member;
+/// #[derive(Clone, Copy, dlspan::DlRecord)]
+/// #[repr(C)]
+/// struct Pair { a: u32, b: u32 }
+/// let b: Member<Pair, u32> = Pair::B;
+/// assert_eq!((b.offset(), b.stride()), (1, 2));
+/// ```
 pub struct Member<Rec, F> {
     /// Offset of the member from the record's start, in elements of `F`.
     offset: usize,
@@ -100,6 +109,12 @@ pub const fn member_problem<Rec, F>(byte_offset: usize) -> MemberProblem {
 
 impl<Rec, F> Member<Rec, F> {
     /// Elements of `F` per record: the stride multiplier of member views.
+    ///
+    /// ```
+    /// # #[derive(Clone, Copy, dlspan::DlRecord)] #[repr(C)] struct Pair { a: u32, b: u32 }
+    /// use dlspan::record::Member;
+    /// assert_eq!(Member::<Pair, u32>::STRIDE, 2); // an 8-byte record holds two u32
+    /// ```
     pub const STRIDE: usize = size_of::<Rec>() / size_of::<F>();
 
     /// The member at `byte_offset`.

@@ -22,15 +22,39 @@ mod sealed {
 }
 
 /// A memory space: which DLPack devices its views accept, and how they export.
+///
+/// ```
+/// use dlspan::{Device, Host, MemorySpace, ffi::{DLDevice, DLDeviceType}};
+/// let cpu = DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 };
+/// assert_eq!(Host::accept(cpu), Ok(()));
+/// assert!(Device::accept(cpu).is_err());
+/// assert_eq!(Device::device(2), DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: 2 });
+/// ```
 pub trait MemorySpace: sealed::Sealed + Copy + Default + Debug + Send + Sync + 'static {
     /// What a view remembers about its device: nothing for host and managed memory, the CUDA
     /// ordinal for device memory.
+    ///
+    /// ```
+    /// use dlspan::{Device, Host, MemorySpace};
+    /// let _host: <Host as MemorySpace>::Ordinal = ();
+    /// let _cuda: <Device as MemorySpace>::Ordinal = 3i32;
+    /// ```
     type Ordinal: Copy + Debug + Default + Eq + Hash + Send + Sync + 'static;
 
     /// The device type a view of this space exports, and the one errors name.
+    ///
+    /// ```
+    /// use dlspan::{Managed, MemorySpace, ffi::DLDeviceType};
+    /// assert_eq!(Managed::DEVICE_TYPE, DLDeviceType::kDLCUDAManaged);
+    /// ```
     const DEVICE_TYPE: DLDeviceType;
 
     /// Whether the host may read and write this memory directly.
+    ///
+    /// ```
+    /// use dlspan::{Device, Host, Managed, MemorySpace};
+    /// assert!(Host::HOST_ACCESSIBLE && Managed::HOST_ACCESSIBLE && !Device::HOST_ACCESSIBLE);
+    /// ```
     const HOST_ACCESSIBLE: bool;
 
     /// Accepts a tensor's device, or says why not (SPEC.md §3, rule 1).
@@ -38,9 +62,24 @@ pub trait MemorySpace: sealed::Sealed + Copy + Default + Debug + Send + Sync + '
     /// # Errors
     ///
     /// [`DlpackError::DeviceMismatch`] for a device type this space does not accept.
+    ///
+    /// ```
+    /// use dlspan::{Device, DlpackError, Host, MemorySpace, ffi::{DLDevice, DLDeviceType}};
+    /// // Pinned host memory is host memory.
+    /// let pinned = DLDevice { device_type: DLDeviceType::kDLCUDAHost, device_id: 0 };
+    /// assert_eq!(Host::accept(pinned), Ok(()));
+    /// let gpu1 = DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: 1 };
+    /// assert_eq!(Device::accept(gpu1), Ok(1));
+    /// assert!(matches!(Host::accept(gpu1), Err(DlpackError::DeviceMismatch { .. })));
+    /// ```
     fn accept(device: DLDevice) -> Result<Self::Ordinal, DlpackError>;
 
     /// The device a view of this space exports.
+    ///
+    /// ```
+    /// use dlspan::{Host, MemorySpace, ffi::{DLDevice, DLDeviceType}};
+    /// assert_eq!(Host::device(()), DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 });
+    /// ```
     fn device(ordinal: Self::Ordinal) -> DLDevice;
 
     /// The common case of [`accept`](Self::accept), for the fast import path: the space's own device
@@ -54,6 +93,17 @@ pub trait MemorySpace: sealed::Sealed + Copy + Default + Debug + Send + Sync + '
 }
 
 /// Memory spaces whose data the host may read and write directly: [`Host`] and [`Managed`].
+///
+/// ```
+/// use dlspan::{Dims, HostAccessible, HostMdspan, LayoutRight, Mdspan};
+/// // Host and managed views index on the host; device views do not compile here.
+/// fn first<S: HostAccessible>(view: Mdspan<'_, i32, 1, Dims<1>, LayoutRight, S>) -> i32 {
+///     view[[0]]
+/// }
+/// let data = [7, 8];
+/// assert_eq!(first(HostMdspan::<i32, 1>::from_slice(&data, [2])?), 7);
+/// # Ok::<(), dlspan::DlpackError>(())
+/// ```
 pub trait HostAccessible: MemorySpace {}
 
 /// Host memory: `kDLCPU`, and pinned host memory (`kDLCUDAHost`, `kDLROCMHost`), which is ordinary

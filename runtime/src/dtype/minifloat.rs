@@ -70,16 +70,35 @@ macro_rules! minifloat {
 
         impl $name {
             /// Wraps raw bits (bits above the format's width are kept as given).
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::dtype::", stringify!($name), ";")]
+            #[doc = concat!("assert_eq!(", stringify!($name), "::from_bits(0xFF).to_bits(), 0xFF);")]
+            /// ```
             pub const fn from_bits(bits: u8) -> Self {
                 Self(bits)
             }
 
             /// The raw bits.
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::dtype::", stringify!($name), ";")]
+            #[doc = concat!("assert_eq!(", stringify!($name), "::default().to_bits(), 0);")]
+            /// ```
             pub const fn to_bits(self) -> u8 {
                 self.0
             }
 
             /// The value as `f32` (exact: every value of the format is representable).
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::dtype::", stringify!($name), ";")]
+            #[doc = concat!(
+                "let one = ", stringify!($name), "::from_bits(", stringify!($bias), " << ", stringify!($m), ");",
+                " // exponent = bias, mantissa 0"
+            )]
+            /// assert_eq!(one.to_f32(), 1.0);
+            /// ```
             pub fn to_f32(self) -> f32 {
                 decode(self.0 & $mask, Format { exponent_bits: $e, mantissa_bits: $m, bias: $bias, specials: Specials::$specials })
             }
@@ -212,16 +231,32 @@ pub struct Float8E8m0fnu(u8);
 
 impl Float8E8m0fnu {
     /// Wraps raw bits.
+    ///
+    /// ```
+    /// use dlspan::dtype::Float8E8m0fnu;
+    /// assert_eq!(Float8E8m0fnu::from_bits(128).to_f32(), 2.0);
+    /// ```
     pub const fn from_bits(bits: u8) -> Self {
         Self(bits)
     }
 
     /// The raw bits.
+    ///
+    /// ```
+    /// use dlspan::dtype::Float8E8m0fnu;
+    /// assert_eq!(Float8E8m0fnu::from_bits(127).to_bits(), 127);
+    /// ```
     pub const fn to_bits(self) -> u8 {
         self.0
     }
 
     /// The value as `f32` (exact).
+    ///
+    /// ```
+    /// use dlspan::dtype::Float8E8m0fnu;
+    /// assert_eq!(Float8E8m0fnu::from_bits(130).to_f32(), 8.0);
+    /// assert_eq!(Float8E8m0fnu::from_bits(124).to_f32(), 0.125);
+    /// ```
     pub fn to_f32(self) -> f32 {
         match self.0 {
             0xFF => f32::NAN,
@@ -259,16 +294,41 @@ macro_rules! packed {
 
         impl $name {
             /// Wraps the packed bytes (lane 0 in the lowest bits of byte 0).
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::dtype::{", stringify!($lane), ", ", stringify!($name), "};")]
+            #[doc = concat!("let packed = ", stringify!($name), "::from_bytes([0x01; ", stringify!($bytes), "]);")]
+            #[doc = concat!("assert_eq!(packed.lane(0), ", stringify!($lane), "::from_bits(0x01));")]
+            /// ```
             pub const fn from_bytes(bytes: [u8; $bytes]) -> Self {
                 Self(bytes)
             }
 
             /// The packed bytes.
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::dtype::", stringify!($name), ";")]
+            #[doc = concat!("let bytes = [0xA5; ", stringify!($bytes), "];")]
+            #[doc = concat!("assert_eq!(", stringify!($name), "::from_bytes(bytes).to_bytes(), bytes);")]
+            /// ```
             pub const fn to_bytes(self) -> [u8; $bytes] {
                 self.0
             }
 
             /// Packs lanes, keeping the low `bits` bits of each.
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::dtype::{", stringify!($lane), ", ", stringify!($name), "};")]
+            #[doc = concat!(
+                "let high_bits_set = ", stringify!($name),
+                "::from_lanes([", stringify!($lane), "::from_bits(0xC1); ", stringify!($lanes), "]);"
+            )]
+            #[doc = concat!(
+                "let low_bits_only = ", stringify!($name),
+                "::from_lanes([", stringify!($lane), "::from_bits(0x01); ", stringify!($lanes), "]);"
+            )]
+            /// assert_eq!(high_bits_set, low_bits_only);
+            /// ```
             pub fn from_lanes(lanes: [$lane; $lanes]) -> Self {
                 let mut bytes = [0u8; $bytes];
                 for (i, lane) in lanes.iter().enumerate() {
@@ -289,6 +349,15 @@ macro_rules! packed {
             /// # Panics
             ///
             /// If `i` is not below the number of lanes.
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::dtype::{", stringify!($lane), ", ", stringify!($name), "};")]
+            #[doc = concat!(
+                "let packed = ", stringify!($name),
+                "::from_lanes(core::array::from_fn(|i| ", stringify!($lane), "::from_bits(i as u8)));"
+            )]
+            #[doc = concat!("assert_eq!(packed.lane(1), ", stringify!($lane), "::from_bits(1));")]
+            /// ```
             pub fn lane(self, i: usize) -> $lane {
                 assert!(i < $lanes, "lane index {i} out of range for {} lanes", $lanes);
                 let bit = i * $bits;
@@ -300,6 +369,16 @@ macro_rules! packed {
             }
 
             /// Every lane decoded to `f32`.
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::dtype::{", stringify!($lane), ", ", stringify!($name), "};")]
+            #[doc = concat!(
+                "let packed = ", stringify!($name),
+                "::from_lanes(core::array::from_fn(|i| ", stringify!($lane), "::from_bits(i as u8)));"
+            )]
+            /// assert_eq!(packed.to_f32_array()[0], 0.0);
+            /// assert_eq!(packed.to_f32_array()[1], packed.lane(1).to_f32());
+            /// ```
             pub fn to_f32_array(self) -> [f32; $lanes] {
                 core::array::from_fn(|i| self.lane(i).to_f32())
             }

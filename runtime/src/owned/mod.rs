@@ -313,6 +313,17 @@ impl ManagedTensor {
     }
 
     /// What the producer said about the tensor, for the conversion rules.
+    ///
+    /// ```
+    /// use dlspan::{ImportOptions, ManagedTensor};
+    /// let t = ManagedTensor::from_owner(vec![0u8; 4], [4])?;
+    /// assert_eq!(t.import_options(), ImportOptions::CURRENT);
+    /// let raw = t.into_raw_legacy().map_err(|e| e.error())?;
+    /// // SAFETY: `raw` is a live legacy managed tensor whose ownership passes here.
+    /// let legacy = unsafe { ManagedTensor::from_raw_legacy(raw) }?;
+    /// assert_eq!(legacy.import_options(), ImportOptions::legacy());
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
     #[inline]
     pub fn import_options(&self) -> ImportOptions {
         ImportOptions {
@@ -501,11 +512,25 @@ pub struct IntoLegacyError {
 
 impl IntoLegacyError {
     /// Why the export was refused ([`DlpackError::ReadOnly`]).
+    ///
+    /// ```
+    /// let t = dlspan::ManagedTensor::from_owner(std::sync::Arc::<[u8]>::from([1u8]), [1])?;
+    /// let refused = t.into_raw_legacy().unwrap_err();
+    /// assert_eq!(refused.error(), dlspan::DlpackError::ReadOnly);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
     pub fn error(&self) -> DlpackError {
         DlpackError::ReadOnly
     }
 
     /// The tensor, still owned.
+    ///
+    /// ```
+    /// let t = dlspan::ManagedTensor::from_owner(std::sync::Arc::<[u8]>::from([1u8, 2]), [2])?;
+    /// let tensor = t.into_raw_legacy().unwrap_err().into_tensor(); // deleted on drop
+    /// assert_eq!(tensor.shape(), &[2]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
     pub fn into_tensor(self) -> ManagedTensor {
         self.tensor
     }

@@ -23,6 +23,13 @@ mod sealed {
 }
 
 /// The extents type of a view of rank `R`: which axes are static, and their lengths.
+///
+/// ```
+/// use dlspan::{Dyn, Extents, Static};
+/// type E = (Static<4>, Dyn);
+/// assert_eq!(<E as Extents<2>>::STATIC, [Some(4), None]);
+/// assert_eq!((<E as Extents<2>>::RANK_DYNAMIC, <E as Extents<2>>::STATIC_SIZE), (1, None));
+/// ```
 pub trait Extents<const R: usize>: sealed::Sealed + Copy + Default + Debug + Send + Sync + 'static {
     /// For each axis, `Some(n)` when the type fixes its length to `n`, `None` when it is dynamic.
     const STATIC: [Option<usize>; R];
@@ -96,6 +103,14 @@ impl<const R: usize> Extents<R> for Dims<R> {
 }
 
 /// One axis of a tuple extents type: [`Static<N>`] or [`Dyn`].
+///
+/// ```
+/// use dlspan::{Dim, Dyn, Static};
+/// fn length<D: Dim>() -> Option<usize> {
+///     D::STATIC
+/// }
+/// assert_eq!((length::<Static<3>>(), length::<Dyn>()), (Some(3), None));
+/// ```
 pub trait Dim: sealed::Sealed + Copy + Default + Debug + Send + Sync + 'static {
     /// `Some(N)` for [`Static<N>`], `None` for [`Dyn`].
     const STATIC: Option<usize>;
@@ -155,4 +170,11 @@ tuple_extents! {
 
 /// The highest rank a tuple extents type (and `mdspan!` with static extents) supports; [`Dims<R>`]
 /// has no limit.
+///
+/// ```
+/// use dlspan::view::MAX_STATIC_RANK;
+/// let data = [0u8];
+/// let view = <dlspan::mdspan!(u8; 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)>::from_array(&data);
+/// assert_eq!(view.rank(), MAX_STATIC_RANK);
+/// ```
 pub const MAX_STATIC_RANK: usize = 12;

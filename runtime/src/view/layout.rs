@@ -25,6 +25,12 @@ mod sealed {
 }
 
 /// A layout policy. Sealed: the four layouts of this module are the ones every check knows.
+///
+/// ```
+/// use dlspan::{Layout, LayoutKind, LayoutLeft, LayoutStride, LayoutStrideRelaxed};
+/// assert_eq!(<LayoutLeft as Layout>::KIND, LayoutKind::Left);
+/// assert!(LayoutStrideRelaxed::HAS_OFFSET && !LayoutStride::HAS_OFFSET);
+/// ```
 pub trait Layout: sealed::Sealed + Copy + Default + Debug + Send + Sync + 'static {
     /// What a mapping of rank `R` stores besides its extents.
     type Strides<const R: usize>: Copy + Debug + PartialEq + Eq + Send + Sync + 'static;
@@ -130,6 +136,13 @@ pub struct LayoutStride;
 pub struct LayoutStrideRelaxed;
 
 /// Stored strides and offset of a [`LayoutStrideRelaxed`] mapping.
+///
+/// ```
+/// use core::any::TypeId;
+/// use dlspan::{Layout, LayoutStrideRelaxed, view::RelaxedStrides};
+/// let stored = TypeId::of::<<LayoutStrideRelaxed as Layout>::Strides<2>>();
+/// assert_eq!(stored, TypeId::of::<RelaxedStrides<2>>());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RelaxedStrides<const R: usize> {
     strides: [isize; R],
@@ -141,158 +154,107 @@ impl sealed::Sealed for LayoutLeft {}
 impl sealed::Sealed for LayoutStride {}
 impl sealed::Sealed for LayoutStrideRelaxed {}
 
-impl Layout for LayoutRight {
-    type Strides<const R: usize> = ();
-    type Sub = LayoutStride;
-    const KIND: LayoutKind = LayoutKind::Right;
-    const HAS_OFFSET: bool = false;
-
-    #[inline(always)]
-    fn validate<const R: usize>(
-        extents: &[usize; R],
-        strides: &[isize; R],
-        _offset: usize,
-    ) -> Result<((), Reach), DlpackError> {
-        check::compact(LayoutKind::Right, extents, strides).map(|reach| ((), reach))
-    }
-
-    #[inline(always)]
-    fn validate_fast<const R: usize>(
-        extents: &[usize; R],
-        strides: &[isize; R],
-        _offset: usize,
-    ) -> Option<((), usize)> {
-        if R == 0 {
-            return Some(((), 1));
-        }
-        // Canonical strides, checked pairwise: the innermost is 1, and each other equals its inner
-        // neighbour's stride times that neighbour's extent. The products are independent of each
-        // other (no serial chain), and by induction the strides are the canonical ones.
-        let mut bad = strides[R - 1] != 1;
-        for axis in 0..R - 1 {
-            // The neighbour of the innermost axis needs no product: its neighbour's stride is 1.
-            let (product, overflow) = if axis + 1 == R - 1 {
-                (extents[axis + 1], false)
-            } else {
-                extents[axis + 1].overflowing_mul(strides[axis + 1] as usize)
-            };
-            bad |= overflow | (strides[axis] as usize != product);
-        }
-        let (size, overflow) = extents[0].overflowing_mul(strides[0] as usize);
-        // A size of zero (an empty tensor, whose strides are free) goes to the slow path; a size
-        // beyond isize::MAX also fails the caller's byte-range test (bytes = size · element size).
-        bad |= overflow || size == 0;
-        if bad { None } else { Some(((), size)) }
-    }
-
-    #[inline]
-    fn assume_valid<const R: usize>(_strides: [isize; R], _offset: usize) {}
-
-    #[inline]
-    fn strides<const R: usize>(extents: &[usize; R], (): &()) -> [isize; R] {
-        let mut out = [0isize; R];
-        let mut acc = 1isize;
-        for axis in (0..R).rev() {
-            out[axis] = acc;
-            // Validated: the product of the (nonzero) extents fits isize.
-            acc = acc.wrapping_mul(extents[axis].max(1) as isize);
-        }
-        out
-    }
-
-    #[inline]
-    fn offset<const R: usize>((): &()) -> usize {
-        0
-    }
-
-    #[inline(always)]
-    fn index<const R: usize>(extents: &[usize; R], (): &(), index: &[usize; R]) -> isize {
-        // Horner form of Σ i_k·Π_{j>k} e_j; in bounds of a validated mapping, it cannot overflow.
-        let mut offset = 0usize;
-        for axis in 0..R {
-            offset = offset.wrapping_mul(extents[axis]).wrapping_add(index[axis]);
-        }
-        offset as isize
-    }
+/// Axis `k` in the order "outermost first": itself for row-major, mirrored for column-major. The
+/// compact layouts share one body through it; `left` is a constant, so each folds away.
+#[inline(always)]
+const fn compact_axis<const R: usize>(left: bool, k: usize) -> usize {
+    if left { R - 1 - k } else { k }
 }
 
-impl Layout for LayoutLeft {
-    type Strides<const R: usize> = ();
-    type Sub = LayoutStride;
-    const KIND: LayoutKind = LayoutKind::Left;
-    const HAS_OFFSET: bool = false;
+/// Both compact layouts: strides computed from extents, no offset. `$left` mirrors the axis order.
+macro_rules! compact_layout {
+    ($layout:ty, $kind:ident, $left:literal) => {
+        impl Layout for $layout {
+            type Strides<const R: usize> = ();
+            type Sub = LayoutStride;
+            const KIND: LayoutKind = LayoutKind::$kind;
+            const HAS_OFFSET: bool = false;
 
-    #[inline(always)]
-    fn validate<const R: usize>(
-        extents: &[usize; R],
-        strides: &[isize; R],
-        _offset: usize,
-    ) -> Result<((), Reach), DlpackError> {
-        check::compact(LayoutKind::Left, extents, strides).map(|reach| ((), reach))
-    }
+            #[inline(always)]
+            fn validate<const R: usize>(
+                extents: &[usize; R],
+                strides: &[isize; R],
+                _offset: usize,
+            ) -> Result<((), Reach), DlpackError> {
+                check::compact(LayoutKind::$kind, extents, strides).map(|reach| ((), reach))
+            }
 
-    #[inline(always)]
-    fn validate_fast<const R: usize>(
-        extents: &[usize; R],
-        strides: &[isize; R],
-        _offset: usize,
-    ) -> Option<((), usize)> {
-        if R == 0 {
-            return Some(((), 1));
+            #[inline(always)]
+            fn validate_fast<const R: usize>(
+                extents: &[usize; R],
+                strides: &[isize; R],
+                _offset: usize,
+            ) -> Option<((), usize)> {
+                if R == 0 {
+                    return Some(((), 1));
+                }
+                let at = |k| compact_axis::<R>($left, k);
+                // Canonical strides, checked pairwise: the innermost is 1, and each other equals its
+                // inner neighbour's stride times that neighbour's extent. The products are
+                // independent of each other (no serial chain), and by induction the strides are the
+                // canonical ones.
+                let mut bad = strides[at(R - 1)] != 1;
+                for k in 0..R - 1 {
+                    let (outer, inner) = (at(k), at(k + 1));
+                    // The neighbour of the innermost axis needs no product: its stride is 1.
+                    let (product, overflow) = if k + 1 == R - 1 {
+                        (extents[inner], false)
+                    } else {
+                        extents[inner].overflowing_mul(strides[inner] as usize)
+                    };
+                    bad |= overflow | (strides[outer] as usize != product);
+                }
+                let (size, overflow) = extents[at(0)].overflowing_mul(strides[at(0)] as usize);
+                // A size of zero (an empty tensor, whose strides are free) goes to the slow path; a
+                // size beyond isize::MAX also fails the caller's byte-range test (bytes = size ·
+                // element size).
+                bad |= overflow || size == 0;
+                if bad { None } else { Some(((), size)) }
+            }
+
+            #[inline]
+            fn assume_valid<const R: usize>(_strides: [isize; R], _offset: usize) {}
+
+            #[inline]
+            fn compact_strides<const R: usize>(extents: &[usize; R]) -> Result<[isize; R], DlpackError> {
+                check::compact_strides(extents, LayoutKind::$kind)
+            }
+
+            #[inline]
+            fn strides<const R: usize>(extents: &[usize; R], (): &()) -> [isize; R] {
+                let mut out = [0isize; R];
+                let mut acc = 1isize;
+                for k in (0..R).rev() {
+                    let axis = compact_axis::<R>($left, k);
+                    out[axis] = acc;
+                    // Validated: the product of the (nonzero) extents fits isize.
+                    acc = acc.wrapping_mul(extents[axis].max(1) as isize);
+                }
+                out
+            }
+
+            #[inline]
+            fn offset<const R: usize>((): &()) -> usize {
+                0
+            }
+
+            #[inline(always)]
+            fn index<const R: usize>(extents: &[usize; R], (): &(), index: &[usize; R]) -> isize {
+                // Horner form of Σ i_k·Π_{j inner to k} e_j; in bounds of a validated mapping, it
+                // cannot overflow.
+                let mut offset = 0usize;
+                for k in 0..R {
+                    let axis = compact_axis::<R>($left, k);
+                    offset = offset.wrapping_mul(extents[axis]).wrapping_add(index[axis]);
+                }
+                offset as isize
+            }
         }
-        // Canonical strides, checked pairwise: the innermost is 1, and each other equals its inner
-        // neighbour's stride times that neighbour's extent. The products are independent of each
-        // other (no serial chain), and by induction the strides are the canonical ones.
-        let mut bad = strides[0] != 1;
-        for axis in 1..R {
-            // The neighbour of the innermost axis needs no product: its neighbour's stride is 1.
-            let (product, overflow) = if axis - 1 == 0 {
-                (extents[axis - 1], false)
-            } else {
-                extents[axis - 1].overflowing_mul(strides[axis - 1] as usize)
-            };
-            bad |= overflow | (strides[axis] as usize != product);
-        }
-        let (size, overflow) = extents[R - 1].overflowing_mul(strides[R - 1] as usize);
-        // A size of zero (an empty tensor, whose strides are free) goes to the slow path; a size
-        // beyond isize::MAX also fails the caller's byte-range test (bytes = size · element size).
-        bad |= overflow || size == 0;
-        if bad { None } else { Some(((), size)) }
-    }
-
-    #[inline]
-    fn assume_valid<const R: usize>(_strides: [isize; R], _offset: usize) {}
-
-    #[inline]
-    fn compact_strides<const R: usize>(extents: &[usize; R]) -> Result<[isize; R], DlpackError> {
-        check::compact_strides(extents, LayoutKind::Left)
-    }
-
-    #[inline]
-    fn strides<const R: usize>(extents: &[usize; R], (): &()) -> [isize; R] {
-        let mut out = [0isize; R];
-        let mut acc = 1isize;
-        for axis in 0..R {
-            out[axis] = acc;
-            acc = acc.wrapping_mul(extents[axis].max(1) as isize);
-        }
-        out
-    }
-
-    #[inline]
-    fn offset<const R: usize>((): &()) -> usize {
-        0
-    }
-
-    #[inline(always)]
-    fn index<const R: usize>(extents: &[usize; R], (): &(), index: &[usize; R]) -> isize {
-        let mut offset = 0usize;
-        for axis in (0..R).rev() {
-            offset = offset.wrapping_mul(extents[axis]).wrapping_add(index[axis]);
-        }
-        offset as isize
-    }
+    };
 }
+
+compact_layout!(LayoutRight, Right, false);
+compact_layout!(LayoutLeft, Left, true);
 
 impl Layout for LayoutStride {
     type Strides<const R: usize> = [isize; R];

@@ -122,6 +122,12 @@ impl<const R: usize, E: Extents<R>, L: Layout> Mapping<R, E, L> {
     }
 
     /// The rank `R`.
+    ///
+    /// ```
+    /// use dlspan::{Dims, LayoutRight, Mapping};
+    /// assert_eq!(Mapping::<3, Dims<3>, LayoutRight>::compact([2, 3, 4])?.rank(), 3);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
     #[inline]
     pub const fn rank(&self) -> usize {
         R
@@ -132,6 +138,13 @@ impl<const R: usize, E: Extents<R>, L: Layout> Mapping<R, E, L> {
     /// # Panics
     ///
     /// If `axis >= R`.
+    ///
+    /// ```
+    /// use dlspan::{Dyn, LayoutRight, Mapping, Static};
+    /// let m = Mapping::<2, (Static<2>, Dyn), LayoutRight>::compact([2, 5])?;
+    /// assert_eq!((m.extent(0), m.extent(1)), (2, 5));
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
     #[inline]
     pub fn extent(&self, axis: usize) -> usize {
         match E::STATIC[axis] {
@@ -141,6 +154,12 @@ impl<const R: usize, E: Extents<R>, L: Layout> Mapping<R, E, L> {
     }
 
     /// Every extent.
+    ///
+    /// ```
+    /// use dlspan::{Dims, LayoutRight, Mapping};
+    /// assert_eq!(Mapping::<2, Dims<2>, LayoutRight>::compact([2, 3])?.extents(), [2, 3]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
     #[inline]
     pub fn extents(&self) -> [usize; R] {
         self.extents
@@ -151,30 +170,63 @@ impl<const R: usize, E: Extents<R>, L: Layout> Mapping<R, E, L> {
     /// # Panics
     ///
     /// If `axis >= R`.
+    ///
+    /// ```
+    /// use dlspan::{Dims, LayoutLeft, Mapping};
+    /// let column_major = Mapping::<2, Dims<2>, LayoutLeft>::compact([2, 3])?;
+    /// assert_eq!((column_major.stride(0), column_major.stride(1)), (1, 2));
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
     #[inline]
     pub fn stride(&self, axis: usize) -> isize {
         self.strides()[axis]
     }
 
     /// Every stride, in elements.
+    ///
+    /// ```
+    /// use dlspan::{Dims, LayoutRight, Mapping};
+    /// assert_eq!(Mapping::<3, Dims<3>, LayoutRight>::compact([2, 3, 4])?.strides(), [12, 4, 1]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
     #[inline]
     pub fn strides(&self) -> [isize; R] {
         L::strides(&self.extents, &self.stored)
     }
 
     /// The element offset of index `[0; R]` from the base pointer (0 except for the relaxed layout).
+    ///
+    /// ```
+    /// use dlspan::{HostMdspan, LayoutStrideRelaxed};
+    /// let data = [1, 2, 3, 4, 5];
+    /// let reversed = HostMdspan::<i32, 1, LayoutStrideRelaxed>::from_slice_relaxed(&data, [5], [-1], 4)?;
+    /// assert_eq!(reversed.mapping().offset(), 4);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
     #[inline]
     pub fn offset(&self) -> usize {
         L::offset(&self.stored)
     }
 
     /// The layout.
+    ///
+    /// ```
+    /// use dlspan::{Dims, LayoutKind, LayoutLeft, Mapping};
+    /// assert_eq!(Mapping::<2, Dims<2>, LayoutLeft>::compact([2, 3])?.layout(), LayoutKind::Left);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
     #[inline]
     pub fn layout(&self) -> LayoutKind {
         L::KIND
     }
 
     /// The number of elements (indices).
+    ///
+    /// ```
+    /// use dlspan::{Dims, LayoutStride, Mapping};
+    /// assert_eq!(Mapping::<2, Dims<2>, LayoutStride>::from_strides([2, 3], [4, 1])?.size(), 6);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
     #[inline]
     pub fn size(&self) -> usize {
         // An empty mapping may have other extents whose product overflows (it reaches nothing, so
@@ -206,12 +258,26 @@ impl<const R: usize, E: Extents<R>, L: Layout> Mapping<R, E, L> {
 
     /// Elements from the base pointer to one past the highest offset reached (0 when empty): how
     /// much memory a view of this mapping needs.
+    ///
+    /// ```
+    /// use dlspan::{Dims, LayoutStride, Mapping};
+    /// let padded_rows = Mapping::<2, Dims<2>, LayoutStride>::from_strides([2, 3], [4, 1])?;
+    /// assert_eq!(padded_rows.required_span_size(), 7); // 6 elements, the last at offset 6
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
     #[inline]
     pub fn required_span_size(&self) -> usize {
         self.bounds().1
     }
 
     /// Whether distinct indices reach distinct elements (see [`DlpackError::OverlappingStrides`]).
+    ///
+    /// ```
+    /// use dlspan::{Dims, LayoutStrideRelaxed, Mapping};
+    /// let broadcast = Mapping::<1, Dims<1>, LayoutStrideRelaxed>::from_strides([3], [0])?;
+    /// assert!(!broadcast.is_unique());
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
     #[inline]
     pub fn is_unique(&self) -> bool {
         match L::KIND {
@@ -222,6 +288,13 @@ impl<const R: usize, E: Extents<R>, L: Layout> Mapping<R, E, L> {
 
     /// Whether the elements fill a block of exactly `size()` consecutive elements (in some order of
     /// axes): then a view of them is also a slice.
+    ///
+    /// ```
+    /// use dlspan::{Dims, LayoutStride, Mapping};
+    /// assert!(Mapping::<2, Dims<2>, LayoutStride>::from_strides([2, 3], [3, 1])?.is_contiguous());
+    /// assert!(!Mapping::<2, Dims<2>, LayoutStride>::from_strides([2, 3], [4, 1])?.is_contiguous());
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
     #[inline]
     pub fn is_contiguous(&self) -> bool {
         let (low, high) = self.bounds();
@@ -264,6 +337,14 @@ impl<const R: usize, E: Extents<R>, L: Layout> Mapping<R, E, L> {
     /// # Errors
     ///
     /// [`DlpackError::ExtentMismatch`] when an extent differs from a static extent of `E2`.
+    ///
+    /// ```
+    /// use dlspan::{Dims, Dyn, LayoutRight, Mapping, Static};
+    /// let m = Mapping::<2, Dims<2>, LayoutRight>::compact([2, 3])?;
+    /// assert_eq!(m.with_extents::<(Static<2>, Dyn)>()?.extents(), [2, 3]);
+    /// assert!(m.with_extents::<(Static<3>, Dyn)>().is_err());
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
     #[inline]
     pub fn with_extents<E2: Extents<R>>(self) -> Result<Mapping<R, E2, L>, DlpackError> {
         extents::check_static::<R, E2>(&self.extents)?;

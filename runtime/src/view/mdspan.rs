@@ -64,16 +64,75 @@ pub struct MdspanMut<'a, T, const R: usize, E: Extents<R> = Dims<R>, L: Layout =
 }
 
 /// A shared host view with dynamic extents (CCCL `cuda::host_mdspan`).
+///
+/// ```
+/// use dlspan::HostMdspan;
+/// let data = [1.0f32, 2.0, 3.0, 4.0];
+/// let view = HostMdspan::<f32, 2>::from_slice(&data, [2, 2])?;
+/// assert_eq!((view.rank_dynamic(), view[[1, 0]]), (2, 3.0));
+/// # Ok::<(), dlspan::DlpackError>(())
+/// ```
 pub type HostMdspan<'a, T, const R: usize, L = LayoutRight> = Mdspan<'a, T, R, Dims<R>, L, Host>;
 /// A mutable host view with dynamic extents.
+///
+/// ```
+/// use dlspan::HostMdspanMut;
+/// let mut data = [0u8; 4];
+/// let mut view = HostMdspanMut::<u8, 2>::from_slice(&mut data, [2, 2])?;
+/// view[[1, 0]] = 9;
+/// assert_eq!(data, [0, 0, 9, 0]);
+/// # Ok::<(), dlspan::DlpackError>(())
+/// ```
 pub type HostMdspanMut<'a, T, const R: usize, L = LayoutRight> = MdspanMut<'a, T, R, Dims<R>, L, Host>;
 /// A shared CUDA device view with dynamic extents (CCCL `cuda::device_mdspan`); no host access.
+///
+/// ```
+/// use dlspan::{DeviceMdspan, Mapping};
+/// let gpu = 0x7f00_0000_0000 as *const f32; // stands in for a cudaMalloc'd address, never read here
+/// let map = Mapping::compact([2, 4])?;
+/// // SAFETY: `gpu` stands for 8 floats in device 0's memory; host code never reads them.
+/// let view: DeviceMdspan<'_, f32, 2> = unsafe { DeviceMdspan::from_raw_parts(gpu, map, 0) };
+/// assert_eq!((view.extents(), view.device().device_type), ([2, 4], dlspan::ffi::DLDeviceType::kDLCUDA));
+/// # Ok::<(), dlspan::DlpackError>(())
+/// ```
 pub type DeviceMdspan<'a, T, const R: usize, L = LayoutRight> = Mdspan<'a, T, R, Dims<R>, L, Device>;
 /// A mutable CUDA device view with dynamic extents; no host access.
+///
+/// ```
+/// use dlspan::{DeviceMdspanMut, Mapping};
+/// let gpu = 0x7f00_0000_0000 as *mut f32; // stands in for a cudaMalloc'd address, never touched here
+/// let map = Mapping::compact([4])?;
+/// // SAFETY: `gpu` stands for 4 floats in device 3's memory, used by nothing else; the host never reads them.
+/// let view: DeviceMdspanMut<'_, f32, 1> = unsafe { DeviceMdspanMut::from_raw_parts(gpu, map, 3) }?;
+/// assert_eq!((view.size(), view.ordinal()), (4, 3));
+/// # Ok::<(), dlspan::DlpackError>(())
+/// ```
 pub type DeviceMdspanMut<'a, T, const R: usize, L = LayoutRight> = MdspanMut<'a, T, R, Dims<R>, L, Device>;
 /// A shared CUDA managed-memory view with dynamic extents (CCCL `cuda::managed_mdspan`).
+///
+/// ```
+/// use dlspan::{ManagedMdspan, Mapping};
+/// let data = [1u8, 2, 3]; // stands in for cudaMallocManaged memory
+/// let map = Mapping::compact([3])?;
+/// // SAFETY: `data` holds the 3 elements, outlives the view and is not written while it lives.
+/// let view: ManagedMdspan<'_, u8, 1> = unsafe { ManagedMdspan::from_raw_parts(data.as_ptr(), map, ()) };
+/// assert_eq!(view[[2]], 3);
+/// # Ok::<(), dlspan::DlpackError>(())
+/// ```
 pub type ManagedMdspan<'a, T, const R: usize, L = LayoutRight> = Mdspan<'a, T, R, Dims<R>, L, Managed>;
 /// A mutable CUDA managed-memory view with dynamic extents.
+///
+/// ```
+/// use dlspan::{ManagedMdspanMut, Mapping};
+/// let mut data = [0u8; 3]; // stands in for cudaMallocManaged memory
+/// let map = Mapping::compact([3])?;
+/// // SAFETY: `data` holds the 3 elements, outlives the view and is accessed only through it.
+/// let ptr = data.as_mut_ptr();
+/// let mut view: ManagedMdspanMut<'_, u8, 1> = unsafe { ManagedMdspanMut::from_raw_parts(ptr, map, ()) }?;
+/// view[[2]] = 7;
+/// assert_eq!(data, [0, 0, 7]);
+/// # Ok::<(), dlspan::DlpackError>(())
+/// ```
 pub type ManagedMdspanMut<'a, T, const R: usize, L = LayoutRight> = MdspanMut<'a, T, R, Dims<R>, L, Managed>;
 
 // SAFETY: a shared view is a `&'a [T]` in disguise: sending or sharing it across threads only ever
@@ -217,6 +276,11 @@ macro_rules! common_view_api {
     ($view:ident, $ptr_ty:ty, $as_ptr:ident) => {
         impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> $view<'a, T, R, E, L, S> {
             /// The rank, as an associated constant.
+            ///
+            /// ```
+            #[doc = concat!("let extents: [usize; <dlspan::", stringify!($view), "<'static, f32, 3>>::RANK] = [2, 3, 4];")]
+            /// assert_eq!(extents.len(), 3);
+            /// ```
             pub const RANK: usize = R;
 
             /// Assembles a view from validated parts.
@@ -781,9 +845,10 @@ fn fits_slice<const R: usize, E: Extents<R>, L: Layout>(
     if required > len { Err(DlpackError::SliceTooShort { required, len }) } else { Ok(()) }
 }
 
-/// Generates the slice constructors of one view type.
+/// Generates the slice constructors of one view type. `$mut_kw` is `"mut "` for the mutable view
+/// and `""` for the shared one: the examples spell `let mut data` and `&mut data` with it.
 macro_rules! slice_constructors {
-    ($view:ident, $slice:ty, $array:ty, $unique:expr) => {
+    ($view:ident, $slice:ty, $array:ty, $unique:expr, $mut_kw:literal) => {
         impl<'a, T, const R: usize, E: Extents<R>, L: Layout> $view<'a, T, R, E, L, Host> {
             /// A view of the compact layout of `extents` over a slice of exactly that many elements
             /// (row-major, or column-major for `LayoutLeft`).
@@ -793,6 +858,15 @@ macro_rules! slice_constructors {
             /// [`DlpackError::SliceTooShort`] when the slice length differs from the number of
             /// elements; [`DlpackError::ExtentMismatch`] against static extents;
             /// [`DlpackError::SpanOverflow`].
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::Host", stringify!($view), ";")]
+            #[doc = concat!("let ", $mut_kw, "data = [0, 1, 2, 3, 4, 5];")]
+            #[doc = concat!("let view = Host", stringify!($view), "::<i32, 2>::from_slice(&", $mut_kw, "data, [2, 3])?;")]
+            /// assert_eq!(view[[1, 0]], 3);
+            #[doc = concat!("assert!(Host", stringify!($view), "::<i32, 2>::from_slice(&", $mut_kw, "data, [2, 2]).is_err());")]
+            /// # Ok::<(), dlspan::DlpackError>(())
+            /// ```
             #[inline]
             pub fn from_slice(data: $slice, extents: [usize; R]) -> Result<Self, DlpackError> {
                 let mapping = Mapping::compact(extents)?;
@@ -810,6 +884,17 @@ macro_rules! slice_constructors {
             /// The layout's stride rules (as [`Mapping::from_strides`]);
             /// [`DlpackError::SliceTooShort`]; for mutable views
             /// [`DlpackError::OverlappingStrides`].
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::{Host", stringify!($view), ", LayoutStride};")]
+            #[doc = concat!("let ", $mut_kw, "data = [1, 2, 3, 0, 4, 5, 6, 0]; // rows padded to 4")]
+            #[doc = concat!(
+                "let view = Host", stringify!($view),
+                "::<i32, 2, LayoutStride>::from_slice_strided(&", $mut_kw, "data, [2, 3], [4, 1])?;"
+            )]
+            /// assert_eq!(view.to_vec(), [1, 2, 3, 4, 5, 6]);
+            /// # Ok::<(), dlspan::DlpackError>(())
+            /// ```
             #[inline]
             pub fn from_slice_strided(data: $slice, extents: [usize; R], strides: [isize; R]) -> Result<Self, DlpackError> {
                 let mapping = Mapping::from_strides(extents, strides)?;
@@ -821,6 +906,15 @@ macro_rules! slice_constructors {
             /// # Errors
             ///
             /// [`DlpackError::SliceTooShort`]; for mutable views [`DlpackError::OverlappingStrides`].
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::{Dims, Host", stringify!($view), ", LayoutLeft, Mapping};")]
+            #[doc = concat!("let ", $mut_kw, "data = [1, 4, 2, 5, 3, 6];")]
+            /// let map = Mapping::<2, Dims<2>, LayoutLeft>::compact([2, 3])?;
+            #[doc = concat!("let view = Host", stringify!($view), "::<i32, 2, LayoutLeft>::from_slice_mapping(&", $mut_kw, "data, map)?;")]
+            /// assert_eq!(view[[1, 2]], 6);
+            /// # Ok::<(), dlspan::DlpackError>(())
+            /// ```
             pub fn from_slice_mapping(data: $slice, mapping: Mapping<R, E, L>) -> Result<Self, DlpackError> {
                 fits_slice(&mapping, data.len())?;
                 if $unique && !mapping.is_unique() {
@@ -839,6 +933,12 @@ macro_rules! slice_constructors {
             /// # Panics
             ///
             /// Never for element types with a size; for zero-sized `T`, if `N` exceeds `isize::MAX`.
+            ///
+            /// ```
+            #[doc = concat!("let ", $mut_kw, "data = [0, 1, 2, 3, 4, 5];")]
+            #[doc = concat!("let view = <dlspan::mdspan!(", $mut_kw, "i32; 2, 3)>::from_array(&", $mut_kw, "data);")]
+            /// assert_eq!((view.extents(), view[[1, 2]]), ([2, 3], 5));
+            /// ```
             #[inline]
             pub fn from_array<const N: usize>(data: $array) -> Self {
                 const {
@@ -864,6 +964,17 @@ macro_rules! slice_constructors {
             /// [`DlpackError::NegativeReach`] when an index reaches below `data[0]`;
             /// [`DlpackError::SliceTooShort`]; [`DlpackError::SpanOverflow`]; for mutable views
             /// [`DlpackError::OverlappingStrides`].
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::{Host", stringify!($view), ", LayoutStrideRelaxed};")]
+            #[doc = concat!("let ", $mut_kw, "data = [1, 2, 3, 4, 5];")]
+            #[doc = concat!(
+                "let reversed = Host", stringify!($view),
+                "::<i32, 1, LayoutStrideRelaxed>::from_slice_relaxed(&", $mut_kw, "data, [5], [-1], 4)?;"
+            )]
+            /// assert_eq!(reversed.to_vec(), [5, 4, 3, 2, 1]);
+            /// # Ok::<(), dlspan::DlpackError>(())
+            /// ```
             pub fn from_slice_relaxed(
                 data: $slice,
                 extents: [usize; R],
@@ -877,8 +988,8 @@ macro_rules! slice_constructors {
     };
 }
 
-slice_constructors!(Mdspan, &'a [T], &'a [T; N], false);
-slice_constructors!(MdspanMut, &'a mut [T], &'a mut [T; N], true);
+slice_constructors!(Mdspan, &'a [T], &'a [T; N], false, "");
+slice_constructors!(MdspanMut, &'a mut [T], &'a mut [T; N], true, "mut ");
 
 /// Host-side element access of shared views.
 impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<'a, T, R, E, L, S> {
