@@ -1,10 +1,12 @@
-//! Shared pieces of the benchmarks: a counting allocator to report allocations per operation,
-//! and builders of the tensors every bench converts.
+//! Shared pieces of the benchmarks: a counting allocator to report allocations per operation, a
+//! record of those counts for the report, and the allocator setting export benches need.
 //!
-//! Run them with `cargo bench -p dlspan-benches`.
+//! Run everything and regenerate `BENCHMARKS.md` with `bash scripts/bench.sh`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use std::io::Write as _;
+use std::path::PathBuf;
 
 /// A global allocator that counts allocations per thread and forwards to the system allocator.
 ///
@@ -26,6 +28,12 @@ unsafe impl GlobalAlloc for CountingAllocator {
         ALLOCATIONS.with(|c| c.set(c.get() + 1));
         // SAFETY: forwarded with the caller's layout.
         unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        // SAFETY: forwarded with the caller's layout.
+        unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -60,4 +68,172 @@ pub fn allocations_per_call(iterations: u64, mut f: impl FnMut()) -> f64 {
         }
     });
     total as f64 / iterations as f64
+}
+
+/// Where criterion writes its results (and the report reads them).
+fn criterion_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    target.join("criterion")
+}
+
+/// Measures allocations per call of `f` and records them for the report as `group/id`, next to
+/// criterion's timings (`target/criterion/allocations.tsv`). Also prints them.
+pub fn record_allocations(group: &str, id: &str, mut f: impl FnMut()) {
+    let per_call = allocations_per_call(1_000, &mut f);
+    println!("{group}/{id}: {per_call} allocations per call");
+    let dir = criterion_dir();
+    if std::fs::create_dir_all(&dir).is_ok() {
+        if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("allocations.tsv")) {
+            let _ = writeln!(file, "{group}/{id}\t{per_call}");
+        }
+    }
+}
+
+/// Keeps freed memory in the process (glibc): large blocks come from the heap instead of `mmap`,
+/// and the heap is not trimmed, so an export bench that frees a 1 MiB owner in its timed loop
+/// measures the exchange, not `munmap` and page faults. A no-op elsewhere.
+pub fn keep_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // glibc's mallopt parameters.
+        const M_TRIM_THRESHOLD: i32 = -1;
+        const M_MMAP_THRESHOLD: i32 = -3;
+        unsafe extern "C" {
+            fn mallopt(param: i32, value: i32) -> i32;
+        }
+        // SAFETY: mallopt only changes allocator tuning parameters; both values are in range.
+        unsafe {
+            mallopt(M_MMAP_THRESHOLD, 32 << 20);
+        }
+        // SAFETY: as above.
+        unsafe {
+            mallopt(M_TRIM_THRESHOLD, i32::MAX);
+        }
+    }
+}
+
+/// The managed exports the benches compare, shared by the criterion bench (`owned`) and the
+/// instruction-count harness (`export_instructions`): dlspan's, dlpark's (the pattern its
+/// documentation shows) and a hand-written single box (the floor). Each takes a 64x64 `Vec<f32>`
+/// owner and returns the raw versioned tensor a C consumer would receive.
+pub mod managed {
+    use dlspan::DlElement;
+    use dlspan::ffi::{DLDevice, DLDeviceType, DLManagedTensorVersioned, DLPackVersion, DLTensor};
+    use std::ffi::c_void;
+
+    /// The exported shape: a 64x64 owner (16 KiB) is cheap and stable to free in a timed loop, so
+    /// the numbers show the exchange itself.
+    pub const SHAPE: [usize; 2] = [64, 64];
+
+    /// The floor: header, shape, strides and owner in one box, written by hand.
+    #[repr(C)]
+    pub struct HandBox {
+        managed: DLManagedTensorVersioned,
+        shape: [i64; 2],
+        strides: [i64; 2],
+        owner: Vec<f32>,
+    }
+
+    /// The floor's deleter: frees the box (and so the owner).
+    ///
+    /// # Safety
+    /// `managed` comes from [`hand_export`] and is released once.
+    pub unsafe extern "C" fn hand_deleter(managed: *mut DLManagedTensorVersioned) {
+        // SAFETY: the header is the first field of a leaked HandBox (the caller's contract).
+        drop(unsafe { Box::from_raw(managed.cast::<HandBox>()) });
+    }
+
+    /// The floor's export: one box, fields set in place, no checks.
+    ///
+    /// ```
+    /// let raw = dlspan_benches::managed::hand_export(vec![0.0; 64 * 64]);
+    /// // SAFETY: a live export, released once.
+    /// unsafe { dlspan_benches::managed::release(raw) };
+    /// ```
+    #[inline]
+    pub fn hand_export(mut owner: Vec<f32>) -> *mut DLManagedTensorVersioned {
+        let data = owner.as_mut_ptr().cast::<c_void>();
+        let boxed = Box::into_raw(Box::new(HandBox {
+            managed: DLManagedTensorVersioned {
+                version: DLPackVersion::CURRENT,
+                manager_ctx: std::ptr::null_mut(),
+                deleter: Some(hand_deleter),
+                flags: 0,
+                dl_tensor: DLTensor::default(),
+            },
+            shape: [SHAPE[0] as i64, SHAPE[1] as i64],
+            strides: [SHAPE[1] as i64, 1],
+            owner,
+        }));
+        // SAFETY: `boxed` is live and unique; its fields are set in place.
+        let hand = unsafe { &mut *boxed };
+        hand.managed.manager_ctx = boxed.cast();
+        hand.managed.dl_tensor = DLTensor {
+            data,
+            device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
+            ndim: 2,
+            dtype: f32::DTYPE,
+            shape: hand.shape.as_mut_ptr(),
+            strides: hand.strides.as_mut_ptr(),
+            byte_offset: 0,
+        };
+        boxed.cast()
+    }
+
+    /// dlspan's export of the owner (`None` only if the owner's length does not match [`SHAPE`]).
+    ///
+    /// ```
+    /// let raw = dlspan_benches::managed::dlspan_export(vec![0.0; 64 * 64]).unwrap();
+    /// // SAFETY: a live export, released once.
+    /// unsafe { dlspan_benches::managed::release(raw) };
+    /// ```
+    #[inline]
+    pub fn dlspan_export(owner: Vec<f32>) -> Option<*mut DLManagedTensorVersioned> {
+        dlspan::ManagedTensor::from_owner(owner, SHAPE).ok().map(dlspan::ManagedTensor::into_raw_versioned)
+    }
+
+    /// dlpark's export: the metadata builder with the boxed `Vec` as context.
+    ///
+    /// ```
+    /// let raw = dlspan_benches::managed::dlpark_export(vec![0.0; 64 * 64]).unwrap();
+    /// // SAFETY: a live export, released once.
+    /// unsafe { dlspan_benches::managed::release_dlpark(raw) };
+    /// ```
+    #[inline]
+    pub fn dlpark_export(mut owner: Vec<f32>) -> Option<*mut dlpark::ffi::DLManagedTensorVersioned> {
+        let data = owner.as_mut_ptr().cast::<c_void>();
+        let shape = [SHAPE[0] as i64, SHAPE[1] as i64];
+        let mut init = dlpark::metadata::Fixed::new(shape, [shape[1], 1]).initialize(Box::new(owner)).ok()?;
+        init.set_data(data).set_dtype(dlpark::ffi::DLDataType::F32).set_device(dlpark::ffi::DLDevice::CPU);
+        // SAFETY: data, dtype and device are set; the context owns the data.
+        Some(unsafe { init.finish() }.into_raw())
+    }
+
+    /// Releases an export as a C consumer does: calls its deleter, if any.
+    ///
+    /// # Safety
+    /// `raw` is a live export owned by the caller; it is not used afterwards.
+    #[inline]
+    pub unsafe fn release(raw: *mut DLManagedTensorVersioned) {
+        // SAFETY: live (the caller's contract).
+        if let Some(deleter) = unsafe { (*raw).deleter } {
+            // SAFETY: the owner of the export calls its deleter once.
+            unsafe { deleter(raw) };
+        }
+    }
+
+    /// [`release`] for dlpark's mirror of the struct.
+    ///
+    /// # Safety
+    /// As [`release`].
+    #[inline]
+    pub unsafe fn release_dlpark(raw: *mut dlpark::ffi::DLManagedTensorVersioned) {
+        // SAFETY: live (the caller's contract).
+        if let Some(deleter) = unsafe { (*raw).deleter } {
+            // SAFETY: the owner of the export calls its deleter once.
+            unsafe { deleter(raw) };
+        }
+    }
 }

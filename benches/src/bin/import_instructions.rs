@@ -28,11 +28,11 @@ macro_rules! variant {
     ($name:ident, $r:literal, $layout:ty) => {
         #[inline(never)]
         fn $name(t: &DLTensor) -> usize {
-            let mut acc = 0;
+            let mut acc = 0usize;
             for _ in 0..ITERATIONS {
                 // SAFETY: the tensors describe live buffers.
                 if let Ok(v) = unsafe { to_host_mdspan::<f32, $r, $layout>(black_box(t)) } {
-                    acc ^= v.data_handle() as usize ^ v.extent(0);
+                    acc = acc.wrapping_add(v.data_handle() as usize ^ v.extent(0));
                 }
             }
             acc
@@ -50,12 +50,12 @@ variant!(rank4_relaxed, 4, LayoutStrideRelaxed);
 
 #[inline(never)]
 fn rank2_floor(t: &DLTensor) -> usize {
-    let mut acc = 0;
+    let mut acc = 0usize;
     for _ in 0..ITERATIONS {
         let t = black_box(t);
         // SAFETY: rank-2 tensors with live shapes.
         let shape = unsafe { *t.shape.cast::<[i64; 2]>() };
-        acc ^= t.data as usize ^ shape[0] as usize ^ shape[1] as usize;
+        acc = acc.wrapping_add(t.data as usize ^ shape[0] as usize ^ shape[1] as usize);
     }
     acc
 }

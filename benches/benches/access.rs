@@ -1,0 +1,147 @@
+//! Element access over N×N f32 (N = 64, 256, 1024) in four layouts of the same memory — row-major,
+//! column-major, transposed (strided), relaxed with a reversed axis — beside a raw slice loop over
+//! that memory (the floor) and ndarray views of the same memory:
+//!
+//! - `sum`: raw `slice.iter().sum()`; dlspan `iter().sum()` (logical order), `fold_unordered`
+//!   (memory order) and `sum()` (memory order, eight partial sums); ndarray `iter().sum()` (logical
+//!   order) and `sum()` (its eight-accumulator reduction);
+//! - `axpy` (y += a·x): raw zip loop; dlspan `zip_with` and `iter_mut().zip(iter())`; ndarray `Zip`;
+//! - `rows`: a sum per row through sub-views (dlspan `index_axis`, ndarray `rows()`, raw chunks);
+//! - the zero-copy conversions to and from ndarray views.
+#![allow(missing_docs)] // criterion's macros generate undocumented items
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use dlspan::*;
+use ndarray::{ArrayView2, ArrayViewMut2, Zip};
+use std::hint::black_box;
+use std::time::Duration;
+
+const A: f32 = 0.5;
+
+/// The four layouts, as relaxed views of the same N×N buffer (any layout type can be taken from
+/// them; the benchmarks use each layout's own type below).
+struct Layouts<'a> {
+    row: HostMdspan<'a, f32, 2, LayoutRight>,
+    column: HostMdspan<'a, f32, 2, LayoutLeft>,
+    transposed: HostMdspan<'a, f32, 2, LayoutStride>,
+    reversed: HostMdspan<'a, f32, 2, LayoutStrideRelaxed>,
+}
+
+fn layouts(data: &[f32], n: usize) -> Layouts<'_> {
+    Layouts {
+        row: HostMdspan::from_slice(data, [n, n]).unwrap(),
+        column: HostMdspan::from_slice(data, [n, n]).unwrap(),
+        transposed: HostMdspan::from_slice_strided(data, [n, n], [1, n as isize]).unwrap(),
+        reversed: HostMdspan::from_slice_relaxed(data, [n, n], [-(n as isize), 1], (n - 1) * n).unwrap(),
+    }
+}
+
+fn sum_group<L: Layout>(c: &mut Criterion, name: &str, n: usize, data: &[f32], view: HostMdspan<'_, f32, 2, L>) {
+    let nd: ArrayView2<'_, f32> = view.to_ndarray();
+    let mut group = c.benchmark_group(format!("sum_{name}_{n}"));
+    group.bench_function("floor_slice", |b| b.iter(|| black_box(data).iter().sum::<f32>()));
+    group.bench_function("dlspan_iter", |b| b.iter(|| black_box(&view).iter().sum::<f32>()));
+    group.bench_function("dlspan_fold_unordered", |b| {
+        b.iter(|| black_box(&view).fold_unordered(0.0f32, |acc, &x| acc + x))
+    });
+    group.bench_function("dlspan_sum", |b| b.iter(|| black_box(&view).sum()));
+    group.bench_function("ndarray_iter", |b| b.iter(|| black_box(&nd).iter().sum::<f32>()));
+    group.bench_function("ndarray_sum", |b| b.iter(|| black_box(&nd).sum()));
+    group.finish();
+}
+
+/// y += a·x with y and x in the same layout (each over its own buffer).
+fn axpy_group<L: Layout>(
+    c: &mut Criterion,
+    name: &str,
+    n: usize,
+    x: HostMdspan<'_, f32, 2, L>,
+    y_data: &mut [f32],
+    make_y: impl for<'b> Fn(&'b mut [f32]) -> HostMdspanMut<'b, f32, 2, L>,
+) {
+    let x_nd: ArrayView2<'_, f32> = x.to_ndarray();
+    let x_slice: Vec<f32> = (0..n * n).map(|i| i as f32).collect();
+    let mut group = c.benchmark_group(format!("axpy_{name}_{n}"));
+    group.bench_function("floor_slice", |b| {
+        b.iter(|| {
+            for (y, x) in y_data.iter_mut().zip(black_box(&x_slice)) {
+                *y += A * x;
+            }
+        })
+    });
+    group.bench_function("dlspan_zip_with", |b| {
+        let mut y = make_y(y_data);
+        b.iter(|| y.zip_with(black_box(&x), |y, &x| *y += A * x))
+    });
+    group.bench_function("dlspan_iter_zip", |b| {
+        let mut y = make_y(y_data);
+        b.iter(|| y.iter_mut().zip(black_box(&x).iter()).for_each(|(y, &x)| *y += A * x))
+    });
+    group.bench_function("ndarray_zip", |b| {
+        let mut y_nd: ArrayViewMut2<'_, f32> = make_y(y_data).into_ndarray();
+        b.iter(|| Zip::from(&mut y_nd).and(black_box(&x_nd)).for_each(|y, &x| *y += A * x))
+    });
+    group.finish();
+}
+
+fn rows_group(c: &mut Criterion, n: usize, data: &[f32]) {
+    let view = HostMdspan::<f32, 2>::from_slice(data, [n, n]).unwrap();
+    let nd = view.to_ndarray();
+    let mut group = c.benchmark_group(format!("rows_{n}"));
+    group.bench_function("floor_chunks", |b| {
+        b.iter(|| black_box(data).chunks_exact(n).map(|row| row.iter().sum::<f32>()).sum::<f32>())
+    });
+    group.bench_function("dlspan_index_axis", |b| {
+        b.iter(|| {
+            let view = black_box(&view);
+            (0..n).map(|i| view.index_axis::<1>(0, i).iter().sum::<f32>()).sum::<f32>()
+        })
+    });
+    group.bench_function("ndarray_rows", |b| {
+        b.iter(|| black_box(&nd).rows().into_iter().map(|row| row.iter().sum::<f32>()).sum::<f32>())
+    });
+    group.finish();
+}
+
+fn convert_group(c: &mut Criterion, data: &[f32]) {
+    let view =
+        HostMdspan::<f32, 2, LayoutStrideRelaxed>::from_slice_relaxed(data, [256, 256], [-256, 1], 255 * 256).unwrap();
+    let nd = view.to_ndarray();
+    let mut group = c.benchmark_group("ndarray_convert");
+    group.bench_function("to_ndarray", |b| b.iter(|| black_box(&view).to_ndarray().as_ptr()));
+    group.bench_function("from_ndarray", |b| {
+        b.iter(|| HostMdspan::<f32, 2, LayoutStrideRelaxed>::from_ndarray(black_box(nd.view())).map(|v| v.offset()))
+    });
+    group.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    for n in [64usize, 256, 1024] {
+        let data: Vec<f32> = (0..n * n).map(|i| (i % 97) as f32).collect();
+        let views = layouts(&data, n);
+        sum_group(c, "row_major", n, &data, views.row);
+        sum_group(c, "column_major", n, &data, views.column);
+        sum_group(c, "transposed", n, &data, views.transposed);
+        sum_group(c, "reversed", n, &data, views.reversed);
+
+        let mut y = vec![0.0f32; n * n];
+        axpy_group(c, "row_major", n, views.row, &mut y, |y| HostMdspanMut::from_slice(y, [n, n]).unwrap());
+        axpy_group(c, "column_major", n, views.column, &mut y, |y| HostMdspanMut::from_slice(y, [n, n]).unwrap());
+        axpy_group(c, "transposed", n, views.transposed, &mut y, |y| {
+            HostMdspanMut::from_slice_strided(y, [n, n], [1, n as isize]).unwrap()
+        });
+        axpy_group(c, "reversed", n, views.reversed, &mut y, |y| {
+            HostMdspanMut::from_slice_relaxed(y, [n, n], [-(n as isize), 1], (n - 1) * n).unwrap()
+        });
+        rows_group(c, n, &data);
+    }
+    let data = vec![1.0f32; 256 * 256];
+    convert_group(c, &data);
+}
+
+criterion_group! {
+    name = access;
+    config = Criterion::default().warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1)).sample_size(30);
+    targets = benches
+}
+criterion_main!(access);

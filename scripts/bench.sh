@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every benchmark (dlspan beside dlpark, ndarray and hand-written floors), counts the
+# instructions of the import and export paths with callgrind (deterministic, where timings on a
+# shared machine are not), and regenerates BENCHMARKS.md. Takes several minutes; run it on a quiet
+# machine.
+#
+#   bash scripts/bench.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rm -f target/criterion/allocations.tsv
+cargo bench --locked -p dlspan-benches "$@"
+
+mkdir -p target/criterion
+cargo build --locked --release -p dlspan-benches --bin import_instructions --bin export_instructions
+for harness in import_instructions export_instructions; do
+  valgrind --tool=callgrind --callgrind-out-file="target/criterion/$harness.callgrind" \
+    "target/release/$harness" > /dev/null 2>&1
+  callgrind_annotate --inclusive=yes "target/criterion/$harness.callgrind" > "target/criterion/$harness.txt" 2> /dev/null
+done
+
+python3 scripts/bench_report.py > BENCHMARKS.md
+echo "wrote BENCHMARKS.md"

@@ -1,0 +1,356 @@
+#!/usr/bin/env python3
+"""Writes BENCHMARKS.md from criterion's results (target/criterion/<group>/<bench>/new/estimates.json)
+and the allocation counts the benches record (target/criterion/allocations.tsv).
+
+Run through `bash scripts/bench.sh`, which runs the benches first. Every number in the report is a
+median from the same run; ratios compare peers measured side by side on the same machine.
+"""
+
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CRITERION = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "criterion")
+
+
+def median(group, bench):
+    """Median time in nanoseconds, or None when the bench did not run."""
+    path = os.path.join(CRITERION, group, bench, "new", "estimates.json")
+    try:
+        with open(path) as f:
+            return json.load(f)["median"]["point_estimate"]
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def allocations():
+    counts = {}
+    try:
+        with open(os.path.join(CRITERION, "allocations.tsv")) as f:
+            for line in f:
+                key, value = line.rstrip("\n").split("\t")
+                counts[key] = float(value)
+    except OSError:
+        pass
+    return counts
+
+
+ALLOCS = allocations()
+
+
+def fmt_ns(ns):
+    if ns is None:
+        return "–"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.2f} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.1f} µs"
+    return f"{ns:.2f} ns"
+
+
+def ratio(a, b):
+    return None if a is None or b is None or b == 0 else a / b
+
+
+def fmt_ratio(r):
+    return "–" if r is None else f"{r:.2f}×"
+
+
+def fmt_allocs(key):
+    value = ALLOCS.get(key)
+    if value is None:
+        return "–"
+    return f"{value:g}"
+
+
+def machine():
+    cpu = platform.processor() or "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}; {rustc}; commit {commit or 'unknown'}"
+
+
+TARGETS = []
+
+# "No slower" allows this much: the run-to-run spread of medians on this shared machine.
+NOISE = 1.03
+
+
+def callgrind_counts(harness, iterations):
+    """Instructions per iteration of each `harness::function`, from callgrind_annotate --inclusive."""
+    counts = {}
+    try:
+        with open(os.path.join(CRITERION, f"{harness}.txt")) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 3 and f"{harness}::" in line:
+                    name = line.split(f"{harness}::", 1)[1].split()[0]
+                    counts[name] = int(parts[0].replace(",", "")) / iterations
+    except OSError:
+        pass
+    return counts
+
+
+def target(description, met, detail):
+    TARGETS.append((description, met, detail))
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def import_section():
+    lines = ["## DLTensor → typed view (import)", ""]
+    lines.append(
+        "Each tensor holds 2^18 float32 elements. `floor`: an unchecked read of pointer and shape "
+        "(compact); `floor strided`: also strides and byte offset. dlspan runs every check of "
+        "SPEC.md §3; dlpark's typed import is `TensorRef::from_raw` + `cpu_slice` (row-major compact "
+        "tensors only) and its strided import goes through ndarray (`ArrayViewD::try_from_dlpack`). "
+        "Layouts: right on a row-major tensor, left on a column-major one, stride and relaxed on a "
+        "pitched (padded-rows) one; dlpark's ndarray import on the column-major and pitched ones."
+    )
+    lines.append("")
+    header = ["rank", "floor", "floor strided", "dlspan right", "dlspan left", "dlspan stride", "dlspan relaxed",
+              "dlpark slice", "dlpark ndarray (left)", "dlpark ndarray (strided)"]
+    rows = []
+    ratio_rows = []
+    for rank in (1, 2, 3, 4):
+        g = f"import_rank{rank}"
+        names = ["floor", "floor_strided", "dlspan_right", "dlspan_left", "dlspan_stride", "dlspan_relaxed",
+                 "dlpark_slice", "dlpark_ndarray_left", "dlpark_ndarray_strided"]
+        values = {n: median(g, n) for n in names}
+        rows.append([rank] + [fmt_ns(values[n]) for n in names])
+        floor, floor_strided = values["floor"], values["floor_strided"]
+        ratio_rows.append([
+            rank,
+            fmt_ratio(ratio(values["dlspan_right"], floor)),
+            fmt_ratio(ratio(values["dlspan_left"], floor)),
+            fmt_ratio(ratio(values["dlspan_stride"], floor_strided)),
+            fmt_ratio(ratio(values["dlspan_relaxed"], floor_strided)),
+            fmt_ratio(ratio(values["dlpark_slice"], values["dlspan_right"])),
+            fmt_ratio(ratio(values["dlpark_ndarray_left"], values["dlspan_left"])),
+            fmt_ratio(ratio(values["dlpark_ndarray_strided"], values["dlspan_stride"])),
+            f"{fmt_allocs(g + '/dlspan_right')} / {fmt_allocs(g + '/dlspan_stride')}",
+            f"{fmt_allocs(g + '/dlpark_slice')} / {fmt_allocs(g + '/dlpark_ndarray_strided')}",
+        ])
+        for layout, base in (("right", floor), ("left", floor), ("stride", floor_strided), ("relaxed", floor_strided)):
+            r = ratio(values[f"dlspan_{layout}"], base)
+            target(f"checked import within 2× of the unchecked floor: rank {rank}, layout_{layout}",
+                   r is not None and r <= 2.0, fmt_ratio(r))
+        for peer, ours in (("dlpark_slice", "dlspan_right"), ("dlpark_ndarray_left", "dlspan_left"),
+                           ("dlpark_ndarray_strided", "dlspan_stride")):
+            r = ratio(values[peer], values[ours])
+            target(f"≥ 5× faster than dlpark: rank {rank}, {peer} vs {ours}", r is not None and r >= 5.0, fmt_ratio(r))
+        allocs = [ALLOCS.get(f"{g}/dlspan_{layout}") for layout in ("right", "stride", "relaxed")]
+        target(f"no allocation in the checked import: rank {rank}", all(a == 0 for a in allocs if a is not None) and None not in allocs,
+               " / ".join(fmt_allocs(f"{g}/dlspan_{l}") for l in ("right", "stride", "relaxed")))
+    lines.append(table(header, rows))
+    lines.append("")
+    lines.append("Ratios (same run): dlspan against its floor (compact layouts against `floor`, strided ones "
+                 "against `floor strided`), dlpark against dlspan on the same tensor, and allocations per import.")
+    lines.append("")
+    counts = callgrind_counts("import_instructions", 100_000)
+    if counts:
+        lines.append(table(["rank 2 floor", "rank 2 right", "rank 2 left", "rank 2 stride", "rank 2 relaxed", "rank 4 right",
+                            "rank 4 stride", "rank 4 relaxed"],
+                           [[f"{counts.get(k, 0):.0f}" for k in ("rank2_floor", "rank2_right", "rank2_left", "rank2_stride",
+                                                                 "rank2_relaxed", "rank4_right", "rank4_stride", "rank4_relaxed")]]))
+        lines.append("")
+        lines.append("(callgrind: instructions per import, including a 4-instruction loop and checksum)")
+        lines.append("")
+    lines.append(table(["rank", "right / floor", "left / floor", "stride / floor strided", "relaxed / floor strided",
+                        "dlpark slice / dlspan right", "dlpark ndarray / dlspan left", "dlpark ndarray / dlspan stride",
+                        "dlspan allocs (right / stride)", "dlpark allocs (slice / ndarray)"], ratio_rows))
+    lines.append("")
+    return lines
+
+
+def export_section():
+    lines = ["## View → DLTensor (borrow export)", ""]
+    lines.append("`to_dlpack_tensor` + `get()`, then a consumer reads data, ndim, shape and strides. The floor is the "
+                 "same export written by hand: the view's extents and strides converted into `int64_t` arrays and a "
+                 "`DLTensor` pointing at them (dlpark has no borrowed export: this is what its users write). "
+                 "`pre-existing arrays` is a lower reference that skips writing the arrays, which no export from a "
+                 "view can.")
+    lines.append("")
+    rows = []
+    for rank in (2, 4):
+        g = f"export_rank{rank}"
+        floor, ours, bare = median(g, "floor"), median(g, "dlspan_get"), median(g, "preexisting_arrays")
+        r = ratio(ours, floor)
+        rows.append([rank, fmt_ns(floor), fmt_ns(bare), fmt_ns(ours), fmt_ratio(r), fmt_ratio(ratio(ours, bare)), fmt_allocs(g + "/dlspan_get")])
+        target(f"borrow export within 1.5× of the floor: rank {rank}", r is not None and r <= 1.5, fmt_ratio(r))
+        target(f"no allocation in the borrow export: rank {rank}", ALLOCS.get(g + "/dlspan_get") == 0, fmt_allocs(g + "/dlspan_get"))
+    lines.append(table(["rank", "floor (hand-written export)", "pre-existing arrays", "dlspan", "dlspan / floor",
+                        "dlspan / pre-existing", "dlspan allocs"], rows))
+    lines.append("")
+    return lines
+
+
+def managed_section():
+    g = "managed_round_trip"
+    lines = ["## Managed export + import + drop", ""]
+    lines.append("A 512×512 `Vec<f32>` owner exported as a managed tensor, handed over as a raw pointer, imported "
+                 "with its checks, viewed, and dropped (the deleter drops the owner). The owner is made outside "
+                 "the timed routine and freed inside it; glibc is told to keep freed memory (no `munmap` in the "
+                 "loop). The floor is a hand-written single-box export read without checks.")
+    lines.append("")
+    names = [("floor_hand_box", "hand-written box (floor)"), ("dlspan_versioned", "dlspan, versioned"),
+             ("dlspan_legacy", "dlspan, legacy"), ("dlpark_versioned", "dlpark, versioned"),
+             ("dlspan_arc_owner", "dlspan, `Arc<[f32]>` clone as owner"), ("dlspan_static_owner", "dlspan, static slice as owner")]
+    floor = median(g, "floor_hand_box")
+    rows = [[label, fmt_ns(median(g, n)), fmt_ratio(ratio(median(g, n), floor)), fmt_allocs(f"{g}/{n}")] for n, label in names]
+    lines.append(table(["round trip", "median", "vs floor", "allocations besides the owner"], rows))
+    lines.append("")
+    e = "managed_export"
+    floor_e, ours_e, peer_e = median(e, "floor_hand_box"), median(e, "dlspan"), median(e, "dlpark")
+    counts = callgrind_counts("export_instructions", 10_000)
+    lines.append("Export alone (exported, handed over, the consumer calls the deleter at once; no import), with "
+                 "callgrind's instruction counts per export + release (including the allocator's work and the "
+                 "owner's free): deterministic where the medians of this shared machine move by tens of percent "
+                 "between runs.")
+    lines.append("")
+    rows = []
+    for bench, counter, label in (("floor_hand_box", "hand_export", "hand-written box (floor)"), ("dlspan", "dlspan_export", "dlspan"),
+                                  ("dlpark", "dlpark_export", "dlpark")):
+        v = median(e, bench)
+        c = counts.get(counter)
+        rows.append([label, fmt_ns(v), fmt_ratio(ratio(v, floor_e)), "–" if c is None else f"{c:.0f}",
+                     fmt_ratio(ratio(c, counts.get("hand_export"))), fmt_allocs(f"{e}/{bench}")])
+    lines.append(table(["export + release", "median", "vs floor", "instructions", "instructions vs floor", "allocations besides the owner"], rows))
+    lines.append("")
+    target("managed export: at most one allocation besides the owner", ALLOCS.get(f"{e}/dlspan", 99) <= 1, fmt_allocs(f"{e}/dlspan"))
+    c_ours, c_floor = counts.get("dlspan_export"), counts.get("hand_export")
+    target("managed export no slower than the hand-written box (instructions, deterministic)",
+           c_ours is not None and c_floor is not None and c_ours <= c_floor * 1.05,
+           f"{fmt_ratio(ratio(c_ours, c_floor))} instructions; median {fmt_ratio(ratio(ours_e, floor_e))}")
+    return lines
+
+
+LAYOUTS = [("row_major", "row-major"), ("column_major", "column-major"), ("transposed", "transposed (strided)"),
+           ("reversed", "relaxed, reversed rows")]
+
+
+def access_section():
+    lines = ["## Element access", ""]
+    lines.append("Sum and axpy (y += a·x) over N×N float32 in four layouts of the same memory, beside a raw slice "
+                 "loop over that memory (the floor) and ndarray views of the same memory. `iter` visits in logical "
+                 "(row-major index) order; `fold_unordered` / `zip_with` / ndarray's `Zip` visit in memory order with "
+                 "a plain sequential loop (the raw slice loop's algorithm); dlspan's `sum()` and ndarray's `sum()` "
+                 "both keep eight partial sums (a different, vectorised algorithm).")
+    lines.append("")
+    for n in (1024,):
+        rows = []
+        for key, label in LAYOUTS:
+            g = f"sum_{key}_{n}"
+            floor = median(g, "floor_slice")
+            vals = {b: median(g, b) for b in ("dlspan_iter", "dlspan_fold_unordered", "dlspan_sum", "ndarray_iter", "ndarray_sum")}
+            rows.append([label, fmt_ns(floor), fmt_ns(vals["dlspan_iter"]), fmt_ns(vals["dlspan_fold_unordered"]),
+                         fmt_ns(vals["dlspan_sum"]), fmt_ns(vals["ndarray_iter"]), fmt_ns(vals["ndarray_sum"]),
+                         fmt_ratio(ratio(vals["dlspan_fold_unordered"], floor)),
+                         fmt_ratio(ratio(vals["dlspan_fold_unordered"], vals["ndarray_iter"])),
+                         fmt_ratio(ratio(vals["dlspan_sum"], vals["ndarray_sum"]))])
+            if key == "row_major":
+                r = ratio(vals["dlspan_fold_unordered"], floor)
+                target(f"contiguous sum within 10% of the raw slice loop ({n}², same sequential algorithm)", r is not None and r <= 1.10, fmt_ratio(r))
+            r = ratio(vals["dlspan_fold_unordered"], vals["ndarray_iter"])
+            target(f"sum ({label}, {n}²): dlspan's sequential traversal no slower than ndarray's", r is not None and r <= NOISE, fmt_ratio(r))
+            r = ratio(vals["dlspan_sum"], vals["ndarray_sum"])
+            target(f"sum ({label}, {n}²): dlspan `sum()` no slower than ndarray `sum()`", r is not None and r <= NOISE, fmt_ratio(r))
+        lines.append(f"### sum, {n}×{n}")
+        lines.append("")
+        lines.append(table(["layout", "raw slice (floor)", "dlspan iter", "dlspan fold_unordered", "dlspan sum", "ndarray iter",
+                            "ndarray sum", "fold_unordered / floor", "fold_unordered / ndarray iter", "sum / ndarray sum"], rows))
+        lines.append("")
+        rows = []
+        for key, label in LAYOUTS:
+            g = f"axpy_{key}_{n}"
+            floor = median(g, "floor_slice")
+            vals = {b: median(g, b) for b in ("dlspan_zip_with", "dlspan_iter_zip", "ndarray_zip")}
+            rows.append([label, fmt_ns(floor), fmt_ns(vals["dlspan_zip_with"]), fmt_ns(vals["dlspan_iter_zip"]),
+                         fmt_ns(vals["ndarray_zip"]), fmt_ratio(ratio(vals["dlspan_zip_with"], floor)),
+                         fmt_ratio(ratio(vals["dlspan_zip_with"], vals["ndarray_zip"]))])
+            r_floor = ratio(vals["dlspan_zip_with"], floor)
+            r_nd = ratio(vals["dlspan_zip_with"], vals["ndarray_zip"])
+            if key == "row_major":
+                target(f"contiguous axpy within 10% of the raw slice loop ({n}²)", r_floor is not None and r_floor <= 1.10, fmt_ratio(r_floor))
+            target(f"axpy ({label}, {n}²) no slower than ndarray", r_nd is not None and r_nd <= NOISE, fmt_ratio(r_nd))
+        lines.append(f"### axpy, {n}×{n}")
+        lines.append("")
+        lines.append(table(["layout", "raw slice (floor)", "dlspan zip_with", "dlspan iter_mut().zip", "ndarray Zip",
+                            "zip_with / floor", "zip_with / ndarray"], rows))
+        lines.append("")
+    # Growth with size: ns per element.
+    lines.append("### Cost per element as the size grows (row-major and transposed, best traversal of each)")
+    lines.append("")
+    rows = []
+    for n in (64, 256, 1024):
+        row = [f"{n}×{n}"]
+        for key in ("row_major", "transposed"):
+            for group, bench in ((f"sum_{key}_{n}", "floor_slice"), (f"sum_{key}_{n}", "dlspan_fold_unordered"),
+                                 (f"sum_{key}_{n}", "ndarray_sum"), (f"axpy_{key}_{n}", "dlspan_zip_with"),
+                                 (f"axpy_{key}_{n}", "ndarray_zip")):
+                v = median(group, bench)
+                row.append("–" if v is None else f"{v / (n * n):.3f}")
+        rows.append(row)
+    lines.append(table(["size", "row sum floor", "row sum dlspan", "row sum ndarray", "row axpy dlspan", "row axpy ndarray",
+                        "transposed sum floor", "transposed sum dlspan", "transposed sum ndarray", "transposed axpy dlspan",
+                        "transposed axpy ndarray"], rows))
+    lines.append("")
+    lines.append("(ns per element)")
+    lines.append("")
+    rows = []
+    for n in (64, 256, 1024):
+        g = f"rows_{n}"
+        floor = median(g, "floor_chunks")
+        ours, nd = median(g, "dlspan_index_axis"), median(g, "ndarray_rows")
+        rows.append([f"{n}×{n}", fmt_ns(floor), fmt_ns(ours), fmt_ns(nd), fmt_ratio(ratio(ours, floor)), fmt_ratio(ratio(ours, nd))])
+    lines.append("### Iteration over sub-views: a sum per row")
+    lines.append("")
+    lines.append(table(["size", "raw chunks (floor)", "dlspan index_axis", "ndarray rows()", "dlspan / floor", "dlspan / ndarray"], rows))
+    lines.append("")
+    lines.append("### Zero-copy conversions with ndarray (256×256, reversed rows)")
+    lines.append("")
+    lines.append(table(["conversion", "median"], [["view → ArrayView2 (`to_ndarray`)", fmt_ns(median("ndarray_convert", "to_ndarray"))],
+                                                   ["ArrayView2 → view (`from_ndarray`, checked)", fmt_ns(median("ndarray_convert", "from_ndarray"))]]))
+    lines.append("")
+    return lines
+
+
+def main():
+    if not os.path.isdir(CRITERION):
+        sys.exit(f"no criterion results in {CRITERION}: run `bash scripts/bench.sh`")
+    body = []
+    body += import_section()
+    body += export_section()
+    body += managed_section()
+    body += access_section()
+    out = ["# dlspan benchmarks", ""]
+    out.append(f"Generated by `bash scripts/bench.sh` on {datetime.date.today().isoformat()}: {machine()}. "
+               "Medians of criterion runs; every ratio compares numbers measured in the same run (the machine "
+               "is shared and noisy, so absolute times move between runs more than ratios do).")
+    out.append("")
+    out.append("## Targets")
+    out.append("")
+    out.append(table(["target", "result", "measured"], [[d, "met" if m else "**missed**", detail] for d, m, detail in TARGETS]))
+    out.append("")
+    out += body
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
