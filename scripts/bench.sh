@@ -18,5 +18,8 @@ for harness in import_instructions export_instructions; do
   callgrind_annotate --inclusive=yes "target/criterion/$harness.callgrind" > "target/criterion/$harness.txt" 2> /dev/null
 done
 
+# Wall-clock of the managed exports in a plain interleaved loop (beside criterion's batched medians).
+target/release/export_instructions --time > target/criterion/export_time.txt
+
 python3 scripts/bench_report.py > BENCHMARKS.md
 echo "wrote BENCHMARKS.md"

@@ -78,7 +78,7 @@ fn main() {
     if std::env::args().any(|a| a == "--time") {
         let variants: [(&str, Variant); 3] =
             [("hand box", hand_export), ("dlspan", dlspan_export), ("dlpark", dlpark_export)];
-        for round in 0..5 {
+        for round in 0..9 {
             for (name, f) in variants {
                 let owners = owners();
                 let start = std::time::Instant::now();

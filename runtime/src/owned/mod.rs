@@ -108,6 +108,7 @@ impl ManagedTensor {
     /// // SAFETY: null is allowed and refused.
     /// assert!(matches!(unsafe { ManagedTensor::from_raw_versioned(core::ptr::null_mut()) }, Err(DlpackError::NullManagedTensor)));
     /// ```
+    #[inline]
     pub unsafe fn from_raw_versioned(ptr: *mut DLManagedTensorVersioned) -> Result<Self, DlpackError> {
         let ptr = NonNull::new(ptr).ok_or(DlpackError::NullManagedTensor)?;
         // SAFETY: the caller guarantees a live struct; `version` keeps its place in every major
@@ -144,12 +145,14 @@ impl ManagedTensor {
     /// assert_eq!(back.view::<i64, 1, dlspan::LayoutRight>()?[[2]], 9);
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```
+    #[inline]
     pub unsafe fn from_raw_legacy(ptr: *mut DLManagedTensor) -> Result<Self, DlpackError> {
         let ptr = NonNull::new(ptr).ok_or(DlpackError::NullManagedTensor)?;
         Ok(Self { raw: Raw::Legacy(ptr) })
     }
 
     /// A dlspan export, whose header can later be rewritten as legacy in place.
+    #[inline]
     pub(crate) fn from_export(ptr: NonNull<DLManagedTensorVersioned>, relegacy: Relegacy) -> Self {
         Self { raw: Raw::Versioned { ptr, relegacy: Some(relegacy) } }
     }
@@ -431,6 +434,7 @@ impl ManagedTensor {
     /// }
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```
+    #[inline]
     pub fn into_raw_versioned(self) -> *mut DLManagedTensorVersioned {
         let this = core::mem::ManuallyDrop::new(self);
         match this.raw {
@@ -473,6 +477,7 @@ impl ManagedTensor {
 }
 
 impl Drop for ManagedTensor {
+    #[inline]
     fn drop(&mut self) {
         match self.raw {
             // SAFETY: this value owns the tensor; its deleter is called once, here.
@@ -555,6 +560,7 @@ impl std::error::Error for IntoLegacyError {}
 /// # Safety
 ///
 /// `ptr` is a live versioned managed tensor owned by the caller, who gives it up.
+#[inline]
 unsafe fn call_versioned_deleter(ptr: NonNull<DLManagedTensorVersioned>) {
     // SAFETY: live (caller); the deleter keeps its place across major versions.
     let deleter = unsafe { (*ptr.as_ptr()).deleter };
@@ -569,6 +575,7 @@ unsafe fn call_versioned_deleter(ptr: NonNull<DLManagedTensorVersioned>) {
 /// # Safety
 ///
 /// `ptr` is a live legacy managed tensor owned by the caller, who gives it up.
+#[inline]
 unsafe fn call_legacy_deleter(ptr: NonNull<DLManagedTensor>) {
     // SAFETY: live (caller).
     let deleter = unsafe { (*ptr.as_ptr()).deleter };
