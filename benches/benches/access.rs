@@ -55,16 +55,17 @@ fn axpy_group<L: Layout>(
     c: &mut Criterion,
     name: &str,
     n: usize,
+    x_data: &[f32],
     x: HostMdspan<'_, f32, 2, L>,
     y_data: &mut [f32],
     make_y: impl for<'b> Fn(&'b mut [f32]) -> HostMdspanMut<'b, f32, 2, L>,
 ) {
     let x_nd: ArrayView2<'_, f32> = x.to_ndarray();
-    let x_slice: Vec<f32> = (0..n * n).map(|i| i as f32).collect();
+    assert_eq!(x_data.len(), n * n);
     let mut group = c.benchmark_group(format!("axpy_{name}_{n}"));
     group.bench_function("floor_slice", |b| {
         b.iter(|| {
-            for (y, x) in y_data.iter_mut().zip(black_box(&x_slice)) {
+            for (y, x) in y_data.iter_mut().zip(black_box(x_data)) {
                 *y += A * x;
             }
         })
@@ -125,12 +126,14 @@ fn benches(c: &mut Criterion) {
         sum_group(c, "reversed", n, &data, views.reversed);
 
         let mut y = vec![0.0f32; n * n];
-        axpy_group(c, "row_major", n, views.row, &mut y, |y| HostMdspanMut::from_slice(y, [n, n]).unwrap());
-        axpy_group(c, "column_major", n, views.column, &mut y, |y| HostMdspanMut::from_slice(y, [n, n]).unwrap());
-        axpy_group(c, "transposed", n, views.transposed, &mut y, |y| {
+        axpy_group(c, "row_major", n, &data, views.row, &mut y, |y| HostMdspanMut::from_slice(y, [n, n]).unwrap());
+        axpy_group(c, "column_major", n, &data, views.column, &mut y, |y| {
+            HostMdspanMut::from_slice(y, [n, n]).unwrap()
+        });
+        axpy_group(c, "transposed", n, &data, views.transposed, &mut y, |y| {
             HostMdspanMut::from_slice_strided(y, [n, n], [1, n as isize]).unwrap()
         });
-        axpy_group(c, "reversed", n, views.reversed, &mut y, |y| {
+        axpy_group(c, "reversed", n, &data, views.reversed, &mut y, |y| {
             HostMdspanMut::from_slice_relaxed(y, [n, n], [-(n as isize), 1], (n - 1) * n).unwrap()
         });
         rows_group(c, n, &data);
