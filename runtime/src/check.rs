@@ -90,21 +90,19 @@ pub(crate) fn compact_strides<const R: usize>(
     kind: LayoutKind,
 ) -> Result<[isize; R], DlpackError> {
     let mut out = [0isize; R];
-    let mut acc: isize = 1;
-    let mut step = |axis: usize| -> Result<(), DlpackError> {
-        out[axis] = acc;
-        let e = isize::try_from(extents[axis].max(1)).map_err(|_| DlpackError::SpanOverflow)?;
-        acc = acc.checked_mul(e).ok_or(DlpackError::SpanOverflow)?;
-        Ok(())
-    };
-    if kind == LayoutKind::Left {
-        for axis in 0..R {
-            step(axis)?;
-        }
-    } else {
-        for axis in (0..R).rev() {
-            step(axis)?;
-        }
+    let mut acc: usize = 1;
+    let mut overflow = false;
+    for k in 0..R {
+        let axis = if kind == LayoutKind::Left { k } else { R - 1 - k };
+        out[axis] = acc as isize;
+        let (next, o) = acc.overflowing_mul(extents[axis].max(1));
+        acc = next;
+        overflow |= o;
+    }
+    // One test at the end: the running product only grows, so if the last fits isize, each stride
+    // written on the way did too.
+    if overflow || acc > isize::MAX as usize {
+        return Err(DlpackError::SpanOverflow);
     }
     Ok(out)
 }

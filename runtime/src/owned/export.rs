@@ -378,23 +378,7 @@ impl ManagedTensor {
     /// ```
     #[inline]
     pub fn from_owner<O: TensorOwner, const R: usize>(owner: O, shape: [usize; R]) -> Result<Self, DlpackError> {
-        // Row-major strides and the size in one pass (zero extents count as 1 in the strides, as
-        // PyTorch does), everything checked to fit isize and so int64_t.
-        let mut strides = [0i64; R];
-        let mut running: usize = 1;
-        let mut overflow = false;
-        for axis in (0..R).rev() {
-            strides[axis] = running as i64;
-            let (next, o) = running.overflowing_mul(shape[axis].max(1));
-            running = next;
-            overflow |= o;
-        }
-        if overflow || running > isize::MAX as usize {
-            return Err(DlpackError::SpanOverflow);
-        }
-        let empty = shape.contains(&0);
-        let size = if empty { 0 } else { running };
-        export_checked(owner, shape.map(|e| e as i64), strides, Required::Exactly(size), empty, 0, 0)
+        export_compact(owner, shape, 0)
     }
 
     /// Exports an owner's elements with explicit strides (in elements; zero and negative allowed)
@@ -423,13 +407,35 @@ impl ManagedTensor {
     }
 }
 
+/// Exports an owner as a compact row-major tensor of `shape` (zero extents count as 1 in the
+/// strides, as PyTorch does), with `extra_flags` set.
+#[inline]
+fn export_compact<O: TensorOwner, const R: usize>(
+    owner: O,
+    shape: [usize; R],
+    extra_flags: u64,
+) -> Result<ManagedTensor, DlpackError> {
+    let strides = crate::check::compact_strides(&shape, crate::LayoutKind::Right)?;
+    let empty = shape.contains(&0);
+    // Validated: the product of the extents (each at least 1 here) fits isize.
+    let size = if empty { 0 } else { shape.iter().fold(1usize, |acc, &e| acc.wrapping_mul(e)) };
+    export_checked(
+        owner,
+        shape.map(|e| e as i64),
+        strides.map(|s| s as i64),
+        Required::Exactly(size),
+        empty,
+        0,
+        extra_flags,
+    )
+}
+
 /// Copies a host view's elements (logical order) into a fresh row-major export.
 fn copy_to_managed<T: DlElement, const R: usize>(
     extents: [usize; R],
     values: Vec<T>,
 ) -> Result<ManagedTensor, DlpackError> {
-    let strides = crate::check::compact_strides(&extents, crate::LayoutKind::Right)?;
-    export_owner(values, extents, strides, 0, DLPACK_FLAG_BITMASK_IS_COPIED)
+    export_compact(values, extents, DLPACK_FLAG_BITMASK_IS_COPIED)
 }
 
 impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<'_, T, R, E, L, S> {
