@@ -133,19 +133,7 @@ fn ffi_matches_the_c_header() {
     let source = dir.join("abi.c");
     let binary = dir.join("abi");
     std::fs::write(&source, program).expect("write abi.c");
-    let include_flag = format!("-I{}", include.display());
-    support::compile_c(
-        &cc,
-        &[
-            "-std=c11".as_ref(),
-            "-Wall".as_ref(),
-            "-Werror".as_ref(),
-            include_flag.as_ref(),
-            source.as_os_str(),
-            "-o".as_ref(),
-            binary.as_os_str(),
-        ],
-    );
+    support::compile_c(&cc, &include, &source, &binary, &[]);
     let out = Command::new(&binary).output().expect("run the ABI probe");
     assert!(out.status.success());
     let c_facts: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect();
@@ -197,20 +185,6 @@ int main(void) {
     let dir = support::scratch_dir("abi-signatures");
     let source = dir.join("signatures.c");
     std::fs::write(&source, program).expect("write signatures.c");
-    let include_flag = format!("-I{}", include.display());
     let object = dir.join("signatures.o");
-    support::compile_c(
-        &cc,
-        &[
-            "-std=c11".as_ref(),
-            "-Wall".as_ref(),
-            "-Werror".as_ref(),
-            "-Werror=incompatible-pointer-types".as_ref(),
-            include_flag.as_ref(),
-            "-c".as_ref(),
-            source.as_os_str(),
-            "-o".as_ref(),
-            object.as_os_str(),
-        ],
-    );
+    support::compile_c(&cc, &include, &source, &object, &["-Werror=incompatible-pointer-types", "-c"]);
 }

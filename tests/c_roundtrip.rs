@@ -19,23 +19,7 @@ impl CLibrary {
         let dir = support::scratch_dir("c-roundtrip");
         let library = dir.join("libroundtrip.so");
         let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/roundtrip.c");
-        let include_flag = format!("-I{}", include.display());
-        support::compile_c(
-            &cc,
-            &[
-                "-std=c11".as_ref(),
-                "-Wall".as_ref(),
-                "-Werror".as_ref(),
-                "-O1".as_ref(),
-                "-shared".as_ref(),
-                "-fPIC".as_ref(),
-                include_flag.as_ref(),
-                source.as_os_str(),
-                "-o".as_ref(),
-                library.as_os_str(),
-                "-lm".as_ref(),
-            ],
-        );
+        support::compile_c(&cc, &include, &source, &library, &["-O1", "-shared", "-fPIC", "-lm"]);
         // SAFETY: the library is ours, with no initialisers beyond the C runtime's.
         let lib = unsafe { libloading::Library::new(&library) }.expect("load the C library");
         Some(Self { lib })

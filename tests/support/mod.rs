@@ -51,12 +51,22 @@ pub fn scratch_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// Runs the C compiler with `args`, panicking with its output on failure.
-pub fn compile_c(cc: &str, args: &[&std::ffi::OsStr]) {
-    let out = Command::new(cc).args(args).output().expect("run the C compiler");
+/// Compiles `source` against the `dlpack.h` in `include` with `-std=c11 -Wall -Werror`, writing
+/// `output`; `extra` adds flags and libraries after the source (`-c`, `-shared`, `-lm`, ...). Panics with the compiler's output on failure.
+pub fn compile_c(cc: &str, include: &Path, source: &Path, output: &Path, extra: &[&str]) {
+    let out = Command::new(cc)
+        .args(["-std=c11", "-Wall", "-Werror"])
+        .arg(format!("-I{}", include.display()))
+        .arg(source)
+        .arg("-o")
+        .arg(output)
+        .args(extra)
+        .output()
+        .expect("run the C compiler");
     assert!(
         out.status.success(),
-        "C compilation failed: {cc} {args:?}\n{}{}",
+        "C compilation failed: {cc} {extra:?} {}\n{}{}",
+        source.display(),
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
