@@ -36,6 +36,20 @@ fn nd_parts<const R: usize, E: Extents<R>, L: Layout>(mapping: &Mapping<R, E, L>
     NdParts { corner: corner as usize, strides: strides.map(|s| s.unsigned_abs()), reversed: strides.map(|s| s < 0) }
 }
 
+impl<const R: usize> NdParts<R> {
+    /// Inverts the reversed axes of an ndarray view made from these parts.
+    fn invert<A: ::ndarray::RawData>(&self, view: &mut ::ndarray::ArrayBase<A, Dim<[usize; R]>>)
+    where
+        Dim<[usize; R]>: Dimension,
+    {
+        for (axis, &reversed) in self.reversed.iter().enumerate() {
+            if reversed {
+                view.invert_axis(Axis(axis));
+            }
+        }
+    }
+}
+
 impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<'a, T, R, E, L, S> {
     /// The same elements as an ndarray `ArrayView` (zero-copy): same shape, same logical indices.
     ///
@@ -61,11 +75,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<
         // the view's byte span fits isize and its size too (validated mapping); the strides passed
         // are non-negative.
         let mut view = unsafe { ArrayView::from_shape_ptr(shape, ptr) };
-        for (axis, &reversed) in parts.reversed.iter().enumerate() {
-            if reversed {
-                view.invert_axis(Axis(axis));
-            }
-        }
+        parts.invert(&mut view);
         view
     }
 }
@@ -92,11 +102,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanM
         // SAFETY: as in `Mdspan::to_ndarray`, for writes: the view is consumed, its elements are
         // unique (a mutable view's mapping is), and accessed by nothing else for `'a`.
         let mut view = unsafe { ArrayViewMut::from_shape_ptr(shape, ptr) };
-        for (axis, &reversed) in parts.reversed.iter().enumerate() {
-            if reversed {
-                view.invert_axis(Axis(axis));
-            }
-        }
+        parts.invert(&mut view);
         view
     }
 }
