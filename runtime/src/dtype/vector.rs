@@ -29,89 +29,50 @@ use super::{DlElement, PlainBits};
 use crate::ffi::DLDataType;
 use half::{bf16, f16};
 
-macro_rules! vector2 {
-    ($($(#[$meta:meta])* $name:ident($scalar:ty), align $align:literal;)*) => {$(
+/// Vector types of `$n` lanes named `$lanes` (`[x, y]` or `[x, y, z, w]`), one per entry.
+macro_rules! vectors {
+    ($n:literal $lanes:tt; $($(#[$meta:meta])* $name:ident($scalar:ty), align $align:literal;)*) => {$(
+        vectors!(@one $n $lanes $(#[$meta])* $name($scalar), $align);
+    )*};
+    (@one $n:literal [$($lane:ident),+] $(#[$meta:meta])* $name:ident($scalar:ty), $align:literal) => {
         $(#[$meta])*
         #[repr(C, align($align))]
         #[derive(Clone, Copy, Debug, Default, PartialEq)]
         pub struct $name {
-            /// Lane 0.
-            pub x: $scalar,
-            /// Lane 1.
-            pub y: $scalar,
+            $(
+                #[doc = concat!("Lane `", stringify!($lane), "`.")]
+                pub $lane: $scalar,
+            )+
         }
 
-        impl From<[$scalar; 2]> for $name {
-            fn from([x, y]: [$scalar; 2]) -> Self {
-                Self { x, y }
+        impl From<[$scalar; $n]> for $name {
+            fn from([$($lane),+]: [$scalar; $n]) -> Self {
+                Self { $($lane),+ }
             }
         }
 
-        impl From<$name> for [$scalar; 2] {
+        impl From<$name> for [$scalar; $n] {
             fn from(v: $name) -> Self {
-                [v.x, v.y]
+                [$(v.$lane),+]
             }
         }
 
-        // SAFETY: `#[repr(C)]` of two `$scalar` lanes, aligned to their combined size, hence no
-        // padding (asserted below): lanes consecutive as DLPack lays out a 2-lane vector of the
+        // SAFETY: `#[repr(C)]` of `$n` `$scalar` lanes, aligned to their combined size, hence no
+        // padding (asserted below): lanes consecutive as DLPack lays out an `$n`-lane vector of the
         // scalar's dtype; validity as for the scalar; no interior mutability.
         unsafe impl DlElement for $name {
-            const DTYPE: DLDataType = DLDataType { lanes: 2, ..<$scalar as DlElement>::DTYPE };
+            const DTYPE: DLDataType = DLDataType { lanes: $n, ..<$scalar as DlElement>::DTYPE };
         }
 
-        // SAFETY: two `PlainBits` lanes with no padding.
+        // SAFETY: `PlainBits` lanes with no padding.
         unsafe impl PlainBits for $name {}
 
-        const _: () = assert!(core::mem::size_of::<$name>() == 2 * core::mem::size_of::<$scalar>());
+        const _: () = assert!(core::mem::size_of::<$name>() == $n * core::mem::size_of::<$scalar>());
         const _: () = assert!(core::mem::align_of::<$name>() == core::mem::size_of::<$name>());
-    )*};
+    };
 }
 
-macro_rules! vector4 {
-    ($($(#[$meta:meta])* $name:ident($scalar:ty), align $align:literal;)*) => {$(
-        $(#[$meta])*
-        #[repr(C, align($align))]
-        #[derive(Clone, Copy, Debug, Default, PartialEq)]
-        pub struct $name {
-            /// Lane 0.
-            pub x: $scalar,
-            /// Lane 1.
-            pub y: $scalar,
-            /// Lane 2.
-            pub z: $scalar,
-            /// Lane 3.
-            pub w: $scalar,
-        }
-
-        impl From<[$scalar; 4]> for $name {
-            fn from([x, y, z, w]: [$scalar; 4]) -> Self {
-                Self { x, y, z, w }
-            }
-        }
-
-        impl From<$name> for [$scalar; 4] {
-            fn from(v: $name) -> Self {
-                [v.x, v.y, v.z, v.w]
-            }
-        }
-
-        // SAFETY: `#[repr(C)]` of four `$scalar` lanes, aligned to their combined size, hence no
-        // padding (asserted below): lanes consecutive as DLPack lays out a 4-lane vector of the
-        // scalar's dtype; validity as for the scalar; no interior mutability.
-        unsafe impl DlElement for $name {
-            const DTYPE: DLDataType = DLDataType { lanes: 4, ..<$scalar as DlElement>::DTYPE };
-        }
-
-        // SAFETY: four `PlainBits` lanes with no padding.
-        unsafe impl PlainBits for $name {}
-
-        const _: () = assert!(core::mem::size_of::<$name>() == 4 * core::mem::size_of::<$scalar>());
-        const _: () = assert!(core::mem::align_of::<$name>() == core::mem::size_of::<$name>());
-    )*};
-}
-
-vector2! {
+vectors! { 2 [x, y];
     /// Two `i8` lanes (CUDA `char2`).
     I8x2(i8), align 2;
     /// Two `u8` lanes (CUDA `uchar2`).
@@ -154,7 +115,7 @@ vector2! {
     Float8E8m0fnuX2(Float8E8m0fnu), align 2;
 }
 
-vector4! {
+vectors! { 4 [x, y, z, w];
     /// Four `i8` lanes (CUDA `char4`).
     I8x4(i8), align 4;
     /// Four `u8` lanes (CUDA `uchar4`).
