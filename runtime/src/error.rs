@@ -189,6 +189,46 @@ pub enum DlpackError {
         /// The tensor's device.
         device: DLDevice,
     },
+    /// A view's memory overlaps the memory of another view alive at the same time, and at least
+    /// one of them is mutable (Python view arguments are borrow-checked by address range).
+    BorrowConflict {
+        /// Whether the refused view is mutable.
+        requested_mutable: bool,
+        /// Whether the view already alive is mutable.
+        held_mutable: bool,
+    },
+    /// A mutable view of a PyTorch tensor that requires gradient, while gradient recording is on
+    /// (writes through dlspan are invisible to autograd).
+    RequiresGrad,
+    /// A PyTorch tensor with the lazy conjugate bit set: its memory holds the values before
+    /// conjugation.
+    ConjugateBit,
+    /// A PyTorch tensor with the lazy negation bit set: its memory holds the values before
+    /// negation.
+    NegativeBit,
+    /// A DLPack capsule was already consumed (renamed `used_dltensor` / `used_dltensor_versioned`).
+    CapsuleConsumed,
+    /// An object given as a DLPack capsule is not a `dltensor` or `dltensor_versioned` capsule.
+    NotDlpackCapsule,
+    /// A `stream` value the tensor's device cannot honour (on the CPU only none or -1; 0 is never
+    /// valid).
+    InvalidStream {
+        /// The stream value given.
+        stream: i64,
+    },
+    /// A data type dlspan cannot lay out: zero bits or lanes, or lanes of 8 bits or more that do not
+    /// fill whole bytes.
+    InvalidDtype {
+        /// The data type found.
+        dtype: DLDataType,
+    },
+    /// The tensor was requested on a device this producer cannot deliver it to.
+    DeviceUnavailable {
+        /// The device requested.
+        requested: DLDevice,
+        /// The tensor's device.
+        found: DLDevice,
+    },
 }
 
 impl fmt::Display for DlpackError {
@@ -258,6 +298,32 @@ impl fmt::Display for DlpackError {
                 f,
                 "tensor on device {:?}:{} is not accessible from the host",
                 device.device_type, device.device_id
+            ),
+            Self::BorrowConflict { requested_mutable, held_mutable } => write!(
+                f,
+                "a {} view overlaps the memory of a {} view alive at the same time",
+                if requested_mutable { "mutable" } else { "shared" },
+                if held_mutable { "mutable" } else { "shared" }
+            ),
+            Self::RequiresGrad => f.write_str(
+                "tensor requires grad: no mutable view while gradients are recorded (use torch.no_grad() or detach())",
+            ),
+            Self::ConjugateBit => {
+                f.write_str("tensor has the lazy conjugate bit set; call resolve_conj() first")
+            }
+            Self::NegativeBit => f.write_str("tensor has the lazy negation bit set; call resolve_neg() first"),
+            Self::CapsuleConsumed => f.write_str("the DLPack capsule was already consumed"),
+            Self::NotDlpackCapsule => f.write_str("the capsule is not named dltensor or dltensor_versioned"),
+            Self::InvalidStream { stream } => write!(f, "stream {stream} is not valid for this device"),
+            Self::InvalidDtype { dtype } => write!(
+                f,
+                "data type (code {}, bits {}, lanes {}) cannot be laid out in bytes",
+                dtype.code, dtype.bits, dtype.lanes
+            ),
+            Self::DeviceUnavailable { requested, found } => write!(
+                f,
+                "tensor on device {:?}:{} cannot be delivered to device {:?}:{}",
+                found.device_type, found.device_id, requested.device_type, requested.device_id
             ),
         }
     }

@@ -27,6 +27,8 @@ pub mod ffi;
 #[cfg(feature = "ndarray")]
 mod ndarray;
 pub mod owned;
+#[cfg(feature = "python")]
+pub mod python;
 pub mod record;
 pub mod space;
 pub mod view;
