@@ -189,6 +189,16 @@ pub enum DlpackError {
         /// The tensor's device.
         device: DLDevice,
     },
+    /// A buffer could not be allocated: its size in bytes overflows `isize`, or the allocator
+    /// refused it.
+    AllocationFailed {
+        /// Elements requested.
+        len: usize,
+        /// Bytes per element.
+        element_size: usize,
+        /// The alignment requested, in bytes.
+        alignment: usize,
+    },
 }
 
 impl fmt::Display for DlpackError {
@@ -259,6 +269,9 @@ impl fmt::Display for DlpackError {
                 "tensor on device {:?}:{} is not accessible from the host",
                 device.device_type, device.device_id
             ),
+            Self::AllocationFailed { len, element_size, alignment } => {
+                write!(f, "could not allocate {len} elements of {element_size} bytes aligned to {alignment} bytes")
+            }
         }
     }
 }
