@@ -63,7 +63,8 @@ fn class(err: &DlpackError) -> Class {
         | E::ConjugateBit
         | E::NegativeBit
         | E::CapsuleConsumed
-        | E::DeviceUnavailable { .. } => Class::Buffer,
+        | E::DeviceUnavailable { .. }
+        | E::AllocationFailed { .. } => Class::Buffer,
     }
 }
 
@@ -113,6 +114,7 @@ fn kind(err: &DlpackError) -> &'static str {
         InvalidStream,
         InvalidDtype,
         DeviceUnavailable,
+        AllocationFailed,
     )
 }
 

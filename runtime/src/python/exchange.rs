@@ -12,7 +12,7 @@
 //! header says (a Python exception, or `SetError` for the allocator), and never unwinds into C.
 
 use super::producer::shared_versioned;
-use super::tensor::{AlignedBytes, Meta, Owner, Tensor};
+use super::tensor::{Meta, Owner, Tensor, zeroed_bytes};
 use crate::convert::ImportOptions;
 use crate::error::DlpackError;
 use crate::ffi::{
@@ -221,7 +221,7 @@ pub(crate) fn zeros<'py>(py: Python<'py>, shape: &[i64], dtype: crate::ffi::DLDa
     // Validated with a stand-in address (the allocation's size comes from the validation), then
     // pointed at the allocation, which holds exactly those bytes.
     let tensor = DLTensor {
-        data: NonNull::<AlignedBytes>::dangling().as_ptr().cast(),
+        data: NonNull::<u64>::dangling().as_ptr().cast(),
         device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
         ndim: shape.len() as i32,
         dtype,
@@ -230,7 +230,7 @@ pub(crate) fn zeros<'py>(py: Python<'py>, shape: &[i64], dtype: crate::ffi::DLDa
         byte_offset: 0,
     };
     let mut meta = Meta::from_dltensor(&tensor, ImportOptions::CURRENT, false, false)?;
-    let buffer = AlignedBytes::zeroed(meta.nbytes);
-    meta.data = buffer.as_ptr().cast();
-    Bound::new(py, Tensor::new(meta, Owner::Bytes(buffer)))
+    let (owner, data) = zeroed_bytes(meta.nbytes)?;
+    meta.data = data;
+    Bound::new(py, Tensor::new(meta, Owner::Managed(owner)))
 }

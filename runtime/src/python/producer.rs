@@ -8,7 +8,7 @@
 use super::capsule::{legacy_capsule, versioned_capsule};
 use super::consumer::host_readable;
 use super::error::export_error;
-use super::tensor::{AlignedBytes, Meta, Owner, Tensor, row_major};
+use super::tensor::{Meta, Owner, Tensor, row_major, zeroed_bytes};
 use crate::convert::ImportOptions;
 use crate::error::DlpackError;
 use crate::ffi::{
@@ -129,9 +129,9 @@ pub(crate) fn copy_tensor<'py>(tensor: &Bound<'py, Tensor>) -> PyResult<Bound<'p
     if !host_readable(meta.device) {
         return Err(export_error(DlpackError::NotHostAccessible { device: meta.device }));
     }
-    let buffer = AlignedBytes::zeroed(meta.nbytes);
+    let (owner, data) = zeroed_bytes(meta.nbytes).map_err(export_error)?;
     // The buffer is not shared yet: only its address crosses into a detached copy.
-    let target = buffer.as_ptr() as usize;
+    let target = data as usize;
     let copy = || {
         // SAFETY: `meta` was validated: every element it reaches lies in live host memory the
         // tensor keeps alive; `target` holds `meta.nbytes` writable bytes nothing else reaches.
@@ -141,7 +141,7 @@ pub(crate) fn copy_tensor<'py>(tensor: &Bound<'py, Tensor>) -> PyResult<Bound<'p
     let shape = meta.shape.clone();
     let strides = row_major(&shape);
     let tensor = crate::ffi::DLTensor {
-        data: buffer.as_ptr().cast(),
+        data,
         device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
         ndim: shape.len() as i32,
         dtype: meta.dtype,
@@ -150,7 +150,7 @@ pub(crate) fn copy_tensor<'py>(tensor: &Bound<'py, Tensor>) -> PyResult<Bound<'p
         byte_offset: 0,
     };
     let meta = Meta::from_dltensor(&tensor, ImportOptions::CURRENT, false, meta.subbyte_padded).map_err(export_error)?;
-    Bound::new(py, Tensor::new(meta, Owner::Bytes(buffer)))
+    Bound::new(py, Tensor::new(meta, Owner::Managed(owner)))
 }
 
 /// A managed tensor owning a copy of `tensor` (marked `IS_COPIED`).

@@ -13,7 +13,6 @@ use crate::ffi::{
 };
 use crate::owned::ManagedTensor;
 use core::ffi::c_void;
-use core::ptr::NonNull;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyTuple};
 
@@ -22,52 +21,20 @@ pub const MAX_RANK: usize = 64;
 
 /// What keeps a tensor's memory alive.
 pub(crate) enum Owner {
-    /// A managed tensor (imported, or exported by dlspan from a Rust owner).
+    /// A managed tensor: imported, exported by dlspan from a Rust owner, or a buffer dlspan
+    /// allocated (an [`AlignedBuffer`](crate::AlignedBuffer), 64-byte aligned).
     Managed(#[allow(dead_code)] ManagedTensor),
     /// A Python object whose memory the tensor views (a record array's member).
     Object(#[allow(dead_code)] Py<PyAny>),
-    /// A buffer dlspan allocated.
-    Bytes(#[allow(dead_code)] AlignedBytes),
 }
 
-/// A zeroed, 64-byte-aligned allocation (what JAX needs to import without copying).
-pub(crate) struct AlignedBytes {
-    ptr: NonNull<Line>,
-    lines: usize,
-}
-
-#[repr(C, align(64))]
-#[derive(Clone, Copy)]
-struct Line([u8; 64]);
-
-// SAFETY: a unique heap allocation, reached by others only through the raw pointer the owning
-// tensor publishes (under the exchange rules).
-unsafe impl Send for AlignedBytes {}
-// SAFETY: `&AlignedBytes` exposes nothing but the address.
-unsafe impl Sync for AlignedBytes {}
-
-impl AlignedBytes {
-    /// `bytes` zeroed bytes (at least one line, so the address is never dangling).
-    pub(crate) fn zeroed(bytes: usize) -> Self {
-        let lines = bytes.div_ceil(64).max(1);
-        let boxed: Box<[Line]> = vec![Line([0; 64]); lines].into_boxed_slice();
-        // Held as a raw pointer: consumers write through pointers derived from it while it lives.
-        let ptr = NonNull::from(Box::leak(boxed)).cast::<Line>();
-        Self { ptr, lines }
-    }
-
-    /// The first byte.
-    pub(crate) fn as_ptr(&self) -> *mut u8 {
-        self.ptr.as_ptr().cast()
-    }
-}
-
-impl Drop for AlignedBytes {
-    fn drop(&mut self) {
-        let slice = core::ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), self.lines);
-        // SAFETY: leaked from a `Box<[Line]>` of `lines` lines in `zeroed`, freed once, here.
-        drop(unsafe { Box::from_raw(slice) });
-    }
+/// `bytes` zeroed, 64-byte-aligned bytes (what JAX needs to import without copying), owned by a
+/// managed tensor, and their address (null when `bytes` is 0).
+pub(crate) fn zeroed_bytes(bytes: usize) -> Result<(ManagedTensor, *mut c_void), DlpackError> {
+    let buffer = crate::AlignedBuffer::<u8>::try_zeroed(bytes)?;
+    let owner = ManagedTensor::from_owner(buffer, [bytes])?;
+    let data = owner.dl_tensor().data;
+    Ok((owner, data))
 }
 
 /// A tensor's metadata, validated once: the `DLTensor` fields with shape and strides owned here
