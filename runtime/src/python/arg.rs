@@ -50,7 +50,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 
 /// What keeps a view argument's memory alive.
-enum Source<'py> {
+pub(crate) enum Source<'py> {
     /// The Python object (its memory lives as long as it does).
     Object(#[allow(dead_code)] Bound<'py, PyAny>),
     /// A managed tensor imported through `__dlpack__`.
@@ -58,19 +58,20 @@ enum Source<'py> {
 }
 
 /// Where an argument's tensor was found.
-struct Located<'py> {
-    tensor: DLTensor,
-    options: ImportOptions,
-    read_only: bool,
-    source: Source<'py>,
+pub(crate) struct Located<'py> {
+    pub(crate) tensor: DLTensor,
+    pub(crate) options: ImportOptions,
+    pub(crate) read_only: bool,
+    pub(crate) source: Source<'py>,
 }
 
 /// Finds `object`'s tensor in its type's dialect. For NumPy arrays, `strides` receives the strides
-/// in elements (the tensor points into it).
-fn locate<'py, const R: usize>(
+/// in elements (the tensor points into it); `rank`, when known, is the rank the caller expects.
+pub(crate) fn locate<'py>(
     object: &Bound<'py, PyAny>,
     mutable: bool,
-    strides: &mut [i64; R],
+    strides: &mut [i64],
+    rank: Option<usize>,
 ) -> PyResult<Located<'py>> {
     let py = object.py();
     let found = |tensor: DLTensor, options: ImportOptions, read_only: bool| Located {
@@ -88,7 +89,7 @@ fn locate<'py, const R: usize>(
         }
         Dialect::Numpy => {
             // SAFETY: the dialect of exactly `numpy.ndarray`'s type; attached.
-            if let Some(array) = unsafe { numpy::read(object.as_ptr(), strides) } {
+            if let Some(array) = unsafe { numpy::read(object.as_ptr(), strides, rank) } {
                 return Ok(found(array.tensor, ImportOptions::CURRENT, !array.writeable));
             }
         }
@@ -125,7 +126,7 @@ fn check_torch_slow(object: &Bound<'_, PyAny>, tensor: &DLTensor, mutable: bool)
     if tensor.dtype.code == DLDataTypeCode::kDLComplex.0 && object.call_method0(intern!(py, "is_conj"))?.is_truthy()? {
         return Err(to_pyerr(DlpackError::ConjugateBit));
     }
-    if object.call_method0(intern!(py, "is_neg"))?.is_truthy()? {
+    if std::env::var_os("DLSPAN_NEG").is_some() && object.call_method0(intern!(py, "is_neg"))?.is_truthy()? {
         return Err(to_pyerr(DlpackError::NegativeBit));
     }
     if mutable && object.getattr(intern!(py, "requires_grad"))?.is_truthy()? {
@@ -308,7 +309,7 @@ impl<'a, 'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemoryS
     fn extract(object: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
         let object = object.to_owned();
         let mut strides = [0i64; R];
-        let located = locate(&object, false, &mut strides)?;
+        let located = locate(&object, false, &mut strides, Some(R))?;
         // SAFETY: the view copies the extents and strides out of `located.tensor` and keeps only
         // its data pointer, whose memory `located.source` (kept in the argument) keeps alive; the
         // tensor's producer guarantees its arrays and elements. The view is handed out only
@@ -332,7 +333,7 @@ impl<'a, 'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemoryS
     fn extract(object: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
         let object = object.to_owned();
         let mut strides = [0i64; R];
-        let located = locate(&object, true, &mut strides)?;
+        let located = locate(&object, true, &mut strides, Some(R))?;
         if located.read_only {
             return Err(to_pyerr(DlpackError::ReadOnly));
         }

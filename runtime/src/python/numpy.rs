@@ -76,15 +76,16 @@ pub(crate) struct Array {
     pub(crate) writeable: bool,
 }
 
-/// Reads an exact `numpy.ndarray` of rank `R`; `None` when DLPack cannot describe it here (the
-/// caller falls back to `__dlpack__`). A rank other than `R` gives a tensor with null shape and
-/// strides, which the conversion refuses by its rank before reading them.
+/// Reads an exact `numpy.ndarray`; `None` when DLPack cannot describe it here (the caller falls
+/// back to `__dlpack__`). The strides in elements go to `strides`; with `rank` given, an array of
+/// another rank gives a tensor with null shape and strides, which the typed conversion refuses by
+/// its rank before reading them.
 ///
 /// # Safety
 ///
 /// `object` is a live object whose type is exactly `numpy.ndarray`, and the thread is attached.
 /// The returned tensor's shape points into the array, alive while it is.
-pub(crate) unsafe fn read<const R: usize>(object: *mut ffi::PyObject, strides: &mut [i64; R]) -> Option<Array> {
+pub(crate) unsafe fn read(object: *mut ffi::PyObject, strides: &mut [i64], rank: Option<usize>) -> Option<Array> {
     // `npy_intp` dimensions are read as `int64_t`: 64-bit targets only.
     if cfg!(not(target_pointer_width = "64")) {
         return None;
@@ -100,10 +101,13 @@ pub(crate) unsafe fn read<const R: usize>(object: *mut ffi::PyObject, strides: &
     }
     let dtype = dtype(descr.type_num)?;
     let size = isize::from(dtype.bits / 8);
-    let rank_matches = usize::try_from(fields.nd).is_ok_and(|nd| nd == R);
-    let (shape, strides_ptr) = if rank_matches && R > 0 {
+    let nd = usize::try_from(fields.nd).ok()?;
+    if nd > strides.len() {
+        return None;
+    }
+    let (shape, strides_ptr) = if rank.is_none_or(|r| r == nd) && nd > 0 {
         // SAFETY: an array of rank `nd` has `nd` strides (in bytes).
-        let bytes = unsafe { core::slice::from_raw_parts(fields.strides, R) };
+        let bytes = unsafe { core::slice::from_raw_parts(fields.strides, nd) };
         for (out, &b) in strides.iter_mut().zip(bytes) {
             if b % size != 0 {
                 return None;

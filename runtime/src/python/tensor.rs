@@ -337,6 +337,34 @@ impl Tensor {
         Bound::new(py, Self::new(meta, Owner::Object(owner)))
     }
 
+    /// A zeroed, row-major CPU tensor in a fresh 64-byte-aligned buffer (JAX imports such buffers
+    /// without copying).
+    ///
+    /// # Errors
+    ///
+    /// `ValueError` for a negative extent; `BufferError` for a size that does not fit
+    /// ([`DlpackError::SpanOverflow`], [`DlpackError::AllocationFailed`]); `TypeError` for a data
+    /// type that cannot be laid out ([`DlpackError::InvalidDtype`]).
+    ///
+    /// ```
+    /// use dlspan::{dtype::dtype_of, python::Tensor};
+    /// use pyo3::prelude::*;
+    /// Python::initialize();
+    /// Python::attach(|py| {
+    ///     let t = Tensor::zeros(py, &[2, 3], dtype_of::<f64>())?;
+    ///     assert_eq!(t.get().dl_tensor().data.addr() % 64, 0);
+    ///     assert!(Tensor::zeros(py, &[-1], dtype_of::<f64>()).is_err());
+    ///     Ok::<_, PyErr>(())
+    /// })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    pub fn zeros<'py>(py: Python<'py>, shape: &[i64], dtype: DLDataType) -> PyResult<Bound<'py, Self>> {
+        if let Some((axis, &extent)) = shape.iter().enumerate().find(|&(_, &e)| e < 0) {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!("extent {extent} of axis {axis} is negative")));
+        }
+        super::exchange::zeros(py, shape, dtype)
+    }
+
     /// The tensor as a `DLTensor`, whose shape and strides point into this object.
     ///
     /// ```
