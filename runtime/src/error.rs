@@ -189,6 +189,25 @@ pub enum DlpackError {
         /// The tensor's device.
         device: DLDevice,
     },
+    /// No element type of dlspan has this data type (or, for a dynamically typed view, no storage
+    /// layout is defined for it: zero bits or lanes, or a width that is neither whole bytes nor
+    /// sub-byte).
+    UnsupportedDtype {
+        /// The data type.
+        dtype: DLDataType,
+    },
+    /// A rank beyond what a dispatch to const-generic code instantiates.
+    UnsupportedRank {
+        /// The rank asked for.
+        rank: usize,
+        /// The highest rank instantiated.
+        max: usize,
+    },
+    /// `ndim` is negative.
+    NegativeNdim {
+        /// The tensor's `ndim`.
+        ndim: i32,
+    },
 }
 
 impl fmt::Display for DlpackError {
@@ -254,6 +273,13 @@ impl fmt::Display for DlpackError {
             Self::NullManagedTensor => f.write_str("managed tensor pointer is null"),
             Self::ReadOnly => f.write_str("tensor is read-only"),
             Self::CopyRequired => f.write_str("the exchange needs a copy, and copying was forbidden"),
+            Self::UnsupportedDtype { dtype } => {
+                write!(f, "dtype {dtype} has no element type or storage layout in dlspan")
+            }
+            Self::UnsupportedRank { rank, max } => {
+                write!(f, "rank {rank} is above the highest rank dispatched to typed code ({max})")
+            }
+            Self::NegativeNdim { ndim } => write!(f, "tensor has negative ndim {ndim}"),
             Self::NotHostAccessible { device } => write!(
                 f,
                 "tensor on device {:?}:{} is not accessible from the host",

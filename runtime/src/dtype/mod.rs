@@ -1,6 +1,7 @@
 //! Element types: the [`DlElement`] trait that maps a Rust type to its DLPack [`DLDataType`], the
-//! built-in mappings of SPEC.md §2, storage types for the FP8/FP6/FP4 formats, and CUDA-compatible
-//! vector types.
+//! built-in mappings of SPEC.md §2, storage types for the FP8/FP6/FP4 formats with their decoders
+//! and encoders, CUDA-compatible vector types; [`Numeric`] arithmetic and the element [`cast`] for
+//! generic code, and the [`dispatch`] from a runtime dtype to that generic code.
 //!
 //! ```
 //! use dlspan::dtype::{dtype_of, DlElement};
@@ -9,10 +10,19 @@
 //! assert_eq!(<dlspan::num_complex::Complex<f32> as DlElement>::DTYPE.bits, 64);
 //! ```
 
+mod cast;
+mod dispatch;
 mod minifloat;
+mod numeric;
 mod vector;
 
+pub use cast::cast;
+pub use dispatch::{
+    ElementVisitor, MAX_DISPATCH_RANK, NumericVisitor, RankVisitor, TensorVisitor, dispatch, dispatch_element,
+    dispatch_rank, dispatch_tensor,
+};
 pub use minifloat::*;
+pub use numeric::Numeric;
 pub use vector::*;
 
 use crate::ffi::{DLDataType, DLDataTypeCode};
@@ -105,6 +115,31 @@ pub const fn dtype_of<T: DlElement>() -> DLDataType {
 /// ```
 pub const fn is_padded_subbyte<T: DlElement>() -> bool {
     (T::DTYPE.bits as usize) * (T::DTYPE.lanes as usize) < 8 * size_of::<T>()
+}
+
+/// The bits one element of `dtype` occupies in memory: `bits · lanes` (whole bytes, or packed
+/// sub-byte values, DLPack's default), or one byte per lane for padded sub-byte storage
+/// (`IS_SUBBYTE_TYPE_PADDED`). `None` where DLPack defines no storage: zero bits or lanes, or a
+/// width of 8 bits or more that is not a whole number of bytes.
+///
+/// ```
+/// use dlspan::dtype::storage_bits;
+/// use dlspan::ffi::{DLDataType, DLDataTypeCode};
+/// let fp4 = DLDataType::new(DLDataTypeCode::kDLFloat4_e2m1fn, 4, 1);
+/// assert_eq!(storage_bits(fp4, false), Some(4)); // two values per byte
+/// assert_eq!(storage_bits(fp4, true), Some(8)); // one value per byte
+/// assert_eq!(storage_bits(DLDataType::new(DLDataTypeCode::kDLFloat, 32, 4), false), Some(128));
+/// assert_eq!(storage_bits(DLDataType::new(DLDataTypeCode::kDLFloat, 12, 1), false), None);
+/// ```
+pub const fn storage_bits(dtype: DLDataType, padded: bool) -> Option<usize> {
+    let (bits, lanes) = (dtype.bits as usize, dtype.lanes as usize);
+    if bits == 0 || lanes == 0 || (bits >= 8 && bits % 8 != 0) {
+        None
+    } else if bits < 8 && padded {
+        Some(8 * lanes)
+    } else {
+        Some(bits * lanes)
+    }
 }
 
 /// Checks the size condition of [`DlElement`]'s safety contract for `T`; `#[derive(DlElement)]`

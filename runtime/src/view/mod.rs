@@ -7,6 +7,7 @@
 //! assert_eq!(m.to_vec(), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
 //! ```
 
+mod dynamic;
 mod elementwise;
 mod extents;
 mod fmt;
@@ -15,6 +16,7 @@ mod layout;
 mod mapping;
 mod mdspan;
 
+pub use dynamic::{DynDlpackTensor, DynMdspan, DynMdspanMut};
 pub use extents::{Dim, Dims, Dyn, Extents, MAX_STATIC_RANK, Static};
 pub use iter::{Iter, IterMut};
 pub use layout::{Layout, LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, RelaxedStrides};
