@@ -34,7 +34,8 @@ impl fmt::Display for LayoutKind {
 /// Why a tensor, a view or an exchange was refused.
 ///
 /// The variants of the `DLTensor` → view conversion are listed in the order the checks run
-/// (SPEC.md §3): the first failing rule is the one reported. Match on variants, not on messages.
+/// ([section I](crate::rules#i) of the [rules page](crate::rules), which names the rule behind each
+/// variant): the first failing rule is the one reported. Match on variants, not on messages.
 ///
 /// ```
 /// use dlspan::{to_host_mdspan, DlpackError, LayoutRight, ffi::DLTensor};

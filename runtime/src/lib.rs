@@ -29,6 +29,7 @@ pub mod ffi;
 mod ndarray;
 pub mod owned;
 pub mod record;
+pub mod rules;
 pub mod space;
 pub mod view;
 

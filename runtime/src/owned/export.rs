@@ -126,7 +126,7 @@ unsafe impl<T: DlElement> TensorOwner for &'static mut [T] {
     }
 }
 
-/// When an export may copy (SPEC.md §6).
+/// When an export may copy ([rule M8](crate::rules#m8)).
 ///
 /// ```
 /// use dlspan::{CopyMode, DlpackError, HostMdspan};
