@@ -18,7 +18,7 @@ mod mdspan;
 mod rank;
 
 pub use axis_iter::{AxisIter, AxisIterMut};
-pub use extents::{Dim, Dims, Dyn, Extents, MAX_STATIC_RANK, Static};
+pub use extents::{Dim, Dims, Dyn, Extents, MAX_STATIC_RANK, NestedArray, Static};
 pub use iter::{Iter, IterMut};
 pub use layout::{Layout, LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, RelaxedStrides};
 pub use mapping::Mapping;
