@@ -1,7 +1,8 @@
-//! Element types: the [`DlElement`] trait that maps a Rust type to its DLPack [`DLDataType`], the
-//! built-in mappings of SPEC.md §2, storage types for the FP8/FP6/FP4 formats with their decoders
-//! and encoders, CUDA-compatible vector types; [`Numeric`] arithmetic and the element [`cast`] for
-//! generic code, and the [`dispatch`] from a runtime dtype to that generic code.
+//! Element types: the [`DlElement`] trait that maps a Rust type to its DLPack [`DLDataType`]
+//! (compared exactly on import: [rule I4](crate::rules#i4)), the built-in mappings, storage types
+//! for the FP8/FP6/FP4 formats with their decoders and encoders, CUDA-compatible vector types;
+//! [`Numeric`] arithmetic and the element [`cast`] for generic code, and the [`dispatch`] from a
+//! runtime dtype to that generic code.
 //!
 //! ```
 //! use dlspan::dtype::{dtype_of, DlElement};

@@ -180,7 +180,7 @@ impl<S: MemorySpace> DynParts<S> {
         Ok(parts)
     }
 
-    /// Rule 10 for any layout: where the elements lie, or `None` without elements. No element may
+    /// Rules I14 and I15 for any layout: where the elements lie, or `None` without elements. No element may
     /// lie below `data` (negative strides need a byte offset), and the bytes from the lowest
     /// element to the end of the highest must fit `isize` without wrapping. This accepts every
     /// tensor that the typed import accepts under some layout: the strict layouts measure from
