@@ -1,43 +1,7 @@
 //! The element cast between the built-in scalar types ([`cast`]) and the cast copy between host
 //! views ([`MdspanMut::cast_from`](crate::MdspanMut::cast_from)).
 //!
-//! Every source value is first taken exactly (integers as 128-bit integers, floating-point values
-//! as `f64`, which holds every `f32`, `f16`, `bf16` and minifloat value exactly), then rounded once
-//! into the target. The rules, precise enough for a GPU kernel to reproduce bit for bit:
-//!
-//! | from \ to | `bool` | integer | `f64`, `f32` | `f16`, `bf16` | FP8 / FP6 / FP4 |
-//! |---|---|---|---|---|---|
-//! | `bool` | itself | 0 or 1 | 0.0 or 1.0 | 0.0 or 1.0 | the code of 0.0 or 1.0 |
-//! | integer | `x != 0` | two's complement wrap (Rust `as`) | nearest, ties to even | nearest, ties to even, rounded once | nearest, ties to even, rounded once; the format's overflow rule |
-//! | floating point | `x != 0` (NaN is `true`) | toward zero, saturating at the type's bounds, NaN → 0 (Rust `as`) | nearest, ties to even; overflow → ±∞ | nearest, ties to even, rounded once; overflow → ±∞ | nearest, ties to even, rounded once; the format's overflow rule |
-//!
-//! - "Rounded once": a value is never rounded to an intermediate type first. Integers beyond 2^24
-//!   and `f64` values reach `f16`, `bf16` and the minifloats through round-to-odd (Boldo &
-//!   Melquiond), which makes the final rounding exact to the value; FP8 → `f16` goes through the
-//!   FP8 value's exact `f32`.
-//! - The minifloat overflow rules (±∞, NaN or the largest finite value, by format) and NaN codes
-//!   are those of [`minifloat`](super#encoding); `e8m0fnu` has no zero or sign, so 0, negative
-//!   values and `false` become its NaN.
-//! - NaN into another floating-point type becomes that type's quiet NaN with the input's sign
-//!   (`0x7E00` for `f16`, `0x7FC0` for `bf16`, `0x7FC0_0000` for `f32`, `0x7FF8_0000_0000_0000` for
-//!   `f64`, the minifloat's NaN code); a cast to the same type returns its input unchanged, bits
-//!   included.
-//! - Complex numbers: to a real type, the real part (NumPy's `astype`); from a real type, the
-//!   imaginary part is 0; between complex types, each part; to `bool`, whether either part is
-//!   nonzero.
-//!
-//! ```
-//! use dlspan::dtype::{cast, Float8E4m3fn};
-//! use dlspan::half::{bf16, f16};
-//! assert_eq!(cast::<f32, i8>(300.7), 127); // saturating
-//! assert_eq!(cast::<f32, u8>(f32::NAN), 0);
-//! assert_eq!(cast::<i32, u8>(300), 44); // wrapping
-//! assert_eq!(cast::<f32, Float8E4m3fn>(0.3).to_f32(), 0.3125);
-//! assert_eq!(cast::<Float8E4m3fn, f16>(Float8E4m3fn::from_f32(448.0)), f16::from_f32(448.0));
-//! // 2^24 + 2^16 + 1 is nearer to 2^24 + 2^17 than to 2^24; rounding through f32 first would tie
-//! // and round down.
-//! assert_eq!(cast::<i64, bf16>((1 << 24) + (1 << 16) + 1), bf16::from_f32(16_908_288.0));
-//! ```
+//! The rules are documented on [`cast`].
 
 use super::minifloat::*;
 use super::numeric::Numeric;
@@ -67,18 +31,45 @@ pub trait Castable: Copy + 'static {
     fn from_value(value: Value) -> Self;
 }
 
-/// Casts a scalar to another scalar type, with the rounding and saturation rules of the
-/// [module documentation](self): one rounding, to nearest with ties to even, for every
-/// floating-point target; saturation with NaN → 0 into integers, wrapping between integers.
+/// Casts a scalar to another scalar type: dlspan's CPU reference for element conversions, which
+/// device kernels reproduce bit for bit.
 ///
-/// This is dlspan's CPU reference for element conversions; device kernels reproduce it bit for
-/// bit.
+/// Every source value is first taken exactly (integers as 128-bit integers, floating-point values
+/// as `f64`, which holds every `f32`, `f16`, `bf16` and minifloat value exactly), then rounded once
+/// into the target:
+///
+/// | from \ to | `bool` | integer | `f64`, `f32` | `f16`, `bf16` | FP8 / FP6 / FP4 |
+/// |---|---|---|---|---|---|
+/// | `bool` | itself | 0 or 1 | 0.0 or 1.0 | 0.0 or 1.0 | the code of 0.0 or 1.0 |
+/// | integer | `x != 0` | two's complement wrap (Rust `as`) | nearest, ties to even | nearest, ties to even, rounded once | nearest, ties to even, rounded once; the format's overflow rule |
+/// | floating point | `x != 0` (NaN is `true`) | toward zero, saturating at the type's bounds, NaN → 0 (Rust `as`) | nearest, ties to even; overflow → ±∞ | nearest, ties to even, rounded once; overflow → ±∞ | nearest, ties to even, rounded once; the format's overflow rule |
+///
+/// - "Rounded once": a value is never rounded to an intermediate type first. Integers beyond 2^24
+///   and `f64` values reach `f16`, `bf16` and the minifloats through round-to-odd (Boldo &
+///   Melquiond), which makes the final rounding exact to the value; FP8 → `f16` goes through the
+///   FP8 value's exact `f32`.
+/// - The minifloat overflow rules (±∞, NaN or the largest finite value, by format) and NaN codes
+///   are those of [the encoding rules](crate::dtype#fp8-fp6-and-fp4-encoding); `e8m0fnu` has no
+///   zero or sign, so 0, negative values and `false` become its NaN, and it is never `false`.
+/// - NaN into another floating-point type becomes that type's quiet NaN with the input's sign
+///   (`0x7E00` for `f16`, `0x7FC0` for `bf16`, `0x7FC0_0000` for `f32`, `0x7FF8_0000_0000_0000` for
+///   `f64`, the minifloat's NaN code); a cast to the same type returns its input unchanged, bits
+///   included.
+/// - Complex numbers: to a real type, the real part (NumPy's `astype`); from a real type, the
+///   imaginary part is 0; between complex types, each part; to `bool`, whether either part is
+///   nonzero.
 ///
 /// ```
-/// use dlspan::dtype::{cast, Float8E5m2};
-/// assert_eq!(cast::<f64, f32>(0.1), 0.1f32);
-/// assert_eq!(cast::<Float8E5m2, i32>(Float8E5m2::from_f32(-3.5)), -3);
-/// assert!(cast::<f32, bool>(f32::NAN));
+/// use dlspan::dtype::{cast, Float8E4m3fn};
+/// use dlspan::half::{bf16, f16};
+/// assert_eq!(cast::<f32, i8>(300.7), 127); // saturating
+/// assert_eq!(cast::<f32, u8>(f32::NAN), 0);
+/// assert_eq!(cast::<i32, u8>(300), 44); // wrapping
+/// assert_eq!(cast::<f32, Float8E4m3fn>(0.3).to_f32(), 0.3125);
+/// assert_eq!(cast::<Float8E4m3fn, f16>(Float8E4m3fn::from_f32(448.0)), f16::from_f32(448.0));
+/// // 2^24 + 2^16 + 1 is nearer to 2^24 + 2^17 than to 2^24; rounding through f32 first would tie
+/// // and round down.
+/// assert_eq!(cast::<i64, bf16>((1 << 24) + (1 << 16) + 1), bf16::from_f32(16_908_288.0));
 /// ```
 #[inline]
 pub fn cast<S: Numeric, D: Numeric>(value: S) -> D {
@@ -353,6 +344,18 @@ mod tests {
         assert_eq!(cast::<i64, bf16>(x - 1), bf16::from_f32((1u64 << 56) as f32));
         assert_eq!(cast::<u128, f16>(u128::MAX), f16::INFINITY);
         assert_eq!(cast::<i128, Float8E8m0fnu>(3 << 100).to_bits(), 127 + 102);
+    }
+
+    #[test]
+    fn f64_rounds_once_into_narrow_types() {
+        // 1 + 2^-8 is halfway between two bf16 values; 2^-40 more rounds up. Through f32 (which
+        // drops the 2^-40) it would be a tie, rounded down to even.
+        let x = 1.0 + 2f64.powi(-8) + 2f64.powi(-40);
+        assert_eq!(cast::<f64, bf16>(x), bf16::from_f32(1.0 + 2f32.powi(-7)));
+        assert_eq!(cast::<f64, bf16>(1.0 + 2f64.powi(-8)), bf16::ONE);
+        let y = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        assert_eq!(cast::<f64, f16>(y), f16::from_f32(1.0 + 2f32.powi(-10)));
+        assert_eq!(cast::<f64, Float8E4m3fn>(1.0 + 2f64.powi(-4) + 2f64.powi(-40)).to_f32(), 1.125);
     }
 
     #[test]

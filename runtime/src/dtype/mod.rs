@@ -10,6 +10,41 @@
 //! assert_eq!(dtype_of::<bf16>().to_string(), "bfloat16");
 //! assert_eq!(<dlspan::num_complex::Complex<f32> as DlElement>::DTYPE.bits, 64);
 //! ```
+//!
+//! # FP8, FP6 and FP4 encoding
+//!
+//! `from_f32` and `from_f64` round to nearest, ties to even, once (an `f32` is encoded through its
+//! exact `f64` value), and agree bit for bit with ml_dtypes' conversions for every input, NaN
+//! included, but for the documented NaN choice of FP6 and FP4 (the test suite compares every code
+//! and over a million inputs per format; for `f64` inputs the reference is ml_dtypes' scalar
+//! constructor, which rounds once, unlike NumPy's `astype` from float64, which rounds through
+//! float32). What a format cannot hold:
+//!
+//! | format | too large (`from_f32`) | `from_f32_saturating` | NaN in | notes |
+//! |---|---|---|---|---|
+//! | `e3m4`, `e4m3`, `e5m2` (IEEE-like) | ±infinity | ±largest finite | quiet NaN, sign kept | infinity in: infinity |
+//! | `e4m3fn` | NaN (`0x7F`, sign kept) | ±largest finite (448) | NaN, sign kept | no infinity: infinity in is NaN |
+//! | `e4m3fnuz`, `e5m2fnuz`, `e4m3b11fnuz` | NaN (`0x80`) | ±largest finite | `0x80` | no negative zero: `-0.0` and tiny negatives give `+0` |
+//! | `e8m0fnu` | NaN (`0xFF`) | 2^127 | `0xFF` | no sign, no zero: zero and negatives are NaN; ties round up, as ml_dtypes |
+//! | `e2m3fn`, `e3m2fn` (FP6), `e2m1fn` (FP4) | ±largest finite | the same | **largest positive value** | no infinity, no NaN |
+//!
+//! "Too large" means the value *rounds* beyond the largest finite value: `e4m3fn` turns 464
+//! (halfway between 448 and 480, where the NaN pattern sits) into 448 and anything above into NaN.
+//! `e8m0fnu` (powers of two) rounds a tie `1.5·2^k` up, and below its smallest value 2^-127 follows
+//! ml_dtypes: inputs up to 2^-127 give 2^-127, inputs between 2^-127 and 2^-126 give 2^-126.
+//! The saturating forms are CUDA's `__NV_SATFINITE`; they differ from the default only for
+//! infinities and values that round beyond the largest finite value. FP6 and FP4 have no NaN:
+//! dlspan maps NaN to the largest positive value, as CUDA's `__nv_cvt_float_to_fp6` /
+//! `__nv_cvt_float_to_fp4` do (ml_dtypes returns a zero there, with the sign inverted).
+//!
+//! ```
+//! use dlspan::dtype::{Float8E4m3fn, Float8E5m2, Float4E2m1fn};
+//! assert_eq!(Float8E4m3fn::from_f32(0.3).to_f32(), 0.3125);
+//! assert!(Float8E4m3fn::from_f32(1000.0).is_nan());
+//! assert_eq!(Float8E4m3fn::from_f32_saturating(1000.0).to_f32(), 448.0);
+//! assert_eq!(Float8E5m2::from_f32(1e6).to_f32(), f32::INFINITY);
+//! assert_eq!(Float4E2m1fn::from_f32(5.0).to_f32(), 4.0); // a tie: to the even mantissa
+//! ```
 
 mod cast;
 mod dispatch;

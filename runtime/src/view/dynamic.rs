@@ -7,32 +7,7 @@
 //! [`typed`](DynMdspan::typed), which runs the typed import itself. Packed sub-byte data (two FP4
 //! values per byte) is described exactly: its byte range is measured in bits.
 //!
-//! Together with [`dispatch_tensor`](crate::dtype::dispatch_tensor) (a dtype and a rank known at
-//! run time, to generic code), one function serves every dtype and rank:
-//!
-//! ```
-//! use dlspan::dtype::{cast, dispatch_tensor, Numeric, TensorVisitor};
-//! use dlspan::{DlpackError, DynMdspan, HostMdspan, LayoutStrideRelaxed};
-//!
-//! /// The sum of any tensor (accumulated in its `Numeric::Acc` type), as f64.
-//! fn sum(x: &DynMdspan<'_>) -> Result<f64, DlpackError> {
-//!     struct Sum<'v, 'a>(&'v DynMdspan<'a>);
-//!     impl TensorVisitor for Sum<'_, '_> {
-//!         type Output = Result<f64, DlpackError>;
-//!         fn visit<T: Numeric, const R: usize>(self) -> Self::Output {
-//!             let view = self.0.typed::<T, R, LayoutStrideRelaxed>()?;
-//!             Ok(cast(view.fold_unordered(T::Acc::ZERO, |acc, &x| acc.add(x.to_acc()))))
-//!         }
-//!     }
-//!     dispatch_tensor(x.dtype(), x.rank(), Sum(x))?
-//! }
-//!
-//! let ints = [1i16, 2, 3, 4, 5, 6];
-//! let floats = [0.5f32, 1.5];
-//! assert_eq!(sum(&HostMdspan::<i16, 2>::from_slice(&ints, [2, 3])?.into())?, 21.0);
-//! assert_eq!(sum(&HostMdspan::<f32, 1>::from_slice(&floats, [2])?.into())?, 2.0);
-//! # Ok::<(), DlpackError>(())
-//! ```
+//! The rules are on the types and on the rules page ([D1–D3](crate::rules#d)).
 
 use crate::check;
 use crate::convert::{DlTensorRef, FromDlTensor, ImportOptions, import};
@@ -328,7 +303,7 @@ where
 /// [`ManagedTensor`](crate::ManagedTensor) (`view_as::<DynMdspan>()`) or from any typed view
 /// (`From`). Like a typed view it borrows its data for `'a`; it never allocates up to 8 axes.
 ///
-/// What is checked where (see the [module documentation](self)):
+/// What is checked where ([rules D1–D3](crate::rules#d)):
 /// - on construction, in the typed import's order: device, `ndim >= 0`, a dtype with a storage
 ///   layout ([`storage_bits`]; [`DlpackError::UnsupportedDtype`] otherwise), data non-null unless
 ///   empty, shape, extents, null strides by version; then, for a view with elements, that no
@@ -351,6 +326,33 @@ where
 /// assert_eq!(typed[[1, 2]], 6.5);
 /// assert!(view.typed::<f64, 2, LayoutRight>().is_err());
 /// # Ok::<(), dlspan::DlpackError>(())
+/// ```
+///
+/// Together with [`dispatch_tensor`](crate::dtype::dispatch_tensor) (a dtype and a rank known at
+/// run time, to generic code), one function serves every dtype and rank:
+///
+/// ```
+/// use dlspan::dtype::{cast, dispatch_tensor, Numeric, TensorVisitor};
+/// use dlspan::{DlpackError, DynMdspan, HostMdspan, LayoutStrideRelaxed};
+///
+/// /// The sum of any tensor (accumulated in its `Numeric::Acc` type), as f64.
+/// fn sum(x: &DynMdspan<'_>) -> Result<f64, DlpackError> {
+///     struct Sum<'v, 'a>(&'v DynMdspan<'a>);
+///     impl TensorVisitor for Sum<'_, '_> {
+///         type Output = Result<f64, DlpackError>;
+///         fn visit<T: Numeric, const R: usize>(self) -> Self::Output {
+///             let view = self.0.typed::<T, R, LayoutStrideRelaxed>()?;
+///             Ok(cast(view.fold_unordered(T::Acc::ZERO, |acc, &x| acc.add(x.to_acc()))))
+///         }
+///     }
+///     dispatch_tensor(x.dtype(), x.rank(), Sum(x))?
+/// }
+///
+/// let ints = [1i16, 2, 3, 4, 5, 6];
+/// let floats = [0.5f32, 1.5];
+/// assert_eq!(sum(&HostMdspan::<i16, 2>::from_slice(&ints, [2, 3])?.into())?, 21.0);
+/// assert_eq!(sum(&HostMdspan::<f32, 1>::from_slice(&floats, [2])?.into())?, 2.0);
+/// # Ok::<(), DlpackError>(())
 /// ```
 #[derive(Clone)]
 pub struct DynMdspan<'a, S: MemorySpace = Host> {
