@@ -21,6 +21,8 @@
 
 mod check;
 pub mod convert;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod dtype;
 pub mod error;
 pub mod ffi;
