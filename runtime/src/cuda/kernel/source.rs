@@ -104,6 +104,11 @@ fn kernel(key: &ModuleKey, name: &str, out: &str, input: &str, shape: Shape, ind
         let _ = writeln!(s, "  const {out} s0 = dl_scalar<{out}>(p.scalar[0]);");
     }
     match shape {
+        Shape::Flat { vector: 1 } => {
+            s.push_str("  for (dl_idx i = first; i < n; i += step) {\n");
+            let _ = writeln!(s, "    {}", element_statement(key.kind, "out[i]", "in0[i]", "in1[i]"));
+            s.push_str("  }\n");
+        }
         Shape::Flat { vector } => {
             let v = vector;
             let _ = writeln!(s, "  const dl_idx packs = n / {v};");
