@@ -1,5 +1,5 @@
-//! Typed views: the reference vectors of SPEC.md §3, and the view API (queries, indexing, iteration,
-//! sub-views, slices, static extents, layouts, Debug).
+//! Typed views: the reference vectors of CCCL's documented conversions, and the view API (queries,
+//! indexing, iteration, sub-views, slices, static extents, layouts, Debug).
 
 mod support;
 

@@ -34,7 +34,8 @@ impl fmt::Display for LayoutKind {
 /// Why a tensor, a view or an exchange was refused.
 ///
 /// The variants of the `DLTensor` → view conversion are listed in the order the checks run
-/// (SPEC.md §3): the first failing rule is the one reported. Match on variants, not on messages.
+/// ([section I](crate::rules#i) of the [rules page](crate::rules), which names the rule behind each
+/// variant): the first failing rule is the one reported. Match on variants, not on messages.
 ///
 /// ```
 /// use dlspan::{to_host_mdspan, DlpackError, LayoutRight, ffi::DLTensor};
@@ -189,6 +190,16 @@ pub enum DlpackError {
         /// The tensor's device.
         device: DLDevice,
     },
+    /// A buffer could not be allocated: its size in bytes overflows `isize`, or the allocator
+    /// refused it.
+    AllocationFailed {
+        /// Elements requested.
+        len: usize,
+        /// Bytes per element.
+        element_size: usize,
+        /// The alignment requested, in bytes.
+        alignment: usize,
+    },
 }
 
 impl fmt::Display for DlpackError {
@@ -259,6 +270,9 @@ impl fmt::Display for DlpackError {
                 "tensor on device {:?}:{} is not accessible from the host",
                 device.device_type, device.device_id
             ),
+            Self::AllocationFailed { len, element_size, alignment } => {
+                write!(f, "could not allocate {len} elements of {element_size} bytes aligned to {alignment} bytes")
+            }
         }
     }
 }

@@ -19,6 +19,7 @@
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod buffer;
 mod check;
 pub mod convert;
 #[cfg(feature = "cuda")]
@@ -30,12 +31,14 @@ pub mod ffi;
 mod ndarray;
 pub mod owned;
 pub mod record;
+pub mod rules;
 pub mod space;
 pub mod view;
 
 #[doc(hidden)]
 pub mod __private;
 
+pub use buffer::AlignedBuffer;
 pub use convert::{
     DlTensorRef, DlpackTensor, FromDlTensor, ImportOptions, ToDlpackTensor, to_device_mdspan, to_device_mdspan_mut,
     to_dlpack_tensor, to_host_mdspan, to_host_mdspan_mut, to_managed_mdspan, to_managed_mdspan_mut,

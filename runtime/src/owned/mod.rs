@@ -2,7 +2,7 @@
 //! `DLManagedTensor` and calls its deleter exactly once; exporters turn Rust owners (`Vec`,
 //! `Box<[T]>`, `Arc<[T]>`, any [`TensorOwner`]) into managed tensors whose deleter drops the owner.
 //!
-//! Ownership rules, made safe by construction:
+//! Ownership rules ([section M](crate::rules#m) of the rules page), made safe by construction:
 //! - the deleter runs exactly once: on drop, or at once when a tensor of another major version is
 //!   refused (touching nothing else), or by whoever takes the raw pointer from
 //!   [`into_raw_versioned`](ManagedTensor::into_raw_versioned) /
@@ -60,9 +60,9 @@ enum Raw {
 /// (`DLManagedTensor`). Dropping it calls the producer's deleter exactly once.
 ///
 /// Typed views borrow it ([`view`](Self::view), [`view_mut`](Self::view_mut),
-/// [`view_as`](Self::view_as)) with every check of SPEC.md §3, using the tensor's version (null
-/// strides mean row-major before DLPack 1.2) and flags (`READ_ONLY` refuses mutable views;
-/// `IS_SUBBYTE_TYPE_PADDED` selects padded sub-byte storage).
+/// [`view_as`](Self::view_as)) with every check of [section I](crate::rules#i), using the tensor's
+/// version (null strides mean row-major before DLPack 1.2) and flags (`READ_ONLY` refuses mutable
+/// views; `IS_SUBBYTE_TYPE_PADDED` selects padded sub-byte storage): [rule M4](crate::rules#m4).
 ///
 /// ```
 /// use dlspan::{ManagedTensor, LayoutStride, DlpackError};
@@ -341,7 +341,7 @@ impl ManagedTensor {
     ///
     /// # Errors
     ///
-    /// The first rule of SPEC.md §3 that fails, as [`to_host_mdspan`](crate::to_host_mdspan).
+    /// The first rule of [section I](crate::rules#i) that fails, as [`to_host_mdspan`](crate::to_host_mdspan).
     ///
     /// ```
     /// use dlspan::{ManagedTensor, LayoutRight, DlpackError};
@@ -380,7 +380,7 @@ impl ManagedTensor {
     ///
     /// # Errors
     ///
-    /// The first rule of SPEC.md §3 that fails.
+    /// The first rule of [section I](crate::rules#i) that fails.
     ///
     /// ```
     /// use dlspan::{mdspan, ManagedTensor};

@@ -46,8 +46,8 @@ pub trait Layout: sealed::Sealed + Copy + Default + Debug + Send + Sync + 'stati
     /// relaxed layout does; the others start at their pointer).
     const HAS_OFFSET: bool;
 
-    /// Validates strides and offset against this layout's rules (SPEC.md §3, rules 9 and 10) and
-    /// returns the stored form with what the mapping reaches.
+    /// Validates strides and offset against this layout's rules ([rules I13 to
+    /// I15](crate::rules#i13)) and returns the stored form with what the mapping reaches.
     #[doc(hidden)]
     fn validate<const R: usize>(
         extents: &[usize; R],

@@ -17,10 +17,11 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> Mdspan<'a,
     /// - `ptr` is non-null and aligned for `T`;
     /// - every element offset `mapping` reaches, `[lowest, required_span_size)`, addresses a `T`
     ///   valid for reads for `'a` in `S`'s memory (host memory for [`Host`], device memory for
-    ///   [`Device`], managed memory for [`Managed`]), and no one writes those elements during `'a`;
+    ///   [`Device`](crate::Device), managed memory for [`Managed`](crate::Managed)), and no one
+    ///   writes those elements during `'a`;
     /// - `mapping.required_span_size() * size_of::<T>()` fits `isize`, and the range does not
     ///   wrap around the address space;
-    /// - for [`Device`], `ordinal` is the CUDA device that owns the memory.
+    /// - for [`Device`](crate::Device), `ordinal` is the CUDA device that owns the memory.
     ///
     /// ```
     /// use dlspan::{Mdspan, Mapping, Dims, LayoutRight, Host};

@@ -22,7 +22,7 @@ use core::ptr::NonNull;
 /// - `E`: the extents type, [`Dims<R>`] (all dynamic) or a tuple of [`Static`](crate::Static) /
 ///   [`Dyn`](crate::Dyn) axes (spelled by `mdspan!`).
 /// - `L`: the layout ([`LayoutRight`], [`LayoutLeft`](crate::LayoutLeft),
-///   [`LayoutStride`](crate::LayoutStride), [`LayoutStrideRelaxed`]).
+///   [`LayoutStride`](crate::LayoutStride), [`LayoutStrideRelaxed`](crate::LayoutStrideRelaxed)).
 /// - `S`: the memory space ([`Host`], [`Device`], [`Managed`]); only host-accessible views index,
 ///   iterate and print values.
 ///
