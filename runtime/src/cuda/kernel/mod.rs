@@ -171,7 +171,9 @@ impl ModuleKey {
             KernelKind::Add | KernelKind::Scale | KernelKind::Axpy => {
                 out == input && out.scalar().is_some_and(|s| s.is_arithmetic())
             }
-            KernelKind::Cast => out.scalar().is_some() && input.scalar().is_some(),
+            // The cast kernels reproduce the core's element cast bit for bit; until that cast is
+            // part of dlspan they are refused rather than guessed.
+            KernelKind::Cast => cast::AVAILABLE && out.scalar().is_some() && input.scalar().is_some(),
         };
         if !supported {
             return Err(unsupported());
