@@ -7,37 +7,11 @@
 
 mod cuda_support;
 
-use cuda_support::{HostKernels, Layout, Rng, TestElement, bytes, cxx_or_skip, random_extents, random_layout};
+use cuda_support::{Arith, HostKernels, Layout, Rng, TestElement, bytes, cxx_or_skip, random_extents, random_layout};
 use dlspan::cuda::{IndexWidth, KernelKind, ModuleKey, Operand, Shape, plan};
 use dlspan::half::{bf16, f16};
 use dlspan::{HostMdspan, HostMdspanMut, LayoutStrideRelaxed};
 use std::collections::BTreeSet;
-
-/// Arithmetic as the kernels define it: wrapping integers, one rounding per float operation.
-trait Arith: TestElement {
-    fn add(self, other: Self) -> Self;
-    fn mul(self, other: Self) -> Self;
-}
-
-macro_rules! wrapping {
-    ($($t:ty),*) => {$(
-        impl Arith for $t {
-            fn add(self, other: Self) -> Self { self.wrapping_add(other) }
-            fn mul(self, other: Self) -> Self { self.wrapping_mul(other) }
-        }
-    )*};
-}
-wrapping!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-macro_rules! rounding {
-    ($($t:ty),*) => {$(
-        impl Arith for $t {
-            fn add(self, other: Self) -> Self { self + other }
-            fn mul(self, other: Self) -> Self { self * other }
-        }
-    )*};
-}
-rounding!(f32, f64, f16, bf16);
 
 /// What the cases ran: the shapes and index widths reached, to prove the coverage.
 #[derive(Default)]

@@ -213,6 +213,32 @@ byte_elements!(
     dlspan::dtype::Float6E2m3fnX4
 );
 
+/// Arithmetic as the kernels define it: wrapping integers, one rounding per float operation.
+pub trait Arith: TestElement {
+    fn add(self, other: Self) -> Self;
+    fn mul(self, other: Self) -> Self;
+}
+
+macro_rules! wrapping {
+    ($($t:ty),*) => {$(
+        impl Arith for $t {
+            fn add(self, other: Self) -> Self { self.wrapping_add(other) }
+            fn mul(self, other: Self) -> Self { self.wrapping_mul(other) }
+        }
+    )*};
+}
+wrapping!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! rounding {
+    ($($t:ty),*) => {$(
+        impl Arith for $t {
+            fn add(self, other: Self) -> Self { self + other }
+            fn mul(self, other: Self) -> Self { self * other }
+        }
+    )*};
+}
+rounding!(f32, f64, dlspan::half::f16, dlspan::half::bf16);
+
 /// The bytes of a slice of elements.
 pub fn bytes<T: DlElement>(values: &[T]) -> &[u8] {
     // SAFETY: element types have no padding bytes: the slice's bytes are initialised.

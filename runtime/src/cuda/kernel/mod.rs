@@ -116,8 +116,8 @@ pub enum IndexWidth {
 ///
 /// ```
 /// use dlspan::cuda::{KernelKind, ModuleKey};
-/// let key = ModuleKey::new::<f32, dlspan::half::f16>(KernelKind::Cast)?;
-/// assert!(key.source().contains("dl_cast"));
+/// let key = ModuleKey::new::<f32, f32>(KernelKind::Scale)?;
+/// assert!(key.source().contains("dl_mul(s0, in0[o1])"));
 /// # Ok::<(), dlspan::cuda::CudaError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
