@@ -28,7 +28,7 @@ pub mod dtype;
 pub mod error;
 pub mod ffi;
 #[cfg(feature = "ndarray")]
-mod ndarray;
+mod ndarray_interop;
 pub mod owned;
 pub mod record;
 pub mod rules;
@@ -47,6 +47,20 @@ pub use dlspan_macros::{DlElement, DlRecord, mdspan};
 pub use dtype::DlElement;
 pub use error::{DlpackError, LayoutKind};
 pub use half;
+/// The [`ndarray`](https://docs.rs/ndarray/0.17) crate (feature `ndarray`), the version the
+/// conversions (`to_ndarray`, `from_ndarray`) speak, so its types need no dependency of their own.
+///
+/// ```
+/// # #[cfg(feature = "ndarray")] {
+/// use dlspan::{HostMdspan, ndarray::ArrayView2};
+/// let data = [1.0f32, 2.0, 3.0, 4.0];
+/// let array: ArrayView2<'_, f32> = HostMdspan::<f32, 2>::from_slice(&data, [2, 2]).unwrap().to_ndarray();
+/// assert_eq!(array[[1, 0]], 3.0);
+/// # }
+/// ```
+#[cfg(feature = "ndarray")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ndarray")))]
+pub use ndarray;
 pub use num_complex;
 pub use owned::{CopyMode, IntoLegacyError, ManagedTensor, Storage, TensorOwner};
 pub use space::{Device, Host, HostAccessible, Managed, MemorySpace};

@@ -73,15 +73,9 @@ pub enum CudaError {
         /// NVRTC's compile log.
         log: String,
     },
-    /// A view was refused (shape, layout, slice length).
+    /// A view was refused (layout, allocation length), or the operands of one operation differ
+    /// in shape ([`DlpackError::ShapeMismatch`]).
     View(DlpackError),
-    /// The views of one operation have different shapes.
-    ShapeMismatch {
-        /// The first operand's (the output's) extents.
-        expected: Vec<usize>,
-        /// The other operand's extents.
-        found: Vec<usize>,
-    },
     /// An operand lives on another device than the stream that would run the operation.
     WrongDevice {
         /// The stream's device ordinal.
@@ -144,9 +138,6 @@ impl fmt::Display for CudaError {
                 write!(f, "NVRTC refused kernel {kernel} ({result:?}): {log}")
             }
             Self::View(error) => fmt::Display::fmt(error, f),
-            Self::ShapeMismatch { expected, found } => {
-                write!(f, "operand has extents {found:?}, the output has {expected:?}")
-            }
             Self::WrongDevice { expected, found } => {
                 write!(f, "operand lives on CUDA device {found}, the stream on device {expected}")
             }

@@ -50,7 +50,7 @@ impl<T> Drop for CudaOwner<T> {
 ///
 /// # Errors
 ///
-/// [`DlpackError::SliceTooShort`] when the allocation's length differs from the number of
+/// [`DlpackError::LengthMismatch`] when the allocation's length differs from the number of
 /// elements (the allocation is freed); [`DlpackError::SpanOverflow`].
 ///
 /// ```no_run

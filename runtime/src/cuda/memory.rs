@@ -23,7 +23,7 @@ fn checked_pointer<T, const R: usize, E: Extents<R>, L: Layout>(
 ) -> Result<NonNull<T>, DlpackError> {
     let required = mapping.required_span_size();
     if required > len {
-        return Err(DlpackError::SliceTooShort { required, len });
+        return Err(DlpackError::TooFewElements { required, found: len });
     }
     // Device addresses carry no host provenance; managed ones are host addresses the driver
     // mapped, exposed to us as integers.
@@ -43,7 +43,7 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout> Mdspan<'a, T, R
     ///
     /// # Errors
     ///
-    /// [`DlpackError::SliceTooShort`] when the mapping reaches past the allocation.
+    /// [`DlpackError::TooFewElements`] when the mapping reaches past the allocation.
     ///
     /// ```no_run
     /// use dlspan::{DeviceMdspan, LayoutStride, Mapping};
@@ -70,7 +70,7 @@ impl<'a, T: DlElement, const R: usize> Mdspan<'a, T, R, Dims<R>, LayoutRight, De
     ///
     /// # Errors
     ///
-    /// [`DlpackError::SliceTooShort`] when the allocation's length differs from the number of
+    /// [`DlpackError::LengthMismatch`] when the allocation's length differs from the number of
     /// elements; [`DlpackError::SpanOverflow`].
     ///
     /// ```no_run
@@ -84,7 +84,7 @@ impl<'a, T: DlElement, const R: usize> Mdspan<'a, T, R, Dims<R>, LayoutRight, De
     pub fn from_cuda<S: DevicePtr<T>>(slice: &'a S, extents: [usize; R]) -> Result<Self, DlpackError> {
         let mapping = Mapping::compact(extents)?;
         if mapping.size() != slice.len() {
-            return Err(DlpackError::SliceTooShort { required: mapping.size(), len: slice.len() });
+            return Err(DlpackError::LengthMismatch { expected: mapping.size(), found: slice.len() });
         }
         Self::from_cuda_mapping(slice, mapping)
     }
@@ -96,7 +96,7 @@ impl<'a, T: DlElement, const R: usize> Mdspan<'a, T, R, Dims<R>, LayoutStride, D
     ///
     /// # Errors
     ///
-    /// The stride rules of [`LayoutStride`]; [`DlpackError::SliceTooShort`].
+    /// The stride rules of [`LayoutStride`]; [`DlpackError::TooFewElements`].
     ///
     /// ```no_run
     /// use dlspan::{DeviceMdspan, LayoutStride};
@@ -121,7 +121,7 @@ impl<'a, T: DlElement, const R: usize> Mdspan<'a, T, R, Dims<R>, LayoutStrideRel
     ///
     /// # Errors
     ///
-    /// [`DlpackError::NegativeReach`], [`DlpackError::SpanOverflow`], [`DlpackError::SliceTooShort`].
+    /// [`DlpackError::NegativeReach`], [`DlpackError::SpanOverflow`], [`DlpackError::TooFewElements`].
     ///
     /// ```no_run
     /// use dlspan::{DeviceMdspan, LayoutStrideRelaxed};
@@ -147,7 +147,7 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout> MdspanMut<'a, T
     ///
     /// # Errors
     ///
-    /// [`DlpackError::SliceTooShort`]; [`DlpackError::OverlappingStrides`] when two indices share
+    /// [`DlpackError::TooFewElements`]; [`DlpackError::OverlappingStrides`] when two indices share
     /// an element.
     ///
     /// ```no_run
@@ -181,7 +181,7 @@ impl<'a, T: DlElement, const R: usize> MdspanMut<'a, T, R, Dims<R>, LayoutRight,
     ///
     /// # Errors
     ///
-    /// [`DlpackError::SliceTooShort`] when the allocation's length differs from the number of
+    /// [`DlpackError::LengthMismatch`] when the allocation's length differs from the number of
     /// elements; [`DlpackError::SpanOverflow`].
     ///
     /// ```no_run
@@ -195,7 +195,7 @@ impl<'a, T: DlElement, const R: usize> MdspanMut<'a, T, R, Dims<R>, LayoutRight,
     pub fn from_cuda<S: DevicePtrMut<T>>(slice: &'a mut S, extents: [usize; R]) -> Result<Self, DlpackError> {
         let mapping = Mapping::compact(extents)?;
         if mapping.size() != slice.len() {
-            return Err(DlpackError::SliceTooShort { required: mapping.size(), len: slice.len() });
+            return Err(DlpackError::LengthMismatch { expected: mapping.size(), found: slice.len() });
         }
         Self::from_cuda_mapping(slice, mapping)
     }
@@ -206,7 +206,7 @@ impl<'a, T: DlElement, const R: usize> MdspanMut<'a, T, R, Dims<R>, LayoutStride
     ///
     /// # Errors
     ///
-    /// The stride rules of [`LayoutStride`]; [`DlpackError::SliceTooShort`];
+    /// The stride rules of [`LayoutStride`]; [`DlpackError::TooFewElements`];
     /// [`DlpackError::OverlappingStrides`].
     ///
     /// ```no_run
@@ -232,7 +232,7 @@ impl<'a, T: DlElement, const R: usize> MdspanMut<'a, T, R, Dims<R>, LayoutStride
     /// # Errors
     ///
     /// [`DlpackError::NegativeReach`], [`DlpackError::SpanOverflow`],
-    /// [`DlpackError::SliceTooShort`], [`DlpackError::OverlappingStrides`].
+    /// [`DlpackError::TooFewElements`], [`DlpackError::OverlappingStrides`].
     ///
     /// ```no_run
     /// use dlspan::{DeviceMdspanMut, LayoutStrideRelaxed};
@@ -261,7 +261,7 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout> Mdspan<'a, T, R
     /// # Errors
     ///
     /// [`CudaError::Driver`] when the host may not access the memory (attached to another stream)
-    /// or a wait fails; [`CudaError::View`] with [`DlpackError::SliceTooShort`].
+    /// or a wait fails; [`CudaError::View`] with [`DlpackError::TooFewElements`].
     ///
     /// ```no_run
     /// use dlspan::{ManagedMdspan, Mapping};

@@ -133,8 +133,9 @@ impl Stream {
     ) -> Result<(), CudaError> {
         let expected = self.gpu().ordinal() as i32;
         for &(found, ordinal) in operands {
-            if *found != extents {
-                return Err(CudaError::ShapeMismatch { expected: extents.to_vec(), found: found.to_vec() });
+            if let Some(axis) = (0..R).find(|&axis| found[axis] != extents[axis]) {
+                let (expected, found) = (extents[axis], found[axis]);
+                return Err(CudaError::View(crate::DlpackError::ShapeMismatch { axis, expected, found }));
             }
             if let Some(found) = ordinal.filter(|&o| o != expected) {
                 return Err(CudaError::WrongDevice { expected, found });
@@ -174,7 +175,7 @@ impl Stream {
     ///
     /// # Errors
     ///
-    /// [`CudaError::ShapeMismatch`], [`CudaError::WrongDevice`], and the driver's and compiler's
+    /// [`DlpackError::ShapeMismatch`](crate::DlpackError::ShapeMismatch), [`CudaError::WrongDevice`], and the driver's and compiler's
     /// errors.
     ///
     /// ```no_run
@@ -227,7 +228,7 @@ impl Stream {
     ///
     /// # Errors
     ///
-    /// [`CudaError::ShapeMismatch`], [`CudaError::WrongDevice`], [`CudaError::Unsupported`] for
+    /// [`DlpackError::ShapeMismatch`](crate::DlpackError::ShapeMismatch), [`CudaError::WrongDevice`], [`CudaError::Unsupported`] for
     /// types without arithmetic.
     ///
     /// ```no_run
@@ -317,7 +318,7 @@ impl Stream {
     ///
     /// # Errors
     ///
-    /// [`CudaError::ShapeMismatch`], [`CudaError::WrongDevice`], [`CudaError::Unsupported`] for
+    /// [`DlpackError::ShapeMismatch`](crate::DlpackError::ShapeMismatch), [`CudaError::WrongDevice`], [`CudaError::Unsupported`] for
     /// types without a scalar format.
     ///
     /// ```no_run
@@ -368,7 +369,7 @@ impl Stream {
     ///
     /// # Errors
     ///
-    /// [`CudaError::ShapeMismatch`], [`CudaError::WrongDevice`], [`CudaError::Driver`].
+    /// [`DlpackError::ShapeMismatch`](crate::DlpackError::ShapeMismatch), [`CudaError::WrongDevice`], [`CudaError::Driver`].
     ///
     /// ```no_run
     /// use dlspan::{DeviceMdspanMut, HostMdspan};
@@ -422,7 +423,7 @@ impl Stream {
     ///
     /// # Errors
     ///
-    /// [`CudaError::ShapeMismatch`], [`CudaError::WrongDevice`], [`CudaError::Driver`] (including
+    /// [`DlpackError::ShapeMismatch`](crate::DlpackError::ShapeMismatch), [`CudaError::WrongDevice`], [`CudaError::Driver`] (including
     /// errors of earlier work on the stream).
     ///
     /// ```no_run
