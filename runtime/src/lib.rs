@@ -22,11 +22,13 @@
 pub mod buffer;
 mod check;
 pub mod convert;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod dtype;
 pub mod error;
 pub mod ffi;
 #[cfg(feature = "ndarray")]
-mod ndarray;
+mod ndarray_interop;
 pub mod owned;
 #[cfg(feature = "python")]
 pub mod python;
@@ -47,13 +49,27 @@ pub use dlspan_macros::{DlElement, DlRecord, mdspan};
 pub use dtype::DlElement;
 pub use error::{DlpackError, LayoutKind};
 pub use half;
+/// The [`ndarray`](https://docs.rs/ndarray/0.17) crate (feature `ndarray`), the version the
+/// conversions (`to_ndarray`, `from_ndarray`) speak, so its types need no dependency of their own.
+///
+/// ```
+/// # #[cfg(feature = "ndarray")] {
+/// use dlspan::{HostMdspan, ndarray::ArrayView2};
+/// let data = [1.0f32, 2.0, 3.0, 4.0];
+/// let array: ArrayView2<'_, f32> = HostMdspan::<f32, 2>::from_slice(&data, [2, 2]).unwrap().to_ndarray();
+/// assert_eq!(array[[1, 0]], 3.0);
+/// # }
+/// ```
+#[cfg(feature = "ndarray")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ndarray")))]
+pub use ndarray;
 pub use num_complex;
 pub use owned::{CopyMode, IntoLegacyError, ManagedTensor, Storage, TensorOwner};
 pub use space::{Device, Host, HostAccessible, Managed, MemorySpace};
 pub use view::{
-    DeviceMdspan, DeviceMdspanMut, Dim, Dims, Dyn, Extents, HostMdspan, HostMdspanMut, Layout, LayoutLeft, LayoutRight,
-    LayoutStride, LayoutStrideRelaxed, ManagedMdspan, ManagedMdspanMut, Mapping, Mdspan, MdspanMut, Static,
-    SubviewRanges,
+    DeviceMdspan, DeviceMdspanMut, Dim, Dims, Dyn, DynDlpackTensor, DynMdspan, DynMdspanMut, Extents, HostMdspan,
+    HostMdspanMut, Layout, LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, ManagedMdspan, ManagedMdspanMut,
+    Mapping, Mdspan, MdspanMut, Static, SubviewRanges,
 };
 
 /// The README's examples, compiled and run as doctests.

@@ -126,6 +126,38 @@ unsafe impl<T: DlElement> TensorOwner for &'static mut [T] {
     }
 }
 
+/// What an export holds: a host owner ([`TensorOwner`], exported as CPU memory) or, inside the
+/// crate, an owner of device memory exported with its device.
+///
+/// # Safety
+///
+/// As [`TensorOwner`]'s contract, with "valid for reads" meaning: in the memory of `device()`.
+pub(crate) unsafe trait ExportOwner: Send + 'static {
+    /// The element type.
+    type Elem: DlElement;
+
+    /// The owner's elements (called once, in the owner's final place).
+    fn storage(&mut self) -> Storage<Self::Elem>;
+
+    /// The device the elements live on.
+    fn device(&self) -> DLDevice;
+}
+
+// SAFETY: a `TensorOwner`'s storage is host memory under the same contract.
+unsafe impl<O: TensorOwner> ExportOwner for O {
+    type Elem = O::Elem;
+
+    #[inline]
+    fn storage(&mut self) -> Storage<O::Elem> {
+        TensorOwner::storage(self)
+    }
+
+    #[inline]
+    fn device(&self) -> DLDevice {
+        DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 }
+    }
+}
+
 /// When an export may copy ([rule M8](crate::rules#m8)).
 ///
 /// ```
@@ -166,7 +198,7 @@ struct Context<O, const R: usize> {
 
 /// Exports `owner` with a validated relaxed mapping (strides in elements; `offset`: the element
 /// offset of index 0 from the owner's first element, carried in `byte_offset`).
-pub(crate) fn export_owner<O: TensorOwner, const R: usize>(
+pub(crate) fn export_owner<O: ExportOwner, const R: usize>(
     owner: O,
     extents: [usize; R],
     strides: [isize; R],
@@ -210,7 +242,7 @@ fn exported<const R: usize>(values: [i128; R]) -> Result<[i64; R], DlpackError> 
 /// Boxes the owner with the header, shape and strides, checks that the owner holds the `required`
 /// elements (asking for its storage once, in its final place), and writes the header.
 #[inline]
-fn export_checked<O: TensorOwner, const R: usize>(
+fn export_checked<O: ExportOwner, const R: usize>(
     owner: O,
     shape: [i64; R],
     strides: [i64; R],
@@ -235,18 +267,25 @@ fn export_checked<O: TensorOwner, const R: usize>(
     // SAFETY: as above.
     unsafe { owner_ptr.write(owner) };
     // SAFETY: the owner was just initialised, in its final place (the heap); nothing else reaches it.
-    let storage = unsafe { (*owner_ptr).storage() };
-    let (fits, required) = match required {
-        Required::Exactly(n) => (storage.len == n, n),
-        Required::AtLeast(n) => (storage.len >= n, n),
+    let storage = unsafe { ExportOwner::storage(&mut *owner_ptr) };
+    // SAFETY: as above.
+    let device = unsafe { ExportOwner::device(&*owner_ptr) };
+    let refusal = match required {
+        Required::Exactly(expected) if storage.len != expected => {
+            Some(DlpackError::LengthMismatch { expected, found: storage.len })
+        }
+        Required::AtLeast(required) if storage.len < required => {
+            Some(DlpackError::TooFewElements { required, found: storage.len })
+        }
+        _ => None,
     };
-    if !fits {
+    if let Some(refusal) = refusal {
         // SAFETY: only the owner needs dropping (shape and strides are plain integers, the header is
         // unwritten), then the allocation is freed as the uninitialised box it came from.
         unsafe { ptr::drop_in_place(owner_ptr) };
         // SAFETY: `raw` came from `Box::into_raw` of a `Box<MaybeUninit<Context>>`.
         drop(unsafe { Box::from_raw(raw.cast::<core::mem::MaybeUninit<Context<O, R>>>()) });
-        return Err(DlpackError::SliceTooShort { required, len: storage.len });
+        return Err(refusal);
     }
     let mut flags = extra_flags;
     if !storage.writable {
@@ -266,7 +305,7 @@ fn export_checked<O: TensorOwner, const R: usize>(
             flags,
             dl_tensor: DLTensor {
                 data: if empty { ptr::null_mut() } else { storage.ptr.as_ptr().cast() },
-                device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
+                device,
                 ndim: R as i32,
                 dtype: O::Elem::DTYPE,
                 shape: shape_ptr,
@@ -288,7 +327,7 @@ fn export_checked<O: TensorOwner, const R: usize>(
 ///
 /// `managed` is null or the header of a live `Context<O, R>` of a versioned export, given up by its
 /// owner (DLPack: the deleter is called once).
-unsafe extern "C" fn delete_versioned<O: TensorOwner, const R: usize>(managed: *mut DLManagedTensorVersioned) {
+unsafe extern "C" fn delete_versioned<O: ExportOwner, const R: usize>(managed: *mut DLManagedTensorVersioned) {
     // SAFETY: forwarded: the header is the context's first field.
     unsafe { release::<O, R>(managed.cast()) }
 }
@@ -298,7 +337,7 @@ unsafe extern "C" fn delete_versioned<O: TensorOwner, const R: usize>(managed: *
 /// # Safety
 ///
 /// As for `delete_versioned`, for a legacy header.
-unsafe extern "C" fn delete_legacy<O: TensorOwner, const R: usize>(managed: *mut DLManagedTensor) {
+unsafe extern "C" fn delete_legacy<O: ExportOwner, const R: usize>(managed: *mut DLManagedTensor) {
     // SAFETY: forwarded: the header is the context's first field.
     unsafe { release::<O, R>(managed.cast()) }
 }
@@ -308,7 +347,7 @@ unsafe extern "C" fn delete_legacy<O: TensorOwner, const R: usize>(managed: *mut
 /// # Safety
 ///
 /// `context` is null or a live context from `export_owner`, given up by its owner.
-unsafe fn release<O: TensorOwner, const R: usize>(context: *mut Context<O, R>) {
+unsafe fn release<O: ExportOwner, const R: usize>(context: *mut Context<O, R>) {
     if context.is_null() {
         return;
     }
@@ -341,7 +380,7 @@ unsafe fn release<O: TensorOwner, const R: usize>(context: *mut Context<O, R>) {
 ///
 /// `header` is the header of a live `Context<O, R>` with a versioned header, owned by the caller,
 /// who gives it up as the returned legacy tensor.
-unsafe fn relegacy<O: TensorOwner, const R: usize>(
+unsafe fn relegacy<O: ExportOwner, const R: usize>(
     header: NonNull<DLManagedTensorVersioned>,
 ) -> NonNull<DLManagedTensor> {
     // SAFETY: the header is the first field of a live context, owned uniquely by the caller.
@@ -366,14 +405,15 @@ impl ManagedTensor {
     ///
     /// # Errors
     ///
-    /// [`DlpackError::SliceTooShort`] when the owner holds a different number of elements;
-    /// [`DlpackError::SpanOverflow`]. The owner is dropped on error.
+    /// [`DlpackError::LengthMismatch`] when the owner holds a different number of elements;
+    /// [`DlpackError::SpanOverflow`]. The owner is dropped on error ([rule M6](crate::rules#m6)).
     ///
     /// ```
     /// use dlspan::{ManagedTensor, DlpackError};
     /// let t = ManagedTensor::from_owner(vec![0f32; 12], [3, 4])?;
     /// assert_eq!((t.shape(), t.strides()), (&[3i64, 4][..], Some(&[4i64, 1][..])));
-    /// assert!(matches!(ManagedTensor::from_owner(vec![0f32; 11], [3, 4]), Err(DlpackError::SliceTooShort { .. })));
+    /// let short = ManagedTensor::from_owner(vec![0f32; 11], [3, 4]);
+    /// assert!(matches!(short, Err(DlpackError::LengthMismatch { expected: 12, found: 11 })));
     /// # Ok::<(), DlpackError>(())
     /// ```
     #[inline]
@@ -388,7 +428,7 @@ impl ManagedTensor {
     /// # Errors
     ///
     /// [`DlpackError::NegativeReach`], [`DlpackError::SpanOverflow`],
-    /// [`DlpackError::SliceTooShort`]. The owner is dropped on error.
+    /// [`DlpackError::TooFewElements`]. The owner is dropped on error ([rule M6](crate::rules#m6)).
     ///
     /// ```
     /// use dlspan::{ManagedTensor, LayoutStrideRelaxed};
@@ -410,7 +450,7 @@ impl ManagedTensor {
 /// Exports an owner as a compact row-major tensor of `shape` (zero extents count as 1 in the
 /// strides, as PyTorch does), with `extra_flags` set.
 #[inline]
-fn export_compact<O: TensorOwner, const R: usize>(
+pub(crate) fn export_compact<O: ExportOwner, const R: usize>(
     owner: O,
     shape: [usize; R],
     extra_flags: u64,

@@ -36,7 +36,7 @@
 use super::borrow::{Borrow, Footprint, register};
 use super::consumer::{ImportRequest, from_dlpack};
 use super::dialect::{Dialect, dialect};
-use super::error::to_pyerr;
+use super::error::{ExchangeError, to_pyerr};
 use super::numpy;
 use super::tensor::Tensor;
 use crate::convert::ImportOptions;
@@ -124,15 +124,15 @@ pub(crate) fn locate<'py>(
 fn check_torch_slow(object: &Bound<'_, PyAny>, tensor: &DLTensor, mutable: bool) -> PyResult<()> {
     let py = object.py();
     if tensor.dtype.code == DLDataTypeCode::kDLComplex.0 && object.call_method0(intern!(py, "is_conj"))?.is_truthy()? {
-        return Err(to_pyerr(DlpackError::ConjugateBit));
+        return Err(ExchangeError::ConjugateBit.into());
     }
     if std::env::var_os("DLSPAN_NEG").is_some() && object.call_method0(intern!(py, "is_neg"))?.is_truthy()? {
-        return Err(to_pyerr(DlpackError::NegativeBit));
+        return Err(ExchangeError::NegativeBit.into());
     }
     if mutable && object.getattr(intern!(py, "requires_grad"))?.is_truthy()? {
         let torch = py.import(intern!(py, "torch"))?;
         if torch.call_method0(intern!(py, "is_grad_enabled"))?.is_truthy()? {
-            return Err(to_pyerr(DlpackError::RequiresGrad));
+            return Err(ExchangeError::RequiresGrad.into());
         }
     }
     Ok(())

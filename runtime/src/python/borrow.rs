@@ -1,6 +1,6 @@
 //! The borrow registry: every Python view argument alive registers the bytes it spans, and a view
 //! that would overlap another while one of them is mutable is refused with
-//! [`DlpackError::BorrowConflict`].
+//! [`ExchangeError::BorrowConflict`].
 //!
 //! Borrows are keyed by address, not by Python object, so aliasing across frameworks (a torch
 //! tensor made from a NumPy array, two NumPy views of one buffer) is caught too. Interleaved views
@@ -9,7 +9,7 @@
 //! starts fall in different residue classes far enough apart never share a byte.
 
 use super::sync::Shared;
-use crate::error::DlpackError;
+use super::error::ExchangeError;
 use pyo3::Python;
 
 /// The memory a view reaches.
@@ -101,15 +101,15 @@ pub(crate) struct Borrow<'py> {
 ///
 /// # Errors
 ///
-/// [`DlpackError::BorrowConflict`] when it may overlap a live borrow and one of the two is mutable.
-pub(crate) fn register(py: Python<'_>, footprint: Footprint, mutable: bool) -> Result<Borrow<'_>, DlpackError> {
+/// [`ExchangeError::BorrowConflict`] when it may overlap a live borrow and one of the two is mutable.
+pub(crate) fn register(py: Python<'_>, footprint: Footprint, mutable: bool) -> Result<Borrow<'_>, ExchangeError> {
     REGISTRY.with(py, |registry| {
         if let Some(held) = registry
             .entries
             .iter()
             .find(|held| (mutable || held.mutable) && held.footprint.may_overlap(&footprint))
         {
-            return Err(DlpackError::BorrowConflict { requested_mutable: mutable, held_mutable: held.mutable });
+            return Err(ExchangeError::BorrowConflict { requested_mutable: mutable, held_mutable: held.mutable });
         }
         let id = registry.next_id;
         registry.next_id += 1;

@@ -5,7 +5,7 @@
 //! `used_dltensor`; the capsule's destructor calls the deleter only while the capsule still has
 //! its unconsumed name, so the deleter runs exactly once whoever ends up owning the tensor.
 
-use super::error::to_pyerr;
+use super::error::{ExchangeError, to_pyerr};
 use crate::error::DlpackError;
 use crate::ffi::{DLManagedTensor, DLManagedTensorVersioned};
 use crate::owned::ManagedTensor;
@@ -134,8 +134,8 @@ unsafe extern "C" fn destroy_legacy(capsule: *mut ffi::PyObject) {
 ///
 /// # Errors
 ///
-/// `TypeError` ([`DlpackError::NotDlpackCapsule`]) for anything but a `dltensor` /
-/// `dltensor_versioned` capsule; `BufferError` ([`DlpackError::CapsuleConsumed`]) for a capsule
+/// `TypeError` ([`ExchangeError::NotDlpackCapsule`]) for anything but a `dltensor` /
+/// `dltensor_versioned` capsule; `BufferError` ([`ExchangeError::CapsuleConsumed`]) for a capsule
 /// already consumed, [`DlpackError::NullManagedTensor`], [`DlpackError::UnsupportedVersion`] (the
 /// deleter was called).
 ///
@@ -154,20 +154,20 @@ unsafe extern "C" fn destroy_legacy(capsule: *mut ffi::PyObject) {
 /// # Ok::<(), PyErr>(())
 /// ```
 pub fn take_capsule(object: &Bound<'_, PyAny>) -> PyResult<ManagedTensor> {
-    let capsule = object.cast::<PyCapsule>().map_err(|_| to_pyerr(DlpackError::NotDlpackCapsule))?;
+    let capsule = object.cast::<PyCapsule>().map_err(|_| PyErr::from(ExchangeError::NotDlpackCapsule))?;
     let ptr = capsule.as_ptr();
     // SAFETY: a live capsule, attached; a valid capsule's name is read without error.
     let name = unsafe { ffi::PyCapsule_GetName(ptr) };
     if name.is_null() {
-        return Err(to_pyerr(DlpackError::NotDlpackCapsule));
+        return Err(ExchangeError::NotDlpackCapsule.into());
     }
     // SAFETY: a capsule's non-null name is a C string alive with the capsule.
     let name = unsafe { CStr::from_ptr(name) };
     let (used, versioned) = match name {
         n if n == VERSIONED => (USED_VERSIONED, true),
         n if n == LEGACY => (USED_LEGACY, false),
-        n if n == USED_VERSIONED || n == USED_LEGACY => return Err(to_pyerr(DlpackError::CapsuleConsumed)),
-        _ => return Err(to_pyerr(DlpackError::NotDlpackCapsule)),
+        n if n == USED_VERSIONED || n == USED_LEGACY => return Err(ExchangeError::CapsuleConsumed.into()),
+        _ => return Err(ExchangeError::NotDlpackCapsule.into()),
     };
     // SAFETY: the name was just read from this capsule, so the pointer is returned without error.
     let raw = unsafe { ffi::PyCapsule_GetPointer(ptr, name.as_ptr()) };

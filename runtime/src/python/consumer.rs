@@ -17,7 +17,7 @@
 //! the producer.
 
 use super::capsule::take_capsule;
-use super::error::to_pyerr;
+use super::error::{ExchangeError, to_pyerr};
 use crate::error::DlpackError;
 use crate::ffi::{DLDevice, DLDeviceType};
 use crate::owned::ManagedTensor;
@@ -45,6 +45,9 @@ pub struct ImportRequest {
     pub stream: Option<i64>,
 }
 
+/// The host's device.
+pub(crate) const CPU: DLDevice = DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 };
+
 /// Whether the host reads this device's memory directly (dlspan can copy it).
 pub(crate) fn host_readable(device: DLDevice) -> bool {
     matches!(
@@ -65,7 +68,7 @@ pub(crate) fn device_of(value: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
 /// # Errors
 ///
 /// What the producer raises (`BufferError` for what it cannot export); `TypeError` for an object
-/// that is no producer; `BufferError` ([`DlpackError::DeviceUnavailable`]) when the tensor is not on
+/// that is no producer; `BufferError` ([`ExchangeError::DeviceUnavailable`]) when the tensor is not on
 /// the requested device; `ValueError` ([`DlpackError::CopyRequired`]) when `copy=False` and the
 /// producer copied anyway; what [`take_capsule`] refuses.
 ///
@@ -94,14 +97,14 @@ pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResul
     let device = tensor.device();
     match request.device {
         Some(requested) if requested != device => {
-            return Err(to_pyerr(DlpackError::DeviceUnavailable { requested, found: device }));
+            return Err(ExchangeError::DeviceUnavailable { requested, found: device }.into());
         }
         _ => {}
     }
     match request.copy {
         Some(true) if !tensor.is_copied() => {
             if !host_readable(device) {
-                return Err(to_pyerr(DlpackError::NotHostAccessible { device }));
+                return Err(ExchangeError::DeviceUnavailable { requested: CPU, found: device }.into());
             }
             // A buffer of its own, which only this consumer holds.
             super::producer::copied_managed(py, tensor)

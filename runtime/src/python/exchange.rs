@@ -174,7 +174,7 @@ unsafe extern "C" fn allocate(
             let prototype = unsafe { &*prototype };
             let cpu = DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 };
             if prototype.device != cpu {
-                let err = DlpackError::DeviceUnavailable { requested: prototype.device, found: cpu };
+                let err = super::error::ExchangeError::DeviceUnavailable { requested: prototype.device, found: cpu };
                 return Err((c"BufferError", err.to_string()));
             }
             let tensor = zeros_like(py, prototype).map_err(|err| (c"BufferError", err.to_string()))?;

@@ -33,20 +33,20 @@
 //! read-only dlspan tensors to PyTorch expecting protection. PyTorch's exchange table hands out
 //! tensors with the lazy conjugate or negation bit unresolved (`__dlpack__` refuses the
 //! conjugate bit and exports the negation bit unresolved): dlspan refuses both
-//! ([`DlpackError::ConjugateBit`](crate::DlpackError::ConjugateBit),
-//! [`DlpackError::NegativeBit`](crate::DlpackError::NegativeBit)).
+//! ([`ExchangeError::ConjugateBit`],
+//! [`ExchangeError::NegativeBit`]).
 //!
 //! **Gradients.** The exchange table also hands out tensors that `__dlpack__` refuses: those that
 //! require grad, and `nn.Parameter`s. dlspan reads them as shared views (a detached read, as
 //! `tensor.detach()` would give) and refuses them as mutable views while gradients are recorded
-//! ([`DlpackError::RequiresGrad`](crate::DlpackError::RequiresGrad)): writes through dlspan are
+//! ([`ExchangeError::RequiresGrad`]): writes through dlspan are
 //! invisible to autograd. Under `torch.no_grad()` — an optimiser's in-place update — they are
 //! allowed, as PyTorch allows in-place updates of leaves there. Subclasses that override
 //! `__dlpack__` or `__torch_function__` are read through `__dlpack__`, which honours the override.
 //!
 //! **Borrows.** Every view argument registers the bytes it spans while it lives; a view that
 //! would overlap another live view is refused when either is mutable
-//! ([`DlpackError::BorrowConflict`](crate::DlpackError::BorrowConflict)): the same tensor as input
+//! ([`ExchangeError::BorrowConflict`]): the same tensor as input
 //! and output, or a NumPy array and a torch tensor sharing its memory. Interleaved views
 //! (`x[::2]`, `x[1::2]`) do not conflict. Read-only memory (`READ_ONLY` exports, non-writeable
 //! NumPy arrays, which include NumPy's imports of legacy capsules) never yields a mutable view. The
@@ -74,7 +74,7 @@ pub use borrow::live_borrows;
 pub use capsule::{LEGACY, USED_LEGACY, USED_VERSIONED, VERSIONED, into_capsule, take_capsule};
 pub use consumer::{ImportRequest, from_dlpack};
 pub use dtype::{DTYPES, dtype_from_name, dtype_from_py};
-pub use error::to_pyerr;
+pub use error::{ExchangeError, to_pyerr};
 pub use exchange::{EXCHANGE_API_CAPSULE, exchange_api};
 pub use producer::ExportRequest;
 pub use tensor::{MAX_RANK, Tensor};

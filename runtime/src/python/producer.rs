@@ -6,8 +6,8 @@
 //! deleter releases — taking the GIL itself, from whatever thread it is called on.
 
 use super::capsule::{legacy_capsule, versioned_capsule};
-use super::consumer::host_readable;
-use super::error::export_error;
+use super::consumer::{CPU, host_readable};
+use super::error::{ExchangeError, export_error};
 use super::tensor::{Meta, Owner, Tensor, row_major, zeroed_bytes};
 use crate::convert::ImportOptions;
 use crate::error::DlpackError;
@@ -67,28 +67,27 @@ impl ExportRequest {
         }
     }
 
-    fn check_stream(&self, device: DLDevice) -> Result<(), DlpackError> {
+    fn check_stream(&self, device: DLDevice) -> Result<(), ExchangeError> {
         let Some(stream) = self.stream else { return Ok(()) };
         let valid = match device.device_type {
             DLDeviceType::kDLCUDA | DLDeviceType::kDLROCM => stream != 0,
             _ => stream == -1,
         };
-        if valid { Ok(()) } else { Err(DlpackError::InvalidStream { stream }) }
+        if valid { Ok(()) } else { Err(ExchangeError::InvalidStream { stream }) }
     }
 }
 
 /// `__dlpack__`: a capsule of `tensor` following `request`.
 pub(crate) fn export<'py>(tensor: &Bound<'py, Tensor>, request: &ExportRequest) -> PyResult<Bound<'py, PyCapsule>> {
     let meta = &tensor.get().meta;
-    request.check_stream(meta.device).map_err(export_error)?;
+    request.check_stream(meta.device)?;
     if let Some(requested) = request.dl_device {
         if requested != meta.device {
-            let err = if request.copy == Some(false) {
-                DlpackError::CopyRequired
+            return Err(if request.copy == Some(false) {
+                export_error(DlpackError::CopyRequired)
             } else {
-                DlpackError::DeviceUnavailable { requested, found: meta.device }
-            };
-            return Err(export_error(err));
+                ExchangeError::DeviceUnavailable { requested, found: meta.device }.into()
+            });
         }
     }
     let form = request.form();
@@ -127,7 +126,7 @@ pub(crate) fn copy_tensor<'py>(tensor: &Bound<'py, Tensor>) -> PyResult<Bound<'p
     let py = tensor.py();
     let meta = &tensor.get().meta;
     if !host_readable(meta.device) {
-        return Err(export_error(DlpackError::NotHostAccessible { device: meta.device }));
+        return Err(ExchangeError::DeviceUnavailable { requested: CPU, found: meta.device }.into());
     }
     let (owner, data) = zeroed_bytes(meta.nbytes).map_err(export_error)?;
     // The buffer is not shared yet: only its address crosses into a detached copy.

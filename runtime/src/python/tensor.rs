@@ -85,10 +85,10 @@ impl Meta {
         read_only: bool,
         subbyte_padded: bool,
     ) -> Result<Self, DlpackError> {
-        let ndim = usize::try_from(tensor.ndim)
-            .ok()
-            .filter(|&n| n <= MAX_RANK)
-            .ok_or(DlpackError::RankMismatch { expected: MAX_RANK, found: tensor.ndim })?;
+        let ndim = usize::try_from(tensor.ndim).map_err(|_| DlpackError::NegativeNdim { ndim: tensor.ndim })?;
+        if ndim > MAX_RANK {
+            return Err(DlpackError::UnsupportedRank { rank: ndim, max: MAX_RANK });
+        }
         let shape: Box<[i64]> = if ndim == 0 {
             Box::new([])
         } else if tensor.shape.is_null() {
@@ -115,7 +115,7 @@ impl Meta {
         let dtype = tensor.dtype;
         let bits = usize::from(dtype.bits) * usize::from(dtype.lanes);
         if dtype.bits == 0 || dtype.lanes == 0 || (dtype.bits >= 8 && bits % 8 != 0) {
-            return Err(DlpackError::InvalidDtype { dtype });
+            return Err(DlpackError::UnsupportedDtype { dtype });
         }
         let numel = shape.iter().try_fold(1usize, |n, &e| n.checked_mul(e as usize)).ok_or(DlpackError::SpanOverflow)?;
         let packed = dtype.bits < 8 && !subbyte_padded;
@@ -264,8 +264,8 @@ impl Tensor {
     ///
     /// The managed tensor's metadata is validated for any rank and data type:
     /// [`DlpackError::NullShape`], [`DlpackError::NegativeExtent`], [`DlpackError::NullStrides`],
-    /// [`DlpackError::NullData`], [`DlpackError::SpanOverflow`], [`DlpackError::InvalidDtype`], and
-    /// [`DlpackError::RankMismatch`] above [`MAX_RANK`].
+    /// [`DlpackError::NullData`], [`DlpackError::SpanOverflow`], [`DlpackError::UnsupportedDtype`],
+    /// [`DlpackError::NegativeNdim`], and [`DlpackError::UnsupportedRank`] above [`MAX_RANK`].
     ///
     /// ```
     /// use dlspan::{ManagedTensor, python::Tensor};
@@ -344,7 +344,7 @@ impl Tensor {
     ///
     /// `ValueError` for a negative extent; `BufferError` for a size that does not fit
     /// ([`DlpackError::SpanOverflow`], [`DlpackError::AllocationFailed`]); `TypeError` for a data
-    /// type that cannot be laid out ([`DlpackError::InvalidDtype`]).
+    /// type that cannot be laid out ([`DlpackError::UnsupportedDtype`]).
     ///
     /// ```
     /// use dlspan::{dtype::dtype_of, python::Tensor};
@@ -544,7 +544,8 @@ impl Tensor {
         use pyo3::ffi;
         let meta = &slf.get().meta;
         if !super::consumer::host_readable(meta.device) {
-            return Err(DlpackError::NotHostAccessible { device: meta.device }.into());
+            let cpu = super::consumer::CPU;
+            return Err(super::error::ExchangeError::DeviceUnavailable { requested: cpu, found: meta.device }.into());
         }
         let format = buffer_format(meta.dtype)
             .ok_or_else(|| PyBufferError::new_err(format!("data type {} has no buffer format", meta.dtype)))?;
