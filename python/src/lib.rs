@@ -2,12 +2,13 @@
 //! consumer, and functions written with dlspan's typed view arguments — the pass-through pattern
 //! for extension authors to copy.
 
+mod ops;
 mod particles;
 
-use dlspan::LayoutStride;
 use dlspan::ffi::{DLDevice, DLDeviceType};
 use dlspan::python::{ImportRequest, PyView, PyViewMut, Tensor, dtype_from_py};
 use dlspan::view::Static;
+use dlspan::{DlpackError, LayoutRight, LayoutStride};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -24,7 +25,8 @@ fn device_of(device: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
     if let Ok((device_type, device_id)) = device.extract::<(i32, i32)>() {
         return Ok(DLDevice { device_type: DLDeviceType(device_type), device_id });
     }
-    let name: String = device.extract().map_err(|_| PyTypeError::new_err("device must be a name or a (type, id) tuple"))?;
+    let name: String =
+        device.extract().map_err(|_| PyTypeError::new_err("device must be a name or a (type, id) tuple"))?;
     let (kind, id) = name.split_once(':').unwrap_or((&name, "0"));
     let device_id = id.parse().map_err(|_| PyValueError::new_err(format!("bad device id in {name:?}")))?;
     let device_type = match kind {
@@ -41,7 +43,11 @@ fn device_of(device: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
 /// A zeroed tensor of `shape` and `dtype` (a name, a NumPy or PyTorch dtype), 64-byte aligned.
 #[pyfunction]
 #[pyo3(signature = (shape, dtype = None))]
-fn zeros<'py>(py: Python<'py>, shape: &Bound<'py, PyAny>, dtype: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Tensor>> {
+fn zeros<'py>(
+    py: Python<'py>,
+    shape: &Bound<'py, PyAny>,
+    dtype: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, Tensor>> {
     let dtype = match dtype {
         Some(dtype) => dtype_from_py(dtype)?,
         None => dlspan::dtype::dtype_of::<f32>(),
@@ -76,8 +82,19 @@ fn axpy(py: Python<'_>, alpha: f32, x: PyView<'_, f32, 1>, mut y: PyViewMut<'_, 
 #[pyfunction]
 fn det3(m: PyView<'_, f64, 2, LayoutStride, (Static<3>, Static<3>)>) -> f64 {
     let m = m.view();
-    m[[0, 0]] * (m[[1, 1]] * m[[2, 2]] - m[[1, 2]] * m[[2, 1]]) - m[[0, 1]] * (m[[1, 0]] * m[[2, 2]] - m[[1, 2]] * m[[2, 0]])
+    m[[0, 0]] * (m[[1, 1]] * m[[2, 2]] - m[[1, 2]] * m[[2, 1]])
+        - m[[0, 1]] * (m[[1, 0]] * m[[2, 2]] - m[[1, 2]] * m[[2, 0]])
         + m[[0, 2]] * (m[[1, 0]] * m[[2, 1]] - m[[1, 1]] * m[[2, 0]])
+}
+
+/// The trace of a square float64 matrix stored row-major (compact layout required).
+#[pyfunction]
+fn trace(m: PyView<'_, f64, 2, LayoutRight>) -> PyResult<f64> {
+    let m = m.view();
+    if m.extent(0) != m.extent(1) {
+        return Err(DlpackError::ShapeMismatch { axis: 1, expected: m.extent(0), found: m.extent(1) }.into());
+    }
+    Ok((0..m.extent(0)).map(|i| m[[i, i]]).sum())
 }
 
 /// The number of view arguments alive (borrows registered): 0 between calls.
@@ -95,6 +112,13 @@ fn dlspan_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(axpy, m)?)?;
     m.add_function(wrap_pyfunction!(det3, m)?)?;
+    m.add_function(wrap_pyfunction!(trace, m)?)?;
     m.add_function(wrap_pyfunction!(live_borrows, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::add, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::mul, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::scale, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::sum, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::arange, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::signature, m)?)?;
     Ok(())
 }

@@ -24,7 +24,7 @@ pub(crate) struct Particle {
 /// shape `(n, 3)` and strides `(6, 1)`, the scalars of shape `(n,)` and stride 6 (elements of 4
 /// bytes in 24-byte records), each at its member's byte offset. Writes through NumPy or PyTorch
 /// land in the records; `record(i)` reads them back from Rust.
-#[pyclass(module = "dlspan", frozen)]
+#[pyclass(module = "dlspan", frozen, weakref)]
 pub(crate) struct Particles {
     /// The records, reached only through `base` once shared.
     _records: AlignedBuffer<Particle>,

@@ -8,8 +8,9 @@
 //! congruent to its first element modulo the gcd of its byte strides, and two views whose element
 //! starts fall in different residue classes far enough apart never share a byte.
 
-use super::sync::Shared;
 use super::error::ExchangeError;
+use super::sync::Shared;
+use crate::ffi::DLDevice;
 use pyo3::Python;
 
 /// The memory a view reaches.
@@ -30,24 +31,24 @@ pub(crate) struct Footprint {
 }
 
 impl Footprint {
-    /// The footprint of a non-empty strided view: `base` is its lowest element address, `span` the
-    /// elements from there to one past the highest, `offset` the element offset of index 0 from
-    /// `base`.
-    pub(crate) fn strided(
-        device: (i32, i32),
-        base: usize,
-        offset: usize,
-        span: usize,
-        extents: &[usize],
-        strides: &[isize],
+    /// The footprint of a non-empty view on `device`: the bytes `range` it reaches, the address
+    /// `anchor` of one element, the gcd `period` of its byte strides (see [`period`]) and its
+    /// element size.
+    pub(crate) fn new(
+        device: DLDevice,
+        range: core::ops::Range<usize>,
+        anchor: usize,
+        period: usize,
         size: usize,
     ) -> Self {
-        let period = extents
-            .iter()
-            .zip(strides)
-            .filter(|&(&e, _)| e > 1)
-            .fold(0usize, |g, (_, &s)| gcd(g, s.unsigned_abs() * size));
-        Self { device, low: base, high: base + span * size, anchor: base + offset * size, period, size }
+        Self {
+            device: (device.device_type.0, device.device_id),
+            low: range.start,
+            high: range.end,
+            anchor,
+            period,
+            size,
+        }
     }
 
     /// Whether some byte may belong to both footprints (never `false` when one does).
@@ -68,6 +69,23 @@ impl Footprint {
         };
         !(d >= self.size && period - d >= other.size)
     }
+}
+
+/// The gcd of the byte strides of the axes with more than one index (0 for a single element): every
+/// element of a view starts a multiple of it away from any other.
+pub(crate) fn period(
+    extents: impl IntoIterator<Item = usize>,
+    strides: impl IntoIterator<Item = isize>,
+    size: usize,
+) -> usize {
+    extents.into_iter().zip(strides).filter(|&(e, _)| e > 1).fold(0, |g, (_, s)| add_period(g, s, size))
+}
+
+/// `period` with one more axis of byte stride `stride · size`.
+#[inline]
+pub(crate) fn add_period(period: usize, stride: isize, size: usize) -> usize {
+    let step = stride.unsigned_abs() * size;
+    if period == 0 { step } else { gcd(period, step) }
 }
 
 const fn gcd(mut a: usize, mut b: usize) -> usize {
@@ -104,10 +122,8 @@ pub(crate) struct Borrow<'py> {
 /// [`ExchangeError::BorrowConflict`] when it may overlap a live borrow and one of the two is mutable.
 pub(crate) fn register(py: Python<'_>, footprint: Footprint, mutable: bool) -> Result<Borrow<'_>, ExchangeError> {
     REGISTRY.with(py, |registry| {
-        if let Some(held) = registry
-            .entries
-            .iter()
-            .find(|held| (mutable || held.mutable) && held.footprint.may_overlap(&footprint))
+        if let Some(held) =
+            registry.entries.iter().find(|held| (mutable || held.mutable) && held.footprint.may_overlap(&footprint))
         {
             return Err(ExchangeError::BorrowConflict { requested_mutable: mutable, held_mutable: held.mutable });
         }
@@ -146,8 +162,11 @@ pub fn live_borrows(py: Python<'_>) -> usize {
 mod tests {
     use super::*;
 
+    const CPU: DLDevice = DLDevice { device_type: crate::ffi::DLDeviceType::kDLCPU, device_id: 0 };
+
     fn f(low: usize, count: usize, stride: usize, size: usize) -> Footprint {
-        Footprint::strided((1, 0), low, 0, (count - 1) * stride + 1, &[count], &[stride as isize], size)
+        let high = low + ((count - 1) * stride + 1) * size;
+        Footprint::new(CPU, low..high, low, period([count], [stride as isize], size), size)
     }
 
     #[test]
@@ -166,7 +185,7 @@ mod tests {
     fn ranges_and_single_elements() {
         assert!(!f(0, 4, 1, 4).may_overlap(&f(16, 4, 1, 4)), "adjacent ranges");
         assert!(f(0, 4, 1, 4).may_overlap(&f(12, 4, 1, 4)));
-        let one = Footprint::strided((1, 0), 8, 0, 1, &[1], &[1], 4);
+        let one = Footprint::new(CPU, 8..12, 8, period([1], [1], 4), 4);
         assert!(one.may_overlap(&f(0, 4, 1, 4)));
         assert!(!one.may_overlap(&f(0, 2, 1, 4)));
         // Record fields: 24-byte records, a float at byte 12 and an int at byte 16.

@@ -115,7 +115,7 @@ unsafe extern "C" fn destroy_versioned(capsule: *mut ffi::PyObject) {
     if !raw.is_null() {
         // SAFETY: an unconsumed capsule still owns its tensor; dropping the ManagedTensor calls the
         // deleter once (or, for another major version, too — and reads nothing else).
-        drop(unsafe { ManagedTensor::from_raw_versioned(raw) });
+        super::drop_keeping_exception(unsafe { ManagedTensor::from_raw_versioned(raw) });
     }
 }
 
@@ -125,7 +125,7 @@ unsafe extern "C" fn destroy_legacy(capsule: *mut ffi::PyObject) {
     let raw = unsafe { unconsumed(capsule, LEGACY) }.cast::<DLManagedTensor>();
     if !raw.is_null() {
         // SAFETY: as in `destroy_versioned`.
-        drop(unsafe { ManagedTensor::from_raw_legacy(raw) });
+        super::drop_keeping_exception(unsafe { ManagedTensor::from_raw_legacy(raw) });
     }
 }
 

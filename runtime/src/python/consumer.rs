@@ -56,6 +56,46 @@ pub(crate) fn host_readable(device: DLDevice) -> bool {
     )
 }
 
+/// Re-expresses a tensor whose negative strides reach below `data` (NumPy exports reversed axes
+/// that way, with `byte_offset` 0) so that `data` is its lowest element and `byte_offset` leads
+/// to index 0 — the same elements, in the form dlspan's views require (rules I7 and I15: the
+/// relaxed layout's base is `data`). Tensors it cannot measure (packed sub-byte data, malformed
+/// shapes, arithmetic beyond 2^63) are left as they are, for the validation to judge.
+///
+/// # Safety
+///
+/// `tensor.shape` and `tensor.strides`, when non-null and `ndim > 0`, point to `ndim` readable
+/// `int64_t`.
+pub(crate) unsafe fn rebase(tensor: &mut crate::ffi::DLTensor) {
+    let Ok(rank) = usize::try_from(tensor.ndim) else { return };
+    let bits = u32::from(tensor.dtype.bits) * u32::from(tensor.dtype.lanes);
+    if rank == 0 || tensor.shape.is_null() || tensor.strides.is_null() || bits % 8 != 0 || tensor.data.is_null() {
+        return;
+    }
+    // SAFETY: non-null arrays of `ndim` entries (caller).
+    let shape = unsafe { core::slice::from_raw_parts(tensor.shape, rank) };
+    // SAFETY: as above.
+    let strides = unsafe { core::slice::from_raw_parts(tensor.strides, rank) };
+    if shape.iter().any(|&e| e <= 0) {
+        return; // empty or malformed: no element to rebase to
+    }
+    let below = shape
+        .iter()
+        .zip(strides)
+        .filter(|&(_, &s)| s < 0)
+        .try_fold(0i64, |sum, (&e, &s)| (e - 1).checked_mul(s).and_then(|reach| sum.checked_add(reach)))
+        .and_then(|elements| elements.checked_mul(i64::from(bits / 8)))
+        .map(i64::unsigned_abs);
+    let Some(below) = below else { return };
+    let Some(shift) = below.checked_sub(tensor.byte_offset).filter(|&shift| shift > 0) else { return };
+    let Ok(shift) = usize::try_from(shift) else { return };
+    if tensor.data.addr() < shift {
+        return;
+    }
+    tensor.data = tensor.data.cast::<u8>().wrapping_sub(shift).cast();
+    tensor.byte_offset += shift as u64;
+}
+
 /// A device as `__dlpack_device__` returns it.
 pub(crate) fn device_of(value: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
     let (device_type, device_id): (i32, i32) = value.extract()?;
@@ -92,7 +132,17 @@ pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResul
     let tensor = if object.is_instance_of::<PyCapsule>() {
         take_capsule(object)?
     } else {
-        import_protocol(object, &request)?
+        let dialect = super::dialect::dialect(object)?;
+        if let super::dialect::Dialect::Exchange { torch: true, .. } = dialect {
+            // PyTorch's `__dlpack__` refuses the conjugate bit but exports the negation bit
+            // unresolved; this path is slow anyway, so both are checked for every dtype.
+            super::arg::check_lazy_bits(object)?;
+        }
+        let tensor = import_protocol(object, &request)?;
+        match dialect {
+            super::dialect::Dialect::Protocol { immutable: true } if !tensor.is_read_only() => read_only(tensor)?,
+            _ => tensor,
+        }
     };
     let device = tensor.device();
     match request.device {
@@ -112,6 +162,17 @@ pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResul
         Some(false) if tensor.is_copied() => Err(to_pyerr(DlpackError::CopyRequired)),
         _ => Ok(tensor),
     }
+}
+
+/// The same tensor, marked `READ_ONLY` (a legacy tensor gets a versioned shell that says so).
+fn read_only(tensor: ManagedTensor) -> Result<ManagedTensor, DlpackError> {
+    let raw = tensor.into_raw_versioned();
+    // SAFETY: `raw` is a live versioned tensor this consumer owns (or the shell around its legacy
+    // form); its flags are this consumer's to read, and only ever gain READ_ONLY here.
+    unsafe { (*raw).flags |= crate::ffi::DLPACK_FLAG_BITMASK_READ_ONLY };
+    // SAFETY: the same live tensor, whose ownership returns here; a major version other than 1 was
+    // refused when it was first taken.
+    unsafe { ManagedTensor::from_raw_versioned(raw) }
 }
 
 /// Calls `__dlpack_device__` and `__dlpack__` with the keywords that mean something, retrying with

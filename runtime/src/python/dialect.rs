@@ -7,7 +7,8 @@
 //!   subclass takes this path only if it overrides neither `__dlpack__` nor, for PyTorch,
 //!   `__torch_function__` (`nn.Parameter`'s disabled one excepted): the table reads the raw
 //!   storage and would skip the override.
-//! - anything else: `__dlpack__`.
+//! - anything else: `__dlpack__`. JAX arrays are immutable but exported as legacy capsules, which
+//!   cannot say read-only: dlspan treats them as read-only.
 //!
 //! The cache holds a strong reference to each type (and its table's capsule), so a cached type's
 //! address is never reused by another type while it is cached. The decision is made on the first
@@ -47,8 +48,9 @@ pub(crate) enum Dialect {
     /// A C exchange table; `torch` when the type is a `torch.Tensor` (whose lazy conjugate and
     /// negation bits, and gradients, need checking).
     Exchange { api: Api, torch: bool },
-    /// `__dlpack__`.
-    Protocol,
+    /// `__dlpack__`; `immutable` for producers whose memory must never be written although their
+    /// capsules do not say so (JAX arrays, exported as legacy capsules).
+    Protocol { immutable: bool },
 }
 
 struct Entry {
@@ -107,8 +109,15 @@ fn unwrapped<'py>(value: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     Ok(value.getattr_opt(intern!(value.py(), "__func__"))?.unwrap_or(value))
 }
 
+/// Whether a type's arrays are immutable whatever their capsules say: JAX's (`jaxlib`).
+fn immutable(ty: &Bound<'_, PyType>) -> PyResult<bool> {
+    let module = ty.getattr(intern!(ty.py(), "__module__"))?;
+    Ok(module.extract::<&str>().is_ok_and(|m| m.starts_with("jax")))
+}
+
 fn classify(ty: &Bound<'_, PyType>) -> PyResult<(Dialect, Option<Py<PyAny>>)> {
     let py = ty.py();
+    let protocol = Dialect::Protocol { immutable: immutable(ty)? };
     if ty.is(py.get_type::<Tensor>()) {
         return Ok((Dialect::Tensor, None));
     }
@@ -118,15 +127,15 @@ fn classify(ty: &Bound<'_, PyType>) -> PyResult<(Dialect, Option<Py<PyAny>>)> {
         }
     }
     let name = intern!(py, "__dlpack_c_exchange_api__");
-    let Some(capsule) = ty.getattr_opt(name)? else { return Ok((Dialect::Protocol, None)) };
-    let Ok(capsule) = capsule.cast_into::<PyCapsule>() else { return Ok((Dialect::Protocol, None)) };
+    let Some(capsule) = ty.getattr_opt(name)? else { return Ok((protocol, None)) };
+    let Ok(capsule) = capsule.cast_into::<PyCapsule>() else { return Ok((protocol, None)) };
     let Ok(table) = capsule.pointer_checked(Some(super::exchange::EXCHANGE_API_CAPSULE)) else {
-        return Ok((Dialect::Protocol, None));
+        return Ok((protocol, None));
     };
     let api = Api(table.cast());
     let usable = api.table().header.version.major == 1 && api.table().dltensor_from_py_object_no_sync.is_some();
     if !usable {
-        return Ok((Dialect::Protocol, None));
+        return Ok((protocol, None));
     }
     // The class that defines the table; a subclass must not override what the table skips.
     let mro = ty.mro();
@@ -147,7 +156,7 @@ fn classify(ty: &Bound<'_, PyType>) -> PyResult<(Dialect, Option<Py<PyAny>>)> {
     if !ty.is(&owner) {
         let dlpack = intern!(py, "__dlpack__");
         if !unwrapped(ty.getattr(dlpack)?)?.is(unwrapped(owner.getattr(dlpack)?)?) {
-            return Ok((Dialect::Protocol, None));
+            return Ok((protocol, None));
         }
         let torch_function = intern!(py, "__torch_function__");
         if let (true, Some(mine)) = (torch, ty.getattr_opt(torch_function)?) {
@@ -161,7 +170,7 @@ fn classify(ty: &Bound<'_, PyType>) -> PyResult<(Dialect, Option<Py<PyAny>>)> {
                 None => false,
             };
             if !inherited && !disabled {
-                return Ok((Dialect::Protocol, None));
+                return Ok((protocol, None));
             }
         }
     }

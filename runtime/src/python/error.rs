@@ -186,7 +186,9 @@ fn details(err: &DlpackError) -> Details {
     use DlpackError as E;
     let int = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
     match *err {
-        E::DeviceMismatch { expected, found } => Details::Devices(DLDevice { device_type: expected, device_id: 0 }, found),
+        E::DeviceMismatch { expected, found } => {
+            Details::Devices(DLDevice { device_type: expected, device_id: 0 }, found)
+        }
         E::RankMismatch { expected, found } => Details::Ints(int(expected), i64::from(found)),
         E::DtypeMismatch { expected, found } => Details::Dtypes(expected, found),
         E::ExtentMismatch { expected, found, .. } | E::LengthMismatch { expected, found } => {

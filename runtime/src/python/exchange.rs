@@ -216,7 +216,11 @@ pub(crate) fn zeros_like<'py>(py: Python<'py>, prototype: &DLTensor) -> PyResult
 }
 
 /// A zeroed, row-major CPU tensor.
-pub(crate) fn zeros<'py>(py: Python<'py>, shape: &[i64], dtype: crate::ffi::DLDataType) -> PyResult<Bound<'py, Tensor>> {
+pub(crate) fn zeros<'py>(
+    py: Python<'py>,
+    shape: &[i64],
+    dtype: crate::ffi::DLDataType,
+) -> PyResult<Bound<'py, Tensor>> {
     let strides = super::tensor::row_major(shape);
     // Validated with a stand-in address (the allocation's size comes from the validation), then
     // pointed at the allocation, which holds exactly those bytes.
@@ -229,7 +233,7 @@ pub(crate) fn zeros<'py>(py: Python<'py>, shape: &[i64], dtype: crate::ffi::DLDa
         strides: strides.as_ptr().cast_mut(),
         byte_offset: 0,
     };
-    let mut meta = Meta::from_dltensor(&tensor, ImportOptions::CURRENT, false, false)?;
+    let mut meta = Meta::from_dltensor(&tensor, ImportOptions::CURRENT, false)?;
     let (owner, data) = zeroed_bytes(meta.nbytes)?;
     meta.data = data;
     Bound::new(py, Tensor::new(meta, Owner::Managed(owner)))

@@ -69,7 +69,7 @@ mod producer;
 mod sync;
 mod tensor;
 
-pub use arg::{PyView, PyViewMut};
+pub use arg::{PyDynView, PyDynViewMut, PyView, PyViewMut};
 pub use borrow::live_borrows;
 pub use capsule::{LEGACY, USED_LEGACY, USED_VERSIONED, VERSIONED, into_capsule, take_capsule};
 pub use consumer::{ImportRequest, from_dlpack};
@@ -78,6 +78,26 @@ pub use error::{ExchangeError, to_pyerr};
 pub use exchange::{EXCHANGE_API_CAPSULE, exchange_api};
 pub use producer::ExportRequest;
 pub use tensor::{MAX_RANK, Tensor};
+
+/// Drops `value` — a managed tensor, or an owner of one, whose deleter may run Python code (a
+/// NumPy array's, a ctypes callback) — with the thread's pending exception set aside meanwhile:
+/// deallocation can happen while an exception propagates, and Python code must neither see nor
+/// clobber it. The GIL must be held.
+pub(crate) fn drop_keeping_exception<T>(value: T) {
+    let (mut kind, mut exception, mut traceback) =
+        (core::ptr::null_mut(), core::ptr::null_mut(), core::ptr::null_mut());
+    // SAFETY: the GIL is held (caller); three writable slots, receiving new references.
+    #[allow(deprecated)] // PyErr_GetRaisedException is 3.12+; this builds for 3.11 too
+    unsafe {
+        pyo3::ffi::PyErr_Fetch(&mut kind, &mut exception, &mut traceback)
+    };
+    drop(value);
+    // SAFETY: restores (and gives back the references of) what `PyErr_Fetch` took, GIL held.
+    #[allow(deprecated)]
+    unsafe {
+        pyo3::ffi::PyErr_Restore(kind, exception, traceback)
+    };
+}
 
 /// Element count from which dlspan's own loops (copies) release the GIL: below it, detaching costs
 /// more than it frees.

@@ -118,16 +118,16 @@ pub(crate) unsafe fn read(object: *mut ffi::PyObject, strides: &mut [i64], rank:
     } else {
         (core::ptr::null_mut(), core::ptr::null_mut())
     };
-    Some(Array {
-        tensor: DLTensor {
-            data: fields.data.cast::<c_void>(),
-            device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
-            ndim: fields.nd,
-            dtype,
-            shape,
-            strides: strides_ptr,
-            byte_offset: 0,
-        },
-        writeable: fields.flags & WRITEABLE != 0,
-    })
+    let mut tensor = DLTensor {
+        data: fields.data.cast::<c_void>(),
+        device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
+        ndim: fields.nd,
+        dtype,
+        shape,
+        strides: strides_ptr,
+        byte_offset: 0,
+    };
+    // SAFETY: shape and strides are null or `nd` entries (NumPy's dimensions, our strides).
+    unsafe { super::consumer::rebase(&mut tensor) };
+    Some(Array { tensor, writeable: fields.flags & WRITEABLE != 0 })
 }

@@ -62,7 +62,9 @@ impl ExportRequest {
         match self.max_version {
             None => Form::Legacy,
             Some((major, _)) if major < 1 => Form::Legacy,
-            Some((1, minor)) => Form::Versioned(DLPackVersion { major: 1, minor: minor.min(DLPackVersion::CURRENT.minor) }),
+            Some((1, minor)) => {
+                Form::Versioned(DLPackVersion { major: 1, minor: minor.min(DLPackVersion::CURRENT.minor) })
+            }
             Some(_) => Form::Versioned(DLPackVersion::CURRENT),
         }
     }
@@ -136,7 +138,11 @@ pub(crate) fn copy_tensor<'py>(tensor: &Bound<'py, Tensor>) -> PyResult<Bound<'p
         // tensor keeps alive; `target` holds `meta.nbytes` writable bytes nothing else reaches.
         unsafe { super::copy::compact_copy(meta, target as *mut u8) }
     };
-    if meta.numel >= super::DETACH_ELEMENTS { py.detach(copy) } else { copy() }
+    if meta.numel >= super::DETACH_ELEMENTS {
+        py.detach(copy)
+    } else {
+        copy()
+    }
     let shape = meta.shape.clone();
     let strides = row_major(&shape);
     let tensor = crate::ffi::DLTensor {
@@ -148,7 +154,8 @@ pub(crate) fn copy_tensor<'py>(tensor: &Bound<'py, Tensor>) -> PyResult<Bound<'p
         strides: strides.as_ptr().cast_mut(),
         byte_offset: 0,
     };
-    let meta = Meta::from_dltensor(&tensor, ImportOptions::CURRENT, false, meta.subbyte_padded).map_err(export_error)?;
+    let options = ImportOptions { subbyte_padded: meta.subbyte_padded, ..ImportOptions::CURRENT };
+    let meta = Meta::from_dltensor(&tensor, options, false).map_err(export_error)?;
     Bound::new(py, Tensor::new(meta, Owner::Managed(owner)))
 }
 
@@ -208,10 +215,25 @@ pub(crate) fn shared_legacy(tensor: &Bound<'_, Tensor>) -> NonNull<DLManagedTens
     unsafe { NonNull::new_unchecked(shared) }.cast()
 }
 
-/// Releases the tensor an export kept alive, taking the GIL where it can (any thread; at
-/// interpreter shutdown PyO3 defers the release).
+/// Releases the tensor an export kept alive, from any thread, holding the GIL or not.
+///
+/// The GIL is taken with `PyGILState_Ensure`, not through PyO3: PyO3 counts the GIL it took
+/// itself, and a deleter may run inside foreign code that released the GIL below one of PyO3's
+/// frames (PyTorch releases it while it frees a tensor's storage), where that count is wrong.
+/// After the interpreter has finished, the reference is left (nothing can be freed then).
 fn release(keep: Py<Tensor>) {
-    let _ = Python::try_attach(move |_| drop(keep));
+    let object = keep.into_ptr();
+    // SAFETY: no Python API is used unless the interpreter is initialised.
+    if unsafe { pyo3::ffi::Py_IsInitialized() } == 0 {
+        return;
+    }
+    // SAFETY: `PyGILState_Ensure` gives this thread the GIL whatever its state (re-entrant when
+    // held), and `PyGILState_Release` restores that state.
+    let state = unsafe { pyo3::ffi::PyGILState_Ensure() };
+    // SAFETY: the export's own strong reference, released once, with the GIL held.
+    unsafe { pyo3::ffi::Py_DecRef(object) };
+    // SAFETY: pairs the `PyGILState_Ensure` above.
+    unsafe { pyo3::ffi::PyGILState_Release(state) };
 }
 
 /// # Safety

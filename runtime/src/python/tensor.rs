@@ -37,8 +37,9 @@ pub(crate) fn zeroed_bytes(bytes: usize) -> Result<(ManagedTensor, *mut c_void),
     Ok((owner, data))
 }
 
-/// A tensor's metadata, validated once: the `DLTensor` fields with shape and strides owned here
-/// (strides always present, in elements), and the buffer protocol's forms of them.
+/// A tensor's metadata, validated once by the rules of a dynamic view
+/// ([`DynMdspan`](crate::DynMdspan), rules D1–D3), with shape and strides owned here (strides
+/// always present, in elements) and the buffer protocol's forms of them.
 pub(crate) struct Meta {
     pub(crate) data: *mut c_void,
     pub(crate) byte_offset: u64,
@@ -52,7 +53,8 @@ pub(crate) struct Meta {
     pub(crate) numel: usize,
     /// Bytes of one element; 0 for packed sub-byte data, which is not addressed by element.
     pub(crate) item_size: usize,
-    /// Bytes of storage the elements take (packed sub-byte data: `ceil(numel · bits · lanes / 8)`).
+    /// Bytes from the lowest element to the end of the highest (packed sub-byte data:
+    /// `ceil(numel · bits / 8)` when compact).
     pub(crate) nbytes: usize,
     buffer_shape: Box<[isize]>,
     buffer_strides: Box<[isize]>,
@@ -75,97 +77,57 @@ pub(crate) fn row_major(shape: &[i64]) -> Box<[i64]> {
     strides.into_boxed_slice()
 }
 
+/// What a dynamic view of `tensor` in memory space `S` says: shape, strides (filled by version),
+/// elements, bits per element, bytes spanned.
+fn summary<S: crate::MemorySpace>(
+    tensor: &DLTensor,
+    options: ImportOptions,
+) -> Result<(Vec<i64>, Vec<i64>, usize, usize, usize), DlpackError> {
+    // SAFETY: the view is dropped before this function returns and only its metadata is read;
+    // the producer's contract makes shape and strides readable arrays of `ndim` entries.
+    let view = unsafe { crate::DynMdspan::<S>::from_dltensor_with(tensor, options) }?;
+    // Validated: extents and strides fit isize, hence int64_t on 64-bit targets (and the byte
+    // span fits isize on every target).
+    let shape = view.shape().iter().map(|&e| e as i64).collect();
+    let strides = view.strides().iter().map(|&s| s as i64).collect();
+    Ok((shape, strides, view.size(), view.element_bits(), view.byte_range().len()))
+}
+
 impl Meta {
-    /// Validates a `DLTensor` of any rank and data type: non-negative extents, strides (null only
-    /// for producers older than DLPack 1.2), a size and byte span that fit `isize` and the address
-    /// space, data for tensors with elements, packed sub-byte data only when compact.
+    /// Validates a `DLTensor` of any rank and data type, on a device dlspan has a memory space
+    /// for (host and pinned host memory, CUDA device and managed memory), by the rules of a
+    /// dynamic view.
     pub(crate) fn from_dltensor(
         tensor: &DLTensor,
         options: ImportOptions,
         read_only: bool,
-        subbyte_padded: bool,
     ) -> Result<Self, DlpackError> {
-        let ndim = usize::try_from(tensor.ndim).map_err(|_| DlpackError::NegativeNdim { ndim: tensor.ndim })?;
-        if ndim > MAX_RANK {
-            return Err(DlpackError::UnsupportedRank { rank: ndim, max: MAX_RANK });
+        if tensor.dtype.type_code().name().is_none() {
+            return Err(DlpackError::UnsupportedDtype { dtype: tensor.dtype });
         }
-        let shape: Box<[i64]> = if ndim == 0 {
-            Box::new([])
-        } else if tensor.shape.is_null() {
-            return Err(DlpackError::NullShape);
-        } else {
-            // SAFETY: a DLTensor's non-null shape has `ndim` entries (the producer's contract).
-            unsafe { core::slice::from_raw_parts(tensor.shape, ndim) }.into()
+        let mut rebased = *tensor;
+        // SAFETY: the producer's contract on shape and strides, which `summary` relies on too.
+        unsafe { super::consumer::rebase(&mut rebased) };
+        let tensor = &rebased;
+        if usize::try_from(tensor.ndim).is_ok_and(|ndim| ndim > MAX_RANK) {
+            return Err(DlpackError::UnsupportedRank { rank: tensor.ndim as usize, max: MAX_RANK });
+        }
+        let (shape, strides, numel, bits, nbytes) = match tensor.device.device_type {
+            DLDeviceType::kDLCUDA => summary::<crate::Device>(tensor, options)?,
+            DLDeviceType::kDLCUDAManaged => summary::<crate::Managed>(tensor, options)?,
+            _ => summary::<crate::Host>(tensor, options)?,
         };
-        if let Some((axis, &extent)) = shape.iter().enumerate().find(|&(_, &e)| e < 0) {
-            return Err(DlpackError::NegativeExtent { axis, extent });
-        }
-        let strides: Box<[i64]> = if ndim == 0 {
-            Box::new([])
-        } else if tensor.strides.is_null() {
-            let version = options.version;
-            if !(version.major == 0 || (version.major == 1 && version.minor < 2)) {
-                return Err(DlpackError::NullStrides { version });
-            }
-            row_major(&shape)
-        } else {
-            // SAFETY: as for the shape.
-            unsafe { core::slice::from_raw_parts(tensor.strides, ndim) }.into()
-        };
-        let dtype = tensor.dtype;
-        let bits = usize::from(dtype.bits) * usize::from(dtype.lanes);
-        if dtype.bits == 0 || dtype.lanes == 0 || (dtype.bits >= 8 && bits % 8 != 0) {
-            return Err(DlpackError::UnsupportedDtype { dtype });
-        }
-        let numel = shape.iter().try_fold(1usize, |n, &e| n.checked_mul(e as usize)).ok_or(DlpackError::SpanOverflow)?;
-        let packed = dtype.bits < 8 && !subbyte_padded;
-        let item_size = if packed { 0 } else if dtype.bits < 8 { usize::from(dtype.lanes) } else { bits / 8 };
-        // The byte span: lowest and highest element reached, relative to the first element.
-        let (mut low, mut high) = (0i128, 0i128);
-        if numel > 0 {
-            for (&extent, &stride) in shape.iter().zip(&strides) {
-                let reach = i128::from(extent - 1) * i128::from(stride);
-                if reach < 0 { low += reach } else { high += reach }
-            }
-        }
-        let nbytes = if packed {
-            if numel > 0 && strides != row_major(&shape) {
-                // Packed sub-byte elements have no byte address of their own: compact only.
-                let (axis, (&expected, &found)) =
-                    row_major(&shape).iter().zip(&strides).enumerate().find(|(_, (e, f))| e != f).unwrap_or((0, (&1, &1)));
-                return Err(DlpackError::StridesIncompatible {
-                    layout: crate::LayoutKind::Right,
-                    axis,
-                    expected,
-                    found,
-                });
-            }
-            (numel as u128 * bits as u128).div_ceil(8)
-        } else {
-            numel as u128 * item_size as u128
-        };
-        let nbytes = usize::try_from(nbytes).ok().filter(|&n| n <= isize::MAX as usize).ok_or(DlpackError::SpanOverflow)?;
-        let data = tensor.data;
-        if numel > 0 {
-            if data.is_null() {
-                return Err(DlpackError::NullData);
-            }
-            let first = data.addr() as i128 + i128::from(tensor.byte_offset);
-            let size = item_size.max(1) as i128;
-            let (lowest, highest) = (first + low * size, first + (high + 1) * size);
-            if lowest < 0 || highest > isize::MAX as i128 || high - low >= isize::MAX as i128 / size {
-                return Err(DlpackError::SpanOverflow);
-            }
-        }
+        let subbyte_padded = options.subbyte_padded && tensor.dtype.bits < 8;
+        let item_size = if bits % 8 == 0 { bits / 8 } else { 0 };
         let buffer_shape = shape.iter().map(|&e| e as isize).collect();
         let buffer_strides = strides.iter().map(|&s| (s as isize).wrapping_mul(item_size as isize)).collect();
         Ok(Self {
-            data,
+            data: tensor.data,
             byte_offset: tensor.byte_offset,
-            dtype,
+            dtype: tensor.dtype,
             device: tensor.device,
-            shape,
-            strides,
+            shape: shape.into_boxed_slice(),
+            strides: strides.into_boxed_slice(),
             read_only,
             subbyte_padded,
             numel,
@@ -198,7 +160,12 @@ impl Meta {
     /// Whether the strides are row-major (extents of 0 or 1 allow any stride).
     pub(crate) fn is_c_contiguous(&self) -> bool {
         self.numel == 0
-            || self.shape.iter().zip(&self.strides).zip(row_major(&self.shape).iter()).all(|((&e, &s), &r)| e <= 1 || s == r)
+            || self
+                .shape
+                .iter()
+                .zip(&self.strides)
+                .zip(row_major(&self.shape).iter())
+                .all(|((&e, &s), &r)| e <= 1 || s == r)
     }
 
     /// Whether the strides are column-major.
@@ -246,15 +213,23 @@ impl Meta {
 /// })?;
 /// # Ok::<(), PyErr>(())
 /// ```
-#[pyclass(module = "dlspan", name = "Tensor", frozen)]
+#[pyclass(module = "dlspan", name = "Tensor", frozen, weakref)]
 pub struct Tensor {
     pub(crate) meta: Meta,
-    _owner: Owner,
+    owner: Option<Owner>,
+}
+
+impl Drop for Tensor {
+    fn drop(&mut self) {
+        // Deallocation (with the GIL) can happen while an exception propagates; the owner's
+        // deleter may run Python code.
+        super::drop_keeping_exception(self.owner.take());
+    }
 }
 
 impl Tensor {
     pub(crate) fn new(meta: Meta, owner: Owner) -> Self {
-        Self { meta, _owner: owner }
+        Self { meta, owner: Some(owner) }
     }
 
     /// A tensor owning a managed tensor (imported from any producer, or exported by dlspan from a
@@ -280,12 +255,7 @@ impl Tensor {
     /// # Ok::<(), PyErr>(())
     /// ```
     pub fn from_managed(py: Python<'_>, tensor: ManagedTensor) -> PyResult<Bound<'_, Self>> {
-        let meta = Meta::from_dltensor(
-            tensor.dl_tensor(),
-            tensor.import_options(),
-            tensor.is_read_only(),
-            tensor.is_subbyte_padded(),
-        )?;
+        let meta = Meta::from_dltensor(tensor.dl_tensor(), tensor.import_options(), tensor.is_read_only())?;
         Bound::new(py, Self::new(meta, Owner::Managed(tensor)))
     }
 
@@ -333,7 +303,7 @@ impl Tensor {
         tensor: &DLTensor,
         read_only: bool,
     ) -> PyResult<Bound<'py, Self>> {
-        let meta = Meta::from_dltensor(tensor, ImportOptions::CURRENT, read_only, false)?;
+        let meta = Meta::from_dltensor(tensor, ImportOptions::CURRENT, read_only)?;
         Bound::new(py, Self::new(meta, Owner::Object(owner)))
     }
 
