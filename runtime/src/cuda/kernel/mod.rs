@@ -40,7 +40,7 @@ pub enum KernelKind {
     Scale,
     /// `out = alpha * a + b`, unfused (two roundings, as Rust computes it).
     Axpy,
-    /// `out = a` converted to the output's scalar type.
+    /// `out = a` converted to the output's scalar type, as [`dtype::cast`](crate::dtype::cast).
     Cast,
 }
 
@@ -147,8 +147,11 @@ impl ModuleKey {
     ///
     /// ```
     /// use dlspan::cuda::{CudaError, KernelKind, ModuleKey};
+    /// use dlspan::dtype::{F32x4, Float8E4m3fn};
     /// assert!(ModuleKey::new::<f32, f32>(KernelKind::Axpy).is_ok());
     /// assert!(matches!(ModuleKey::new::<bool, bool>(KernelKind::Add), Err(CudaError::Unsupported { .. })));
+    /// assert!(ModuleKey::new::<Float8E4m3fn, i128>(KernelKind::Cast).is_ok());
+    /// assert!(matches!(ModuleKey::new::<F32x4, f32>(KernelKind::Cast), Err(CudaError::Unsupported { .. })));
     /// ```
     pub fn new<Out: DlElement, In: DlElement>(kind: KernelKind) -> Result<Self, CudaError> {
         Self::from_types(kind, ElementType::of::<Out>(), ElementType::of::<In>())

@@ -185,7 +185,8 @@ DL_DEV dl_bf16 dl_mul(dl_bf16 a, dl_bf16 b) {
 // narrow targets (f16, bf16, FP8) are reached from a float that holds the value exactly or rounded
 // to odd at 24 bits, which makes the final rounding to nearest exact to the value (Boldo and
 // Melquiond); NaN is tested before any hardware conversion, so no result depends on how the
-// hardware treats NaN payloads (the GPU's cvt gives 0x7FFFFFFF, x86 keeps the payload).
+// hardware treats NaN (NVIDIA's conversions return their canonical NaN, x86 keeps the payload and
+// sign): a NaN becomes the target's quiet NaN with the input's sign, as on the CPU.
 
 // 2^n (n in the normal exponent range; 2^128 as a float is infinity).
 DL_DEV float dl_pow2(float, int n) { return __uint_as_float((unsigned int)(127 + n) << 23); }
