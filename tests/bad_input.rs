@@ -282,18 +282,6 @@ fn the_first_failing_rule_is_reported() {
 }
 
 #[test]
-fn errors_display_their_facts() {
-    let messages = [
-        DlpackError::RankMismatch { expected: 2, found: 3 }.to_string(),
-        DlpackError::DtypeMismatch { expected: f32::DTYPE, found: i32::DTYPE }.to_string(),
-        DlpackError::NegativeExtent { axis: 1, extent: -3 }.to_string(),
-    ];
-    assert_eq!(messages[0], "tensor has ndim 3, expected rank 2");
-    assert_eq!(messages[1], "tensor has dtype int32, expected float32");
-    assert_eq!(messages[2], "extent -3 of axis 1 is negative");
-}
-
-#[test]
 fn empty_tensors_with_huge_extents_are_empty() {
     // Found by the property test: the product of the other extents overflows, but a zero extent
     // makes the tensor empty, so it is valid and reaches nothing.

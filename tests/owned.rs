@@ -295,21 +295,27 @@ fn owner_drop_runs_once_on_every_error_path() {
     // Wrong element count: refused, owner dropped.
     assert!(matches!(
         ManagedTensor::from_owner(counted(5, &drops, false), [2, 3]),
-        Err(DlpackError::SliceTooShort { .. })
+        Err(DlpackError::LengthMismatch { expected: 6, found: 5 })
     ));
     assert_eq!(drops.load(Ordering::SeqCst), 1);
+    // More elements than the shape holds is as wrong: the export would hide the tail.
+    assert!(matches!(
+        ManagedTensor::from_owner(counted(7, &drops, false), [2, 3]),
+        Err(DlpackError::LengthMismatch { expected: 6, found: 7 })
+    ));
+    assert_eq!(drops.load(Ordering::SeqCst), 2);
     // Strides reaching beyond the owner: refused after boxing, owner dropped.
     assert!(matches!(
         ManagedTensor::from_owner_strided(counted(6, &drops, false), [2, 3], [4, 1], 0),
-        Err(DlpackError::SliceTooShort { required: 7, len: 6 })
+        Err(DlpackError::TooFewElements { required: 7, found: 6 })
     ));
-    assert_eq!(drops.load(Ordering::SeqCst), 2);
+    assert_eq!(drops.load(Ordering::SeqCst), 3);
     // Strides reaching below the first element.
     assert!(matches!(
         ManagedTensor::from_owner_strided(counted(6, &drops, false), [6], [-1], 2),
         Err(DlpackError::NegativeReach { .. })
     ));
-    assert_eq!(drops.load(Ordering::SeqCst), 3);
+    assert_eq!(drops.load(Ordering::SeqCst), 4);
 }
 
 #[test]

@@ -236,17 +236,22 @@ fn export_checked<O: TensorOwner, const R: usize>(
     unsafe { owner_ptr.write(owner) };
     // SAFETY: the owner was just initialised, in its final place (the heap); nothing else reaches it.
     let storage = unsafe { (*owner_ptr).storage() };
-    let (fits, required) = match required {
-        Required::Exactly(n) => (storage.len == n, n),
-        Required::AtLeast(n) => (storage.len >= n, n),
+    let refusal = match required {
+        Required::Exactly(expected) if storage.len != expected => {
+            Some(DlpackError::LengthMismatch { expected, found: storage.len })
+        }
+        Required::AtLeast(required) if storage.len < required => {
+            Some(DlpackError::TooFewElements { required, found: storage.len })
+        }
+        _ => None,
     };
-    if !fits {
+    if let Some(refusal) = refusal {
         // SAFETY: only the owner needs dropping (shape and strides are plain integers, the header is
         // unwritten), then the allocation is freed as the uninitialised box it came from.
         unsafe { ptr::drop_in_place(owner_ptr) };
         // SAFETY: `raw` came from `Box::into_raw` of a `Box<MaybeUninit<Context>>`.
         drop(unsafe { Box::from_raw(raw.cast::<core::mem::MaybeUninit<Context<O, R>>>()) });
-        return Err(DlpackError::SliceTooShort { required, len: storage.len });
+        return Err(refusal);
     }
     let mut flags = extra_flags;
     if !storage.writable {
@@ -366,14 +371,15 @@ impl ManagedTensor {
     ///
     /// # Errors
     ///
-    /// [`DlpackError::SliceTooShort`] when the owner holds a different number of elements;
-    /// [`DlpackError::SpanOverflow`]. The owner is dropped on error.
+    /// [`DlpackError::LengthMismatch`] when the owner holds a different number of elements;
+    /// [`DlpackError::SpanOverflow`]. The owner is dropped on error ([rule M6](crate::rules#m6)).
     ///
     /// ```
     /// use dlspan::{ManagedTensor, DlpackError};
     /// let t = ManagedTensor::from_owner(vec![0f32; 12], [3, 4])?;
     /// assert_eq!((t.shape(), t.strides()), (&[3i64, 4][..], Some(&[4i64, 1][..])));
-    /// assert!(matches!(ManagedTensor::from_owner(vec![0f32; 11], [3, 4]), Err(DlpackError::SliceTooShort { .. })));
+    /// let short = ManagedTensor::from_owner(vec![0f32; 11], [3, 4]);
+    /// assert!(matches!(short, Err(DlpackError::LengthMismatch { expected: 12, found: 11 })));
     /// # Ok::<(), DlpackError>(())
     /// ```
     #[inline]
@@ -388,7 +394,7 @@ impl ManagedTensor {
     /// # Errors
     ///
     /// [`DlpackError::NegativeReach`], [`DlpackError::SpanOverflow`],
-    /// [`DlpackError::SliceTooShort`]. The owner is dropped on error.
+    /// [`DlpackError::TooFewElements`]. The owner is dropped on error ([rule M6](crate::rules#m6)).
     ///
     /// ```
     /// use dlspan::{ManagedTensor, LayoutStrideRelaxed};

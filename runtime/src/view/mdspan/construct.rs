@@ -88,7 +88,7 @@ fn fits_slice<const R: usize, E: Extents<R>, L: Layout>(
     len: usize,
 ) -> Result<(), DlpackError> {
     let required = mapping.required_span_size();
-    if required > len { Err(DlpackError::SliceTooShort { required, len }) } else { Ok(()) }
+    if required > len { Err(DlpackError::TooFewElements { required, found: len }) } else { Ok(()) }
 }
 
 /// Generates the slice constructors of one view type. `$mut_kw` is `"mut "` for the mutable view
@@ -101,23 +101,24 @@ macro_rules! slice_constructors {
             ///
             /// # Errors
             ///
-            /// [`DlpackError::SliceTooShort`] when the slice length differs from the number of
-            /// elements; [`DlpackError::ExtentMismatch`] against static extents;
-            /// [`DlpackError::SpanOverflow`].
+            /// [`DlpackError::LengthMismatch`] when the slice length differs from the number of
+            /// elements ([rule V1](crate::rules#v1)); [`DlpackError::ExtentMismatch`] against static
+            /// extents; [`DlpackError::SpanOverflow`].
             ///
             /// ```
             #[doc = concat!("use dlspan::Host", stringify!($view), ";")]
             #[doc = concat!("let ", $mut_kw, "data = [0, 1, 2, 3, 4, 5];")]
             #[doc = concat!("let view = Host", stringify!($view), "::<i32, 2>::from_slice(&", $mut_kw, "data, [2, 3])?;")]
             /// assert_eq!(view[[1, 0]], 3);
-            #[doc = concat!("assert!(Host", stringify!($view), "::<i32, 2>::from_slice(&", $mut_kw, "data, [2, 2]).is_err());")]
+            #[doc = concat!("let longer = Host", stringify!($view), "::<i32, 2>::from_slice(&", $mut_kw, "data, [2, 2]);")]
+            /// assert!(matches!(longer, Err(dlspan::DlpackError::LengthMismatch { expected: 4, found: 6 })));
             /// # Ok::<(), dlspan::DlpackError>(())
             /// ```
             #[inline]
             pub fn from_slice(data: $slice, extents: [usize; R]) -> Result<Self, DlpackError> {
                 let mapping = Mapping::compact(extents)?;
                 if mapping.size() != data.len() {
-                    return Err(DlpackError::SliceTooShort { required: mapping.size(), len: data.len() });
+                    return Err(DlpackError::LengthMismatch { expected: mapping.size(), found: data.len() });
                 }
                 Self::from_slice_mapping(data, mapping)
             }
@@ -128,7 +129,7 @@ macro_rules! slice_constructors {
             /// # Errors
             ///
             /// The layout's stride rules (as [`Mapping::from_strides`]);
-            /// [`DlpackError::SliceTooShort`]; for mutable views
+            /// [`DlpackError::TooFewElements`] ([rule V2](crate::rules#v2)); for mutable views
             /// [`DlpackError::OverlappingStrides`].
             ///
             /// ```
@@ -151,7 +152,8 @@ macro_rules! slice_constructors {
             ///
             /// # Errors
             ///
-            /// [`DlpackError::SliceTooShort`]; for mutable views [`DlpackError::OverlappingStrides`].
+            /// [`DlpackError::TooFewElements`] ([rule V2](crate::rules#v2)); for mutable views
+            /// [`DlpackError::OverlappingStrides`].
             ///
             /// ```
             #[doc = concat!("use dlspan::{Dims, Host", stringify!($view), ", LayoutLeft, Mapping};")]
@@ -253,7 +255,7 @@ macro_rules! slice_constructors {
             /// # Errors
             ///
             /// [`DlpackError::NegativeReach`] when an index reaches below `data[0]`;
-            /// [`DlpackError::SliceTooShort`]; [`DlpackError::SpanOverflow`]; for mutable views
+            /// [`DlpackError::TooFewElements`]; [`DlpackError::SpanOverflow`]; for mutable views
             /// [`DlpackError::OverlappingStrides`].
             ///
             /// ```
