@@ -263,6 +263,11 @@ fn produced() -> Vec<DlpackError> {
     // AllocationFailed: a size that overflows isize.
     errors.push(crate::AlignedBuffer::<f64>::try_zeroed(usize::MAX / 4).map(|_| ()).unwrap_err());
 
+    // Underaligned: a view type stating more alignment than the first element has.
+    let buffer = crate::AlignedBuffer::<u8, 64>::zeroed(16);
+    let view = HostMdspan::<u8, 1>::from_slice(&buffer[4..], [12]).unwrap();
+    errors.push(crate::Aligned::<_, 16>::new(view).map(|_| ()).unwrap_err());
+
     // A data type code the crate knows but no view asked for reads well too.
     let mut t = good();
     t.dtype = DLDataType::new(DLDataTypeCode::kDLFloat8_e4m3fn, 8, 1);
@@ -416,11 +421,18 @@ fn claims(err: &DlpackError) -> usize {
             names(&alignment);
             27
         }
+        DlpackError::Underaligned { address, required, found } => {
+            names(&format_args!("{address:#x}"));
+            names(&required);
+            names(&found);
+            assert!(found < required && address % found == 0 && address % (2 * found) != 0);
+            28
+        }
     }
 }
 
 /// The number of variants: the arms of `claims`.
-const VARIANTS: usize = 28;
+const VARIANTS: usize = 29;
 
 #[test]
 fn every_variant_is_produced_and_its_message_holds() {
