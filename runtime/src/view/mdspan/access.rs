@@ -172,8 +172,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanM
     /// let mut data = [1, 2, 3, 4];
     /// let mut m = dlspan::HostMdspanMut::<i32, 2>::from_slice(&mut data, [2, 2]).unwrap();
     /// m.iter_mut().for_each(|x| *x *= 10);
-    /// assert_eq!(data, [10, 20, 30, 40]);
-    /// m.for_each_unordered(|x| *x += 1); // the same in memory order: the fast form
+    /// m.for_each_unordered(|x| *x += 1); // the same kind of loop in memory order: the fast form
     /// assert_eq!(data, [11, 21, 31, 41]);
     /// ```
     #[inline]
