@@ -8,20 +8,7 @@ use dlspan::view::{AxisIter, LowerRank, Rank};
 use dlspan::*;
 use proptest::prelude::*;
 
-/// Every index of `extents` in row-major order.
-fn indices<const R: usize>(extents: [usize; R]) -> Vec<[usize; R]> {
-    let size: usize = extents.iter().product();
-    (0..size)
-        .map(|mut flat| {
-            let mut index = [0; R];
-            for axis in (0..R).rev() {
-                index[axis] = flat % extents[axis];
-                flat /= extents[axis];
-            }
-            index
-        })
-        .collect()
-}
+mod support;
 
 proptest! {
     #[test]
@@ -36,7 +23,7 @@ proptest! {
         else {
             return Ok(());
         };
-        let expected: Vec<u32> = indices(extents).into_iter().map(|index| view[index]).collect();
+        let expected: Vec<u32> = support::indices(extents, usize::MAX).into_iter().map(|index| view[index]).collect();
         prop_assert_eq!(view.iter().copied().collect::<Vec<_>>(), expected.clone());
         // `next` for a while, then `fold` (through `sum`) for the rest; lengths exact throughout.
         let mut iter = view.iter();
@@ -53,7 +40,7 @@ proptest! {
         let mut owned = data.clone();
         let unique = strides.map(|s| if s == 0 { 1 } else { s });
         if let Ok(mut m) = HostMdspanMut::<u32, 3, LayoutStrideRelaxed>::from_slice_relaxed(&mut owned, extents, unique, offset) {
-            let expected: Vec<u32> = indices(extents).into_iter().map(|index| m[index]).collect();
+            let expected: Vec<u32> = support::indices(extents, usize::MAX).into_iter().map(|index| m[index]).collect();
             let mut seen = Vec::new();
             let mut iter = m.iter_mut();
             for _ in 0..head.min(expected.len()) {

@@ -90,26 +90,9 @@ fn axpy_group<L: Layout>(
         b.iter(|| y.iter().zip(black_box(&x).iter()).fold(0u32, |acc, (&y, &x)| acc ^ (y + A * x).to_bits()))
     });
     group.bench_function("floor_logical", |b| {
-        // The loop written by hand in logical (row-major index) order over both views' strides: the
-        // floor of any traversal in that order.
-        let y = make_y(y_data);
-        let (ys, yo, xs, xo) = (y.strides(), y.offset() as isize, x.strides(), x.offset() as isize);
-        let (y_base, x_base) = (y.data_handle(), x.data_handle());
-        b.iter(|| {
-            let x_base = black_box(x_base);
-            for i in 0..n as isize {
-                for j in 0..n as isize {
-                    let (yi, xi) = (yo + i * ys[0] + j * ys[1], xo + i * xs[0] + j * xs[1]);
-                    // `(i, j)` is an index of both views: `y_base + yi` is an element of `y` (borrowed
-                    // mutably here), `x_base + xi` one of `x`.
-                    let (y, x) = (y_base.wrapping_offset(yi), x_base.wrapping_offset(xi));
-                    // SAFETY: `x` is an element of the shared view `x`, valid for reads.
-                    let x = unsafe { *x };
-                    // SAFETY: `y` is an element of the mutable view `y`, valid for writes, not aliased.
-                    unsafe { *y += A * x };
-                }
-            }
-        })
+        // The loop written by hand in logical order: the floor of any traversal in that order.
+        let mut y = make_y(y_data);
+        b.iter(|| dlspan_benches::axpy_by_hand(&mut y, black_box(&x), A))
     });
     group.bench_function("ndarray_iter_zip", |b| {
         let mut y_nd: ArrayViewMut2<'_, f32> = make_y(y_data).into_ndarray();

@@ -44,20 +44,8 @@ const VARIANTS: [&str; 5] =
 type Variant<L> = fn(HostMdspanMut<'_, f32, 2, L>, HostMdspan<'_, f32, 2, L>);
 
 #[inline(never)]
-fn hand_written<L: Layout>(y: HostMdspanMut<'_, f32, 2, L>, x: HostMdspan<'_, f32, 2, L>) {
-    let (ys, yo, xs, xo) = (y.strides(), y.offset() as isize, x.strides(), x.offset() as isize);
-    let (y_base, x_base) = (y.data_handle(), black_box(x.data_handle()));
-    for i in 0..N as isize {
-        for j in 0..N as isize {
-            let (yi, xi) = (yo + i * ys[0] + j * ys[1], xo + i * xs[0] + j * xs[1]);
-            // `(i, j)` is an index of both views: an element of `y` (borrowed mutably) and one of `x`.
-            let (y, x) = (y_base.wrapping_offset(yi), x_base.wrapping_offset(xi));
-            // SAFETY: an element of the shared view `x`, valid for reads.
-            let x = unsafe { *x };
-            // SAFETY: an element of the mutable view `y`, valid for writes, not aliased.
-            unsafe { *y += A * x };
-        }
-    }
+fn hand_written<L: Layout>(mut y: HostMdspanMut<'_, f32, 2, L>, x: HostMdspan<'_, f32, 2, L>) {
+    dlspan_benches::axpy_by_hand(&mut y, &x, A);
 }
 
 #[inline(never)]
