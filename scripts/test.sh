@@ -4,8 +4,9 @@
 #   bash scripts/test.sh
 #
 # Tiers, in order: formatting and lints; Rust unit, integration and doc tests (with the ABI
-# comparison against a real dlpack.h, the C round trip compiled with gcc, and the README's
-# examples); compile-fail UI cases; the test binaries again under valgrind memcheck; the examples;
+# comparison against a real dlpack.h, the C round trip compiled with gcc, the README's examples,
+# and the CUDA tiers: every kernel compiled to PTX by NVRTC, the kernels' logic run on the host,
+# the GPU tests skipped without a device); compile-fail UI cases; the test binaries again under valgrind memcheck; the examples;
 # the benches in test mode; documentation with warnings denied.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +34,26 @@ fi
 export DLSPAN_DLPACK_INCLUDE="$deps/include"
 export DLSPAN_REQUIRE_DLPACK_H=1
 grep -q '#define DLPACK_MINOR_VERSION 3' "$DLSPAN_DLPACK_INCLUDE/dlpack/dlpack.h"
+
+# NVRTC 13 from the nvidia-cuda-nvrtc wheel on PyPI: the CUDA tests compile every kernel module to
+# PTX with it (no GPU needed). cudarc finds the library through LD_LIBRARY_PATH.
+nvrtc="$deps/nvrtc/lib"
+if [ ! -f "$nvrtc/libnvrtc.so.13" ]; then
+  step "fetching NVRTC from the nvidia-cuda-nvrtc wheel"
+  mkdir -p "$deps/wheels" "$nvrtc"
+  python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$deps/wheels" "nvidia-cuda-nvrtc==13.0.88"
+  python3 - "$deps" "$nvrtc" <<'PY'
+import glob, os, sys, zipfile
+deps, lib = sys.argv[1], sys.argv[2]
+wheel = glob.glob(os.path.join(deps, "wheels", "nvidia_cuda_nvrtc-13.0.88-*.whl"))[0]
+with zipfile.ZipFile(wheel) as z:
+    for name in ("libnvrtc.so.13", "libnvrtc-builtins.so.13.0"):
+        with open(os.path.join(lib, name), "wb") as f:
+            f.write(z.read("nvidia/cu13/lib/" + name))
+PY
+fi
+export LD_LIBRARY_PATH="$nvrtc${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export DLSPAN_REQUIRE_NVRTC=1
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
