@@ -269,6 +269,35 @@ fn produced() -> Vec<DlpackError> {
     let buffer = crate::AlignedBuffer::<u8, 64>::zeroed(16);
     let view = HostMdspan::<u8, 1>::from_slice(&buffer[4..], [12]).unwrap();
     errors.push(crate::Aligned::<_, 16>::new(view).map(|_| ()).unwrap_err());
+    // UnsupportedDtype: a dispatch of float128, and a dynamic view of a 12-bit type.
+    struct Size;
+    impl crate::dtype::NumericVisitor for Size {
+        type Output = usize;
+        fn visit<T: crate::dtype::Numeric>(self) -> usize {
+            size_of::<T>()
+        }
+    }
+    errors.push(crate::dtype::dispatch(DLDataType::new(DLDataTypeCode::kDLFloat, 128, 1), Size).unwrap_err());
+    let mut t = good();
+    t.dtype = DLDataType::new(DLDataTypeCode::kDLInt, 12, 1);
+    let raw = t.raw();
+    // SAFETY: as in `Tensor::host`.
+    errors.push(unsafe { crate::DynMdspan::<crate::Host>::from_dltensor(&raw) }.map(|_| ()).unwrap_err());
+    // UnsupportedRank.
+    struct Rank;
+    impl crate::dtype::RankVisitor for Rank {
+        type Output = usize;
+        fn visit<const R: usize>(self) -> usize {
+            R
+        }
+    }
+    errors.push(crate::dtype::dispatch_rank(12, Rank).unwrap_err());
+    // NegativeNdim: a dynamic view has no rank to compare with.
+    let mut t = good();
+    t.ndim = -2;
+    let raw = t.raw();
+    // SAFETY: as in `Tensor::host`.
+    errors.push(unsafe { crate::DynMdspan::<crate::Host>::from_dltensor(&raw) }.map(|_| ()).unwrap_err());
 
     // A data type code the crate knows but no view asked for reads well too.
     let mut t = good();
@@ -423,18 +452,37 @@ fn claims(err: &DlpackError) -> usize {
             names(&alignment);
             27
         }
+        DlpackError::UnsupportedDtype { dtype } => {
+            names(&dtype);
+            assert!(
+                crate::dtype::storage_bits(dtype, false).is_none() || dtype.bits > 64 || dtype.lanes > 4,
+                "{dtype} has a built-in type"
+            );
+            28
+        }
+        DlpackError::UnsupportedRank { rank, max } => {
+            names(&rank);
+            names(&max);
+            assert!(rank > max);
+            29
+        }
+        DlpackError::NegativeNdim { ndim } => {
+            names(&ndim);
+            assert!(ndim < 0);
+            30
+        }
         DlpackError::Underaligned { address, required, found } => {
             names(&format_args!("{address:#x}"));
             names(&required);
             names(&found);
             assert!(found < required && address % found == 0 && address % (2 * found) != 0);
-            28
+            31
         }
     }
 }
 
 /// The number of variants: the arms of `claims`.
-const VARIANTS: usize = 29;
+const VARIANTS: usize = 32;
 
 #[test]
 fn every_variant_is_produced_and_its_message_holds() {

@@ -9,6 +9,7 @@
 
 mod aligned;
 mod axis_iter;
+mod dynamic;
 mod elementwise;
 mod extents;
 mod fmt;
@@ -20,6 +21,7 @@ mod rank;
 
 pub use aligned::{Aligned, AlignedView};
 pub use axis_iter::{AxisIter, AxisIterMut};
+pub use dynamic::{DynDlpackTensor, DynMdspan, DynMdspanMut};
 pub use extents::{Dim, Dims, Dyn, Extents, MAX_STATIC_RANK, NestedArray, Static};
 pub use iter::{Iter, IterMut};
 pub use layout::{Layout, LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, RelaxedStrides};
