@@ -9,28 +9,12 @@
 # the benches in test mode; documentation with warnings denied.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
 
 step() { printf '\n==> %s\n' "$*"; }
 
 # A real dlpack.h (1.3), from the apache-tvm-ffi wheel on PyPI, for the ABI and C round-trip tests.
-deps="$root/target/deps"
-if [ ! -f "$deps/include/dlpack/dlpack.h" ]; then
-  step "fetching dlpack.h from the apache-tvm-ffi wheel"
-  mkdir -p "$deps/wheels"
-  python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$deps/wheels" "apache-tvm-ffi==0.1.15.post2"
-  python3 - "$deps" <<'PY'
-import glob, os, sys, zipfile
-deps = sys.argv[1]
-wheel = glob.glob(os.path.join(deps, "wheels", "apache_tvm_ffi-*.whl"))[0]
-with zipfile.ZipFile(wheel) as z:
-    data = z.read("tvm_ffi/include/dlpack/dlpack.h")
-os.makedirs(os.path.join(deps, "include", "dlpack"), exist_ok=True)
-with open(os.path.join(deps, "include", "dlpack", "dlpack.h"), "wb") as f:
-    f.write(data)
-PY
-fi
-export DLSPAN_DLPACK_INCLUDE="$deps/include"
+DLSPAN_DLPACK_INCLUDE=$(bash scripts/headers.sh dlpack)
+export DLSPAN_DLPACK_INCLUDE
 export DLSPAN_REQUIRE_DLPACK_H=1
 grep -q '#define DLPACK_MINOR_VERSION 3' "$DLSPAN_DLPACK_INCLUDE/dlpack/dlpack.h"
 
