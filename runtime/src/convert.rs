@@ -95,10 +95,11 @@ pub(crate) unsafe fn import<T: DlElement, const R: usize, E: Extents<R>, L: Layo
 }
 
 /// The common case of [`import`]: a current producer's tensor in `S`'s usual device type, with
-/// non-null data, shape and strides, at least one element, no sub-byte padding question. Every rule
-/// is evaluated without branching and folded into one flag; `None` hands the tensor to
-/// [`import_ordered`]. It never accepts a tensor `import_ordered` rejects, and builds the same view
-/// for those it accepts.
+/// non-null data, shape and strides, at least one element, no sub-byte padding question, every
+/// extent, stride and offset within [`check::fast_bound`] (so no sum or product of them can
+/// overflow, and the view spans at most [`check::FAST_SPAN_BYTES`]), and the first element below
+/// address 2^63. `None` hands the tensor to [`import_ordered`]. It never accepts a tensor
+/// `import_ordered` rejects, and builds the same view for those it accepts.
 ///
 /// # Safety
 ///
@@ -130,21 +131,23 @@ unsafe fn import_fast<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S:
         let strides = unsafe { *tensor.strides.cast::<[i64; R]>() };
         (shape, strides)
     };
-    // Rules 5-6: the first element (or the base and an element offset) and its alignment.
-    let data = tensor.data.addr();
     let size = size_of::<T>();
+    let bound = const { check::fast_bound(R, size_of::<T>()) };
+    // Rules 5-6: the first element (or the base and an element offset below the bound) and its
+    // alignment.
+    let data = tensor.data.addr();
     let mut bad = false;
     let (address, offset) = if L::HAS_OFFSET {
-        bad |= tensor.byte_offset % size as u64 != 0 || tensor.byte_offset > isize::MAX as u64;
-        (data, (tensor.byte_offset / size as u64) as usize)
+        // A byte offset that is not a whole number of elements gives an offset beyond the bound,
+        // which the layout's check rejects.
+        (data, check::element_offset_fast(tensor.byte_offset, size))
     } else {
         let (address, overflow) = data.overflowing_add(tensor.byte_offset as usize);
         bad |= overflow;
         (address, 0)
     };
     bad |= address % align_of::<T>() != 0;
-    // Rule 8 needs no test of its own here: a negative extent is huge as `usize`, so the size the
-    // layout computes below overflows or exceeds isize::MAX (or is zero), and the slow path decides.
+    // Rule 8 needs no test of its own here: a negative extent is huge as `usize`, beyond the bound.
     let extents = shape.map(|e| e as usize);
     let strides = strides.map(|s| s as isize);
     // Static extents of `E`.
@@ -155,10 +158,10 @@ unsafe fn import_fast<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S:
             }
         }
     }
-    // Rules 9-10 for the layout, then the byte range.
-    let (stored, span) = L::validate_fast(&extents, &strides, offset)?;
-    let (bytes, overflow) = span.overflowing_mul(size);
-    bad |= overflow | (bytes > isize::MAX as usize) | address.overflowing_add(bytes).1;
+    // Rules 9-10 for the layout, then the byte range: under the bound the view spans at most
+    // FAST_SPAN_BYTES (below 2^63), so a range starting below 2^63 cannot wrap.
+    let stored = L::validate_fast(&extents, &strides, offset, bound)?;
+    bad |= address > isize::MAX as usize;
     if bad {
         return None;
     }
@@ -836,3 +839,6 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
         unsafe { Self::from_dltensor_with(tensor, options) }
     }
 }
+
+#[cfg(test)]
+mod fast_path_tests;
