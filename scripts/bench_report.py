@@ -202,8 +202,8 @@ def import_section():
     lines = ["## DLTensor → typed view (import)", ""]
     lines.append(
         "Each tensor holds 2^18 float32 elements. `floor`: an unchecked read of pointer and shape "
-        "(compact); `floor strided`: also strides and byte offset. dlspan runs every check of "
-        "SPEC.md §3; dlpark's typed import is `TensorRef::from_raw` + `cpu_slice` (row-major compact "
+        "(compact); `floor strided`: also strides and byte offset. dlspan runs every import rule "
+        "(runtime/docs/rules.md, section I); dlpark's typed import is `TensorRef::from_raw` + `cpu_slice` (row-major compact "
         "tensors only) and its strided import goes through ndarray (`ArrayViewD::try_from_dlpack`). "
         "Layouts: right on a row-major tensor, left on a column-major one, stride and relaxed on a "
         "pitched (padded-rows) one; dlpark's ndarray import on the column-major and pitched ones."

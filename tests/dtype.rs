@@ -1,5 +1,6 @@
-//! Every built-in element type's data type, one by one against SPEC.md §2, the size contract of
-//! `DlElement` for each, derived types, and the decoding of the minifloat storage types.
+//! Every built-in element type's data type, one by one against DLPack's codes (compared exactly on
+//! import: `runtime/docs/rules.md`, rule I4), the size contract of `DlElement` for each, derived
+//! types, and the decoding of the minifloat storage types.
 
 use dlspan::DlElement;
 use dlspan::dtype::*;
@@ -128,7 +129,7 @@ fn vector_types() {
     cuda_vector::<Float8E5m2fnuzX4, Float8E5m2fnuz>(4);
     cuda_vector::<Float8E8m0fnuX2, Float8E8m0fnu>(2);
     cuda_vector::<Float8E8m0fnuX4, Float8E8m0fnu>(4);
-    // The two alignments SPEC.md names explicitly.
+    // The two alignments CUDA documents for its vector types.
     assert_eq!(align_of::<F32x4>(), 16);
     assert_eq!(align_of::<F64x4>(), 32);
 }

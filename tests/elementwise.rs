@@ -44,7 +44,7 @@ fn for_each_unordered_and_zip_with_match_indexing() {
     // Extents must match.
     let mut out = vec![0i64; 24];
     let mut y = HostMdspanMut::<i64, 2>::from_slice(&mut out, [6, 4]).unwrap();
-    assert_eq!(y.zip_with(&x, |_, _| ()).unwrap_err(), DlpackError::ExtentMismatch { axis: 0, expected: 6, found: 4 });
+    assert_eq!(y.zip_with(&x, |_, _| ()).unwrap_err(), DlpackError::ShapeMismatch { axis: 0, expected: 6, found: 4 });
 }
 
 #[test]

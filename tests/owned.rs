@@ -295,21 +295,27 @@ fn owner_drop_runs_once_on_every_error_path() {
     // Wrong element count: refused, owner dropped.
     assert!(matches!(
         ManagedTensor::from_owner(counted(5, &drops, false), [2, 3]),
-        Err(DlpackError::SliceTooShort { .. })
+        Err(DlpackError::LengthMismatch { expected: 6, found: 5 })
     ));
     assert_eq!(drops.load(Ordering::SeqCst), 1);
+    // More elements than the shape holds is as wrong: the export would hide the tail.
+    assert!(matches!(
+        ManagedTensor::from_owner(counted(7, &drops, false), [2, 3]),
+        Err(DlpackError::LengthMismatch { expected: 6, found: 7 })
+    ));
+    assert_eq!(drops.load(Ordering::SeqCst), 2);
     // Strides reaching beyond the owner: refused after boxing, owner dropped.
     assert!(matches!(
         ManagedTensor::from_owner_strided(counted(6, &drops, false), [2, 3], [4, 1], 0),
-        Err(DlpackError::SliceTooShort { required: 7, len: 6 })
+        Err(DlpackError::TooFewElements { required: 7, found: 6 })
     ));
-    assert_eq!(drops.load(Ordering::SeqCst), 2);
+    assert_eq!(drops.load(Ordering::SeqCst), 3);
     // Strides reaching below the first element.
     assert!(matches!(
         ManagedTensor::from_owner_strided(counted(6, &drops, false), [6], [-1], 2),
         Err(DlpackError::NegativeReach { .. })
     ));
-    assert_eq!(drops.load(Ordering::SeqCst), 3);
+    assert_eq!(drops.load(Ordering::SeqCst), 4);
 }
 
 #[test]
@@ -428,4 +434,22 @@ fn managed_tensors_cross_threads() {
     .join()
     .unwrap();
     assert_eq!((sum, drops.load(Ordering::SeqCst)), (3, 1));
+}
+
+#[test]
+fn question_mark_on_a_refused_legacy_export_releases_the_tensor_once() {
+    fn to_legacy_consumer(tensor: ManagedTensor) -> Result<*mut DLManagedTensor, DlpackError> {
+        Ok(tensor.into_raw_legacy()?)
+    }
+    let shared: Arc<[f64]> = Arc::from(vec![1.0, 2.0, 3.0]);
+    let read_only = ManagedTensor::from_owner(shared.clone(), [3]).unwrap();
+    assert_eq!(Arc::strong_count(&shared), 2);
+    assert!(matches!(to_legacy_consumer(read_only), Err(DlpackError::ReadOnly)));
+    assert_eq!(Arc::strong_count(&shared), 1, "the refused tensor's deleter ran once");
+
+    let drops = counter();
+    let raw = to_legacy_consumer(ManagedTensor::from_owner(counted(4, &drops, false), [4]).unwrap()).unwrap();
+    // SAFETY: `raw` is a live legacy tensor whose ownership passes here.
+    drop(unsafe { ManagedTensor::from_raw_legacy(raw) }.unwrap());
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
 }

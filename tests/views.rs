@@ -1,5 +1,5 @@
-//! Typed views: the reference vectors of SPEC.md §3, and the view API (queries, indexing, iteration,
-//! sub-views, slices, static extents, layouts, Debug).
+//! Typed views: the reference vectors of CCCL's documented conversions, and the view API (queries,
+//! indexing, iteration, sub-views, slices, static extents, layouts, Debug).
 
 mod support;
 
@@ -229,15 +229,15 @@ fn slice_constructors_check_lengths_and_overlap() {
     let data = [0u8; 6];
     assert!(matches!(
         HostMdspan::<u8, 2>::from_slice(&data, [2, 2]),
-        Err(DlpackError::SliceTooShort { required: 4, len: 6 })
+        Err(DlpackError::LengthMismatch { expected: 4, found: 6 })
     ));
     assert!(matches!(
         HostMdspan::<u8, 2>::from_slice(&data, [2, 4]),
-        Err(DlpackError::SliceTooShort { required: 8, len: 6 })
+        Err(DlpackError::LengthMismatch { expected: 8, found: 6 })
     ));
     assert!(matches!(
         HostMdspan::<u8, 2, LayoutStride>::from_slice_strided(&data, [2, 3], [4, 1]),
-        Err(DlpackError::SliceTooShort { required: 7, len: 6 })
+        Err(DlpackError::TooFewElements { required: 7, found: 6 })
     ));
     let mut data = [0u8; 6];
     assert!(matches!(

@@ -1,10 +1,11 @@
-//! Pure validators of SPEC.md §3: each takes plain numbers and returns `Ok` or the rule's error.
+//! Pure validators of the import rules (`docs/rules.md`, section I): each takes plain numbers and
+//! returns `Ok` or the rule's error.
 //! No unsafe code here; the conversions read the raw `DLTensor` and call these in the spec's order.
 
 use crate::error::{DlpackError, LayoutKind};
 use crate::ffi::DLDataType;
 
-/// Rule 2: `ndim` equals the rank (a negative `ndim` never does).
+/// Rule I3: `ndim` equals the rank (a negative `ndim` never does).
 #[inline]
 pub(crate) fn rank(ndim: i32, rank: usize) -> Result<(), DlpackError> {
     if usize::try_from(ndim).is_ok_and(|n| n == rank) {
@@ -14,7 +15,7 @@ pub(crate) fn rank(ndim: i32, rank: usize) -> Result<(), DlpackError> {
     }
 }
 
-/// Rule 3: the data type matches exactly; for sub-byte types, packing matches too.
+/// Rules I4 and I5: the data type matches exactly; for sub-byte types, packing matches too.
 #[inline]
 pub(crate) fn dtype(
     expected: DLDataType,
@@ -31,7 +32,7 @@ pub(crate) fn dtype(
     Ok(())
 }
 
-/// Rule 5 (strict layouts): the first element's address, `data + byte_offset`, without wrapping.
+/// Rule I7 (strict layouts): the first element's address, `data + byte_offset`, without wrapping.
 #[inline]
 pub(crate) fn first_element(data: usize, byte_offset: u64) -> Result<usize, DlpackError> {
     usize::try_from(byte_offset)
@@ -40,7 +41,7 @@ pub(crate) fn first_element(data: usize, byte_offset: u64) -> Result<usize, Dlpa
         .ok_or(DlpackError::ByteOffsetOverflow { byte_offset })
 }
 
-/// Rule 5 (relaxed layout): `byte_offset` as a whole number of elements.
+/// Rule I7 (relaxed layout): `byte_offset` as a whole number of elements.
 #[inline]
 pub(crate) fn element_offset(byte_offset: u64, element_size: usize) -> Result<usize, DlpackError> {
     let size = element_size as u64;
@@ -50,7 +51,7 @@ pub(crate) fn element_offset(byte_offset: u64, element_size: usize) -> Result<us
     usize::try_from(byte_offset / size).map_err(|_| DlpackError::ByteOffsetOverflow { byte_offset })
 }
 
-/// Rule 6: the address is aligned for the element type. The alignment is the type's own
+/// Rule I8: the address is aligned for the element type. The alignment is the type's own
 /// (`align_of`), which for DLPack's types equals the element size when that is a power of two and is
 /// the lane alignment otherwise (an FP6×4 element is 3 bytes, aligned to 1).
 #[inline]
@@ -58,7 +59,7 @@ pub(crate) fn aligned(address: usize, alignment: usize) -> Result<(), DlpackErro
     if address % alignment == 0 { Ok(()) } else { Err(DlpackError::Misaligned { address, alignment }) }
 }
 
-/// Rule 8: extents are non-negative and fit `usize`.
+/// Rule I10: extents are non-negative and fit `usize`.
 #[inline]
 pub(crate) fn extents<const R: usize>(shape: &[i64; R]) -> Result<[usize; R], DlpackError> {
     let mut out = [0usize; R];
@@ -107,7 +108,7 @@ pub(crate) fn compact_strides<const R: usize>(
     Ok(out)
 }
 
-/// Rules 9 and 10 for compact layouts, in one pass: the strides are exactly the layout's (a tensor
+/// Rules I13 and I14 for compact layouts, in one pass: the strides are exactly the layout's (a tensor
 /// without elements reaches nothing, so its strides are not compared), and the number of elements
 /// fits `isize`. The first axis (in index order) that differs is reported.
 #[inline(always)]
@@ -134,7 +135,7 @@ pub(crate) fn compact<const R: usize>(
     Ok(Reach { size, span: size })
 }
 
-/// Rule 9 (`layout_stride`): every stride is positive.
+/// Rule I13 (`layout_stride`): every stride is positive.
 #[inline]
 pub(crate) fn positive_strides<const R: usize>(strides: &[isize; R]) -> Result<(), DlpackError> {
     match strides.iter().position(|&s| s <= 0) {
@@ -153,13 +154,13 @@ pub struct Reach {
     pub span: usize,
 }
 
-/// Rule 10: every reachable offset `offset + Σ i_k·s_k` (0 ≤ i_k < e_k) fits `isize`, none is below
-/// the base, and so does the number of elements. Axes of extent 1 contribute nothing, whatever their
-/// stride; a tensor without elements reaches nothing. One pass; overflow is collected in a flag and
-/// reported once emptiness is known.
+/// Rules I14 and I15: every reachable offset `offset + Σ i_k·s_k` (0 ≤ i_k < e_k) fits `isize`,
+/// none is below the base, and so does the number of elements. Axes of extent 1 contribute nothing,
+/// whatever their stride; a tensor without elements reaches nothing. One pass; overflow is
+/// collected in a flag and reported once emptiness is known.
 ///
-/// With `POSITIVE`, it is also rule 9 of `layout_stride` (every stride positive), checked in the same
-/// pass and reported first.
+/// With `POSITIVE`, it is also rule I13 of `layout_stride` (every stride positive), checked in the
+/// same pass and reported first.
 #[inline(always)]
 pub(crate) fn reach<const R: usize, const POSITIVE: bool>(
     extents: &[usize; R],
@@ -294,7 +295,7 @@ pub(crate) fn reach_fast<const R: usize, const POSITIVE: bool>(
     (magnitudes < bound) & !size_overflow
 }
 
-/// Rule 10 for a view's bytes: `span` elements of `element_size` bytes fit `isize`, and the range
+/// Rule I14 for a view's bytes: `span` elements of `element_size` bytes fit `isize`, and the range
 /// starting at `address` does not wrap around the address space.
 #[inline]
 pub(crate) fn byte_range(address: usize, span: usize, element_size: usize) -> Result<(), DlpackError> {

@@ -1,5 +1,6 @@
 //! `DLTensor` ↔ typed views: CCCL's `to_host_mdspan` / `to_device_mdspan` / `to_managed_mdspan` and
-//! `to_dlpack_tensor`, with every rule of SPEC.md §3–§4.
+//! `to_dlpack_tensor`, with every rule of sections [I](crate::rules#i) and [E](crate::rules#e) of the
+//! [rules page](crate::rules).
 //!
 //! This is the only module where raw DLPack pointers become views. A `&DLTensor` cannot prove its
 //! data is alive, so the conversions from one are `unsafe`; the safe doors are a managed tensor,
@@ -71,10 +72,12 @@ pub(crate) type Parts<T, const R: usize, E, L, S> = (NonNull<T>, Mapping<R, E, L
 /// Validates a `DLTensor` for a view of `T`, rank `R`, extents `E`, layout `L`, space `S`;
 /// `unique` additionally requires that no two indices share an element.
 ///
-/// The common case takes [`import_fast`]: every check computed without branches, one test at the
-/// end. Anything else (an error, or a valid but unusual tensor: no elements, null legacy strides,
-/// pinned memory, padded sub-byte data) takes [`import_ordered`], which applies the rules in the
-/// order of SPEC.md §3 and reports the first that fails. Both accept exactly the same tensors.
+/// The common case takes [`import_fast`]: tensors within one bound, where no arithmetic can
+/// overflow. Anything else (an error, or a valid but unusual tensor: no elements, null legacy
+/// strides, pinned memory, padded sub-byte data, negative strides, numbers beyond the bound) takes
+/// [`import_ordered`], which applies the rules in the order of [section I](crate::rules#i) and
+/// reports the first that fails. The fast path accepts only what the ordered one accepts, with the
+/// same view.
 ///
 /// # Safety
 ///
@@ -109,7 +112,7 @@ unsafe fn import_fast<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S:
     tensor: &DLTensor,
     unique: bool,
 ) -> Option<Parts<T, R, E, L, S>> {
-    // Rules 1-4 (and the fast path's own conditions); a sub-byte type always goes the slow way, and
+    // Rules I1-I6 (and the fast path's own conditions); a sub-byte type always goes the slow way, and
     // 32-bit targets too (the casts below assume 64-bit `usize`).
     if cfg!(not(target_pointer_width = "64")) || T::DTYPE.bits < 8 || R > i32::MAX as usize {
         return None;
@@ -133,7 +136,7 @@ unsafe fn import_fast<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S:
     };
     let size = size_of::<T>();
     let bound = const { check::fast_bound(R, size_of::<T>()) };
-    // Rules 5-6: the first element (or the base and an element offset below the bound) and its
+    // Rules I7-I8: the first element (or the base and an element offset below the bound) and its
     // alignment.
     let data = tensor.data.addr();
     let mut bad = false;
@@ -147,7 +150,7 @@ unsafe fn import_fast<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S:
         (address, 0)
     };
     bad |= address % align_of::<T>() != 0;
-    // Rule 8 needs no test of its own here: a negative extent is huge as `usize`, beyond the bound.
+    // Rule I10 needs no test of its own here: a negative extent is huge as `usize`, beyond the bound.
     let extents = shape.map(|e| e as usize);
     let strides = strides.map(|s| s as isize);
     // Static extents of `E`.
@@ -158,7 +161,7 @@ unsafe fn import_fast<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S:
             }
         }
     }
-    // Rules 9-10 for the layout, then the byte range: under the bound the view spans at most
+    // Rules I12-I15 for the layout, then the byte range: under the bound the view spans at most
     // FAST_SPAN_BYTES (below 2^63), so a range starting below 2^63 cannot wrap.
     let stored = L::validate_fast(&extents, &strides, offset, bound)?;
     bad |= address > isize::MAX as usize;
@@ -182,7 +185,8 @@ const fn dtype_bytes(dtype: DLDataType) -> [u8; 4] {
     [dtype.code, dtype.bits, lanes[0], lanes[1]]
 }
 
-/// Validates a `DLTensor` in the order of SPEC.md §3, reporting the first rule that fails.
+/// Validates a `DLTensor` in the order of [section I](crate::rules#i), reporting the first rule that
+/// fails.
 ///
 /// # Safety
 ///
@@ -194,7 +198,7 @@ unsafe fn import_ordered<T: DlElement, const R: usize, E: Extents<R>, L: Layout,
     options: ImportOptions,
     unique: bool,
 ) -> Result<Parts<T, R, E, L, S>, DlpackError> {
-    // 1. device; 2. rank; 3. data type.
+    // I1-I2 device; I3 rank; I4-I5 data type.
     let ordinal = S::accept(tensor.device)?;
     check::rank(tensor.ndim, R)?;
     check::dtype(T::DTYPE, is_padded_subbyte::<T>(), tensor.dtype, options.subbyte_padded)?;
@@ -202,38 +206,39 @@ unsafe fn import_ordered<T: DlElement, const R: usize, E: Extents<R>, L: Layout,
     let shape: Option<&[i64; R]> = if R == 0 || tensor.shape.is_null() {
         None
     } else {
-        // SAFETY: ndim == R (rule 2) and the shape is non-null: the caller guarantees R readable
+        // SAFETY: ndim == R (rule I3) and the shape is non-null: the caller guarantees R readable
         // int64_t.
         Some(unsafe { &*tensor.shape.cast::<[i64; R]>() })
     };
 
-    // 4. data non-null, unless the tensor has no elements (DLPack says its data should be null).
+    // I6 data non-null, unless the tensor has no elements (DLPack says its data should be null).
     let data = tensor.data.addr();
     if data == 0 && !shape.is_some_and(|s| s.contains(&0)) {
         return Err(DlpackError::NullData);
     }
 
-    // 5. the first element (strict layouts) or the base and an element offset (relaxed).
+    // I7 the first element (strict layouts) or the base and an element offset (relaxed).
     let (address, offset) = if L::HAS_OFFSET {
         (data, check::element_offset(tensor.byte_offset, size_of::<T>())?)
     } else {
         (check::first_element(data, tensor.byte_offset)?, 0)
     };
 
-    // 6. alignment of that address (a null-data empty tensor gets a dangling, aligned pointer).
+    // I8 alignment of that address (a null-data empty tensor gets a dangling, aligned pointer).
     if data != 0 {
         check::aligned(address, align_of::<T>())?;
     }
 
-    // 7. rank 0 reads neither shape nor strides; 8. shape non-null, extents non-negative.
+    // I9 rank 0 reads neither shape nor strides; I10 shape non-null, extents non-negative.
     let extents = match shape {
         Some(shape) => check::extents(shape)?,
         None if R == 0 => [0usize; R],
         None => return Err(DlpackError::NullShape),
     };
 
-    // 9. strides: null is row-major before DLPack 1.2 and an error from 1.2 on; then the layout's
-    // rules; 10. no overflow, no reach below the base (both in `Mapping::from_parts`).
+    // I11 strides: null is row-major before DLPack 1.2 and an error from 1.2 on; then I12 static
+    // extents, I13 the layout's rules, I14-I15 no overflow, no reach below the base (all in
+    // `Mapping::from_parts_with_span`).
     let strides = if R == 0 {
         [0isize; R]
     } else if tensor.strides.is_null() {
@@ -256,7 +261,7 @@ unsafe fn import_ordered<T: DlElement, const R: usize, E: Extents<R>, L: Layout,
         check::byte_range(address, span, size_of::<T>())?;
         // Pointer arithmetic that keeps the pointer's provenance; `address` is its address.
         let first = tensor.data.cast::<u8>().wrapping_add(address - data).cast::<T>();
-        // SAFETY: `data != 0` and `address >= data` (no wrap, rule 5).
+        // SAFETY: `data != 0` and `address >= data` (no wrap, rule I7).
         unsafe { NonNull::new_unchecked(first) }
     };
     Ok((ptr, mapping, ordinal))
@@ -268,7 +273,7 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
     ///
     /// # Errors
     ///
-    /// The first rule of SPEC.md §3 that fails, as a [`DlpackError`] variant.
+    /// The first rule of [section I](crate::rules#i) that fails, as a [`DlpackError`] variant.
     ///
     /// # Safety
     ///
@@ -294,7 +299,7 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
     ///
     /// # Errors
     ///
-    /// The first rule of SPEC.md §3 that fails, as a [`DlpackError`] variant.
+    /// The first rule of [section I](crate::rules#i) that fails, as a [`DlpackError`] variant.
     ///
     /// # Safety
     ///
@@ -331,8 +336,8 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
     ///
     /// # Errors
     ///
-    /// The first rule of SPEC.md §3 that fails; [`DlpackError::OverlappingStrides`] when two indices
-    /// share an element.
+    /// The first rule of [section I](crate::rules#i) that fails; [`DlpackError::OverlappingStrides`]
+    /// when two indices share an element.
     ///
     /// # Safety
     ///
@@ -406,8 +411,9 @@ macro_rules! to_mdspan {
         ///
         /// # Errors
         ///
-        /// The first rule of SPEC.md §3 that fails, as a [`DlpackError`] variant, in this order:
-        /// device, rank, data type, null data, byte offset, alignment, shape, strides, overflow.
+        /// The first rule of [section I](crate::rules#i) that fails, as a [`DlpackError`] variant, in
+        /// this order: device, rank, data type, null data, byte offset, alignment, shape, strides,
+        /// overflow.
         ///
         /// # Safety
         ///
@@ -796,7 +802,7 @@ pub trait FromDlTensor<'a>: Sized {
     ///
     /// # Errors
     ///
-    /// The first rule of SPEC.md §3 that fails.
+    /// The first rule of [section I](crate::rules#i) that fails.
     ///
     /// # Safety
     ///

@@ -34,7 +34,8 @@ impl fmt::Display for LayoutKind {
 /// Why a tensor, a view or an exchange was refused.
 ///
 /// The variants of the `DLTensor` → view conversion are listed in the order the checks run
-/// (SPEC.md §3): the first failing rule is the one reported. Match on variants, not on messages.
+/// ([section I](crate::rules#i) of the [rules page](crate::rules), which names the rule behind each
+/// variant): the first failing rule is the one reported. Match on variants, not on messages.
 ///
 /// ```
 /// use dlspan::{to_host_mdspan, DlpackError, LayoutRight, ffi::DLTensor};
@@ -73,7 +74,8 @@ pub enum DlpackError {
         /// Whether the tensor is padded (`IS_SUBBYTE_TYPE_PADDED`; a plain `DLTensor` is packed).
         tensor_padded: bool,
     },
-    /// `data` is null although the tensor has elements.
+    /// `data` is null although the tensor may have elements (only a tensor with a zero extent may
+    /// have null data).
     NullData,
     /// `data + byte_offset` overflows the address space.
     ByteOffsetOverflow {
@@ -87,9 +89,9 @@ pub enum DlpackError {
         /// The element size in bytes.
         element_size: usize,
     },
-    /// The first element's address is not aligned for the element type.
+    /// The address the elements are counted from is not aligned for the element type.
     Misaligned {
-        /// The address of the first element (`data + byte_offset`, or `data` for the relaxed layout).
+        /// `data + byte_offset` for the strict layouts, `data` for the relaxed layout.
         address: usize,
         /// The alignment the element type needs.
         alignment: usize,
@@ -103,17 +105,17 @@ pub enum DlpackError {
         /// The extent found.
         extent: i64,
     },
-    /// An extent differs from the view type's static extent.
+    /// An extent differs from a static extent of the view's (or mapping's) extents type.
     ExtentMismatch {
         /// The axis.
         axis: usize,
-        /// The static extent of the view type.
+        /// The static extent.
         expected: usize,
         /// The extent found.
         found: usize,
     },
-    /// `strides` is null for a tensor of rank > 0 from a producer of DLPack ≥ 1.2 (older producers
-    /// mean row-major by it).
+    /// `strides` is null for a tensor of rank > 0 from a producer of DLPack 1.2 or later (older
+    /// producers mean row-major by it).
     NullStrides {
         /// The producer's DLPack version.
         version: DLPackVersion,
@@ -136,31 +138,50 @@ pub enum DlpackError {
         /// The stride found.
         stride: i64,
     },
-    /// Extents, strides and offset reach an element offset or a byte span that does not fit in
-    /// `isize`, or a memory range that wraps around the address space.
+    /// Extents, strides and offset reach an element offset, an element count or a byte span that
+    /// does not fit in `isize`, or a memory range that wraps around the address space.
     SpanOverflow,
     /// A relaxed mapping reaches below its base pointer (negative strides without enough offset).
     NegativeReach {
         /// The lowest element offset reached, relative to the base pointer.
         lowest: i64,
     },
-    /// A mutable view needs every index to address its own element; these strides make two
-    /// indices share one (zero strides, or overlapping axes).
+    /// A mutable view needs every index to address its own element, and these strides are not
+    /// proven to: sorted by magnitude, some axis' stride does not exceed what the smaller axes reach
+    /// (zero strides, overlapping axes, or a rare interleaving the sufficient test cannot prove).
     OverlappingStrides,
-    /// A slice is too short for the extents and strides given.
-    SliceTooShort {
-        /// Elements the mapping reaches.
-        required: usize,
-        /// Elements in the slice.
-        len: usize,
+    /// A slice or owner holds a different number of elements than the extents do (a compact view or
+    /// export takes exactly that many).
+    LengthMismatch {
+        /// The number of elements the extents hold.
+        expected: usize,
+        /// The number of elements given.
+        found: usize,
     },
-    /// A sub-view range is out of bounds or reversed.
+    /// A slice or owner holds fewer elements than a strided mapping reaches (it needs at least
+    /// `required_span_size()`, and may hold more).
+    TooFewElements {
+        /// Elements from the first to one past the highest element the mapping reaches.
+        required: usize,
+        /// The number of elements given.
+        found: usize,
+    },
+    /// Two views that must have the same extents differ on an axis.
+    ShapeMismatch {
+        /// The first axis that differs.
+        axis: usize,
+        /// This view's extent.
+        expected: usize,
+        /// The other view's extent.
+        found: usize,
+    },
+    /// A sub-view range is reversed or exceeds its axis.
     SubviewOutOfBounds {
         /// The axis.
         axis: usize,
-        /// The range's start.
+        /// The range's start (`usize::MAX` for an excluded start of `usize::MAX`).
         start: usize,
-        /// The range's end (exclusive).
+        /// The range's end, exclusive (`usize::MAX` for an included end of `usize::MAX`).
         end: usize,
         /// The axis' extent.
         extent: usize,
@@ -184,10 +205,15 @@ pub enum DlpackError {
     ReadOnly,
     /// The requested exchange needs a copy, and copying was forbidden.
     CopyRequired,
-    /// The tensor lives on a device this operation cannot reach from the host.
-    NotHostAccessible {
-        /// The tensor's device.
-        device: DLDevice,
+    /// A buffer could not be allocated: its size in bytes overflows `isize`, or the allocator
+    /// refused it.
+    AllocationFailed {
+        /// Elements requested.
+        len: usize,
+        /// Bytes per element.
+        element_size: usize,
+        /// The alignment requested, in bytes.
+        alignment: usize,
     },
 }
 
@@ -195,9 +221,13 @@ impl fmt::Display for DlpackError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Self::DeviceMismatch { expected, found } => {
-                write!(f, "tensor is on device {:?}:{}, expected {expected:?}", found.device_type, found.device_id)
+                write!(f, "tensor is on device {:?}:{}, expected {expected:?}", found.device_type, found.device_id)?;
+                if expected == DLDeviceType::kDLCPU {
+                    f.write_str(" or pinned host memory (kDLCUDAHost, kDLROCMHost)")?;
+                }
+                Ok(())
             }
-            Self::RankMismatch { expected, found } => write!(f, "tensor has ndim {found}, expected rank {expected}"),
+            Self::RankMismatch { expected, found } => write!(f, "ndim is {found}, the view's rank is {expected}"),
             Self::DtypeMismatch { expected, found } => write!(f, "tensor has dtype {found}, expected {expected}"),
             Self::SubbytePacking { element_padded, tensor_padded } => write!(
                 f,
@@ -205,7 +235,7 @@ impl fmt::Display for DlpackError {
                 if tensor_padded { "padded" } else { "packed" },
                 if element_padded { "padded" } else { "packed" }
             ),
-            Self::NullData => f.write_str("tensor data is null but the tensor has elements"),
+            Self::NullData => f.write_str("tensor data is null, which only a tensor without elements may have"),
             Self::ByteOffsetOverflow { byte_offset } => {
                 write!(f, "data + byte_offset ({byte_offset}) overflows the address space")
             }
@@ -213,16 +243,17 @@ impl fmt::Display for DlpackError {
                 write!(f, "byte_offset {byte_offset} is not a multiple of the element size {element_size}")
             }
             Self::Misaligned { address, alignment } => {
-                write!(f, "first element at {address:#x} is not aligned to {alignment} bytes")
+                write!(f, "element address {address:#x} is not a multiple of the element alignment {alignment}")
             }
-            Self::NullShape => f.write_str("tensor shape is null"),
+            Self::NullShape => f.write_str("tensor shape is null, which only a rank-0 tensor may have"),
             Self::NegativeExtent { axis, extent } => write!(f, "extent {extent} of axis {axis} is negative"),
             Self::ExtentMismatch { axis, expected, found } => {
-                write!(f, "extent of axis {axis} is {found}, the view type requires {expected}")
+                write!(f, "extent of axis {axis} is {found}, but its static extent is {expected}")
             }
             Self::NullStrides { version } => write!(
                 f,
-                "tensor strides are null, which DLPack {}.{} forbids for rank > 0",
+                "tensor strides are null, which producers of DLPack 1.2 or later may not send for rank > 0 \
+                 (this one is {}.{})",
                 version.major, version.minor
             ),
             Self::StridesIncompatible { layout, axis, expected, found } => {
@@ -231,18 +262,31 @@ impl fmt::Display for DlpackError {
             Self::NonPositiveStride { axis, stride } => {
                 write!(f, "stride {stride} of axis {axis} is not positive, which layout_stride requires")
             }
-            Self::SpanOverflow => f.write_str("extents and strides reach beyond what isize or the address space holds"),
+            Self::SpanOverflow => {
+                f.write_str("extents, strides and offset reach beyond what isize or the address space holds")
+            }
             Self::NegativeReach { lowest } => {
                 write!(f, "strides reach element offset {lowest}, below the base pointer")
             }
-            Self::OverlappingStrides => {
-                f.write_str("strides make several indices share an element, so no mutable view")
+            Self::OverlappingStrides => f.write_str(
+                "strides not proven unique (an axis' stride does not exceed what the smaller axes reach), \
+                 so no mutable view",
+            ),
+            Self::LengthMismatch { expected, found } => {
+                write!(f, "{found} elements given where the extents hold exactly {expected}")
             }
-            Self::SliceTooShort { required, len } => {
-                write!(f, "slice of {len} elements is too short: the mapping reaches {required}")
+            Self::TooFewElements { required, found } => {
+                write!(f, "{found} elements given where the mapping reaches {required}")
+            }
+            Self::ShapeMismatch { axis, expected, found } => {
+                write!(f, "the views' extents differ on axis {axis}: {expected} here, {found} in the other view")
             }
             Self::SubviewOutOfBounds { axis, start, end, extent } => {
-                write!(f, "sub-view range {start}..{end} of axis {axis} is out of bounds for extent {extent}")
+                if start > end {
+                    write!(f, "sub-view range {start}..{end} of axis {axis} is reversed")
+                } else {
+                    write!(f, "sub-view range {start}..{end} of axis {axis} exceeds its extent {extent}")
+                }
             }
             Self::ExportOverflow { axis } => write!(f, "extent or stride of axis {axis} does not fit int64_t"),
             Self::PaddedSubbyteExport => {
@@ -254,13 +298,14 @@ impl fmt::Display for DlpackError {
             Self::NullManagedTensor => f.write_str("managed tensor pointer is null"),
             Self::ReadOnly => f.write_str("tensor is read-only"),
             Self::CopyRequired => f.write_str("the exchange needs a copy, and copying was forbidden"),
-            Self::NotHostAccessible { device } => write!(
-                f,
-                "tensor on device {:?}:{} is not accessible from the host",
-                device.device_type, device.device_id
-            ),
+            Self::AllocationFailed { len, element_size, alignment } => {
+                write!(f, "could not allocate {len} elements of {element_size} bytes aligned to {alignment} bytes")
+            }
         }
     }
 }
 
 impl std::error::Error for DlpackError {}
+
+#[cfg(test)]
+mod tests;

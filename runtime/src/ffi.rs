@@ -559,7 +559,7 @@ pub struct DLPackExchangeAPI {
     pub current_work_stream: DLPackCurrentWorkStream,
 }
 
-// Layouts of the C header on 64-bit targets (SPEC.md §1). The `abi` integration test compares the
+// Layouts of the C header on 64-bit targets (dlpack.h 1.3). The `abi` integration test compares the
 // same numbers with what gcc computes from a real dlpack.h.
 #[cfg(target_pointer_width = "64")]
 mod layout_asserts {

@@ -1,7 +1,7 @@
 //! Member views of `#[repr(C)]` records: from a view of records, a zero-copy strided view of one
 //! member, exportable to DLPack (the member's position travels in `byte_offset`).
 //!
-//! Array-of-structs members are not zero-copy in the systems SPEC.md §6 describes; here they are,
+//! Array-of-structs members are not zero-copy in the usual array-library interop; here they are,
 //! whenever the member's size divides the record's and its offset: then the member of record `i`
 //! is element `i·(size_of::<Rec>() / size_of::<F>()) + offset / size_of::<F>()` of the record
 //! buffer seen as `F`s.

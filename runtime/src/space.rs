@@ -57,7 +57,7 @@ pub trait MemorySpace: sealed::Sealed + Copy + Default + Debug + Send + Sync + '
     /// ```
     const HOST_ACCESSIBLE: bool;
 
-    /// Accepts a tensor's device, or says why not (SPEC.md §3, rule 1).
+    /// Accepts a tensor's device, or says why not ([rule I1](crate::rules#i1)).
     ///
     /// # Errors
     ///
@@ -170,7 +170,7 @@ impl MemorySpace for Device {
 
     #[inline]
     fn accept(device: DLDevice) -> Result<i32, DlpackError> {
-        // SPEC.md rule 1: the device id is not checked here (the view keeps it for export).
+        // Rule I2: the device id is not checked (the view keeps it for export).
         if device.device_type == DLDeviceType::kDLCUDA {
             Ok(device.device_id)
         } else {

@@ -1,6 +1,6 @@
-//! Element types: the [`DlElement`] trait that maps a Rust type to its DLPack [`DLDataType`], the
-//! built-in mappings of SPEC.md §2, storage types for the FP8/FP6/FP4 formats, and CUDA-compatible
-//! vector types.
+//! Element types: the [`DlElement`] trait that maps a Rust type to its DLPack [`DLDataType`]
+//! (compared exactly on import: [rule I4](crate::rules#i4)), the built-in mappings, storage types
+//! for the FP8/FP6/FP4 formats, and CUDA-compatible vector types.
 //!
 //! ```
 //! use dlspan::dtype::{dtype_of, DlElement};

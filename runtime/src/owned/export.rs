@@ -126,7 +126,7 @@ unsafe impl<T: DlElement> TensorOwner for &'static mut [T] {
     }
 }
 
-/// When an export may copy (SPEC.md §6).
+/// When an export may copy ([rule M8](crate::rules#m8)).
 ///
 /// ```
 /// use dlspan::{CopyMode, DlpackError, HostMdspan};
@@ -236,17 +236,22 @@ fn export_checked<O: TensorOwner, const R: usize>(
     unsafe { owner_ptr.write(owner) };
     // SAFETY: the owner was just initialised, in its final place (the heap); nothing else reaches it.
     let storage = unsafe { (*owner_ptr).storage() };
-    let (fits, required) = match required {
-        Required::Exactly(n) => (storage.len == n, n),
-        Required::AtLeast(n) => (storage.len >= n, n),
+    let refusal = match required {
+        Required::Exactly(expected) if storage.len != expected => {
+            Some(DlpackError::LengthMismatch { expected, found: storage.len })
+        }
+        Required::AtLeast(required) if storage.len < required => {
+            Some(DlpackError::TooFewElements { required, found: storage.len })
+        }
+        _ => None,
     };
-    if !fits {
+    if let Some(refusal) = refusal {
         // SAFETY: only the owner needs dropping (shape and strides are plain integers, the header is
         // unwritten), then the allocation is freed as the uninitialised box it came from.
         unsafe { ptr::drop_in_place(owner_ptr) };
         // SAFETY: `raw` came from `Box::into_raw` of a `Box<MaybeUninit<Context>>`.
         drop(unsafe { Box::from_raw(raw.cast::<core::mem::MaybeUninit<Context<O, R>>>()) });
-        return Err(DlpackError::SliceTooShort { required, len: storage.len });
+        return Err(refusal);
     }
     let mut flags = extra_flags;
     if !storage.writable {
@@ -366,14 +371,15 @@ impl ManagedTensor {
     ///
     /// # Errors
     ///
-    /// [`DlpackError::SliceTooShort`] when the owner holds a different number of elements;
-    /// [`DlpackError::SpanOverflow`]. The owner is dropped on error.
+    /// [`DlpackError::LengthMismatch`] when the owner holds a different number of elements;
+    /// [`DlpackError::SpanOverflow`]. The owner is dropped on error ([rule M6](crate::rules#m6)).
     ///
     /// ```
     /// use dlspan::{ManagedTensor, DlpackError};
     /// let t = ManagedTensor::from_owner(vec![0f32; 12], [3, 4])?;
     /// assert_eq!((t.shape(), t.strides()), (&[3i64, 4][..], Some(&[4i64, 1][..])));
-    /// assert!(matches!(ManagedTensor::from_owner(vec![0f32; 11], [3, 4]), Err(DlpackError::SliceTooShort { .. })));
+    /// let short = ManagedTensor::from_owner(vec![0f32; 11], [3, 4]);
+    /// assert!(matches!(short, Err(DlpackError::LengthMismatch { expected: 12, found: 11 })));
     /// # Ok::<(), DlpackError>(())
     /// ```
     #[inline]
@@ -388,7 +394,7 @@ impl ManagedTensor {
     /// # Errors
     ///
     /// [`DlpackError::NegativeReach`], [`DlpackError::SpanOverflow`],
-    /// [`DlpackError::SliceTooShort`]. The owner is dropped on error.
+    /// [`DlpackError::TooFewElements`]. The owner is dropped on error ([rule M6](crate::rules#m6)).
     ///
     /// ```
     /// use dlspan::{ManagedTensor, LayoutStrideRelaxed};
@@ -430,17 +436,13 @@ fn export_compact<O: TensorOwner, const R: usize>(
     )
 }
 
-/// Copies a host view's elements (logical order) into a fresh row-major export.
-fn copy_to_managed<T: DlElement, const R: usize>(
-    extents: [usize; R],
-    values: Vec<T>,
-) -> Result<ManagedTensor, DlpackError> {
-    export_compact(values, extents, DLPACK_FLAG_BITMASK_IS_COPIED)
-}
+/// The alignment of the buffers that view copies export, in bytes.
+const COPY_ALIGNMENT: usize = 64;
 
 impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<'_, T, R, E, L, S> {
     /// An owned managed tensor of this view's elements. A borrowed view cannot hand out ownership
-    /// of its data, so every export copies: into a compact row-major buffer the consumer owns alone
+    /// of its data, so every export copies: into a compact row-major [`AlignedBuffer`](crate::AlignedBuffer) (64-byte
+    /// aligned, what JAX needs to import without copying again) the consumer owns alone
     /// (`IS_COPIED` set, writable); [`CopyMode::Never`] is refused.
     ///
     /// # Errors
@@ -459,7 +461,11 @@ impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> 
     pub fn to_managed(&self, copy: CopyMode) -> Result<ManagedTensor, DlpackError> {
         match copy {
             CopyMode::Never => Err(DlpackError::CopyRequired),
-            CopyMode::Always | CopyMode::IfNeeded => copy_to_managed(self.extents(), self.to_vec()),
+            CopyMode::Always | CopyMode::IfNeeded => export_compact(
+                self.to_aligned_buffer::<COPY_ALIGNMENT>(),
+                self.extents(),
+                DLPACK_FLAG_BITMASK_IS_COPIED,
+            ),
         }
     }
 }

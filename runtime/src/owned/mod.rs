@@ -2,7 +2,7 @@
 //! `DLManagedTensor` and calls its deleter exactly once; exporters turn Rust owners (`Vec`,
 //! `Box<[T]>`, `Arc<[T]>`, any [`TensorOwner`]) into managed tensors whose deleter drops the owner.
 //!
-//! Ownership rules, made safe by construction:
+//! Ownership rules ([section M](crate::rules#m) of the rules page), made safe by construction:
 //! - the deleter runs exactly once: on drop, or at once when a tensor of another major version is
 //!   refused (touching nothing else), or by whoever takes the raw pointer from
 //!   [`into_raw_versioned`](ManagedTensor::into_raw_versioned) /
@@ -58,9 +58,9 @@ enum Raw {
 /// (`DLManagedTensor`). Dropping it calls the producer's deleter exactly once.
 ///
 /// Typed views borrow it ([`view`](Self::view), [`view_mut`](Self::view_mut),
-/// [`view_as`](Self::view_as)) with every check of SPEC.md §3, using the tensor's version (null
-/// strides mean row-major before DLPack 1.2) and flags (`READ_ONLY` refuses mutable views;
-/// `IS_SUBBYTE_TYPE_PADDED` selects padded sub-byte storage).
+/// [`view_as`](Self::view_as)) with every check of [section I](crate::rules#i), using the tensor's
+/// version (null strides mean row-major before DLPack 1.2) and flags (`READ_ONLY` refuses mutable
+/// views; `IS_SUBBYTE_TYPE_PADDED` selects padded sub-byte storage): [rule M4](crate::rules#m4).
 ///
 /// ```
 /// use dlspan::{ManagedTensor, LayoutStride, DlpackError};
@@ -339,7 +339,7 @@ impl ManagedTensor {
     ///
     /// # Errors
     ///
-    /// The first rule of SPEC.md §3 that fails, as [`to_host_mdspan`](crate::to_host_mdspan).
+    /// The first rule of [section I](crate::rules#i) that fails, as [`to_host_mdspan`](crate::to_host_mdspan).
     ///
     /// ```
     /// use dlspan::{ManagedTensor, LayoutRight, DlpackError};
@@ -378,7 +378,7 @@ impl ManagedTensor {
     ///
     /// # Errors
     ///
-    /// The first rule of SPEC.md §3 that fails.
+    /// The first rule of [section I](crate::rules#i) that fails.
     ///
     /// ```
     /// use dlspan::{mdspan, ManagedTensor};
@@ -450,7 +450,8 @@ impl ManagedTensor {
     /// # Errors
     ///
     /// A read-only tensor cannot be exported as legacy (the legacy form has no flags, so the
-    /// consumer would assume it may write); the error gives the tensor back.
+    /// consumer would assume it may write); the error gives the tensor back. `?` turns it into
+    /// [`DlpackError::ReadOnly`], releasing the tensor.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -554,6 +555,32 @@ impl fmt::Display for IntoLegacyError {
 }
 
 impl std::error::Error for IntoLegacyError {}
+
+/// `?` on [`ManagedTensor::into_raw_legacy`] in a function returning [`DlpackError`]: the error
+/// becomes [`DlpackError::ReadOnly`], and the refused tensor, which nobody can reach any more, is
+/// released on the spot (its deleter runs once, as when a `ManagedTensor` is dropped). Match on the
+/// [`IntoLegacyError`] instead to keep the tensor ([`into_tensor`](IntoLegacyError::into_tensor)).
+///
+/// ```
+/// use dlspan::{DlpackError, ManagedTensor, ffi::DLManagedTensor};
+/// use std::sync::Arc;
+///
+/// fn to_legacy_consumer(tensor: ManagedTensor) -> Result<*mut DLManagedTensor, DlpackError> {
+///     let raw = tensor.into_raw_legacy()?;
+///     Ok(raw) // a legacy consumer now owns it and calls its deleter
+/// }
+///
+/// let values: Arc<[f32]> = Arc::from([1.0, 2.0]);
+/// let read_only = ManagedTensor::from_owner(values.clone(), [2])?;
+/// assert_eq!(to_legacy_consumer(read_only), Err(DlpackError::ReadOnly));
+/// assert_eq!(Arc::strong_count(&values), 1, "the refused tensor released its owner");
+/// # Ok::<(), DlpackError>(())
+/// ```
+impl From<IntoLegacyError> for DlpackError {
+    fn from(refused: IntoLegacyError) -> Self {
+        refused.error()
+    }
+}
 
 /// Calls a versioned tensor's deleter, if any.
 ///

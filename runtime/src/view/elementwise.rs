@@ -278,7 +278,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanM
     ///
     /// # Errors
     ///
-    /// [`DlpackError::ExtentMismatch`] when the extents differ (nothing is visited).
+    /// [`DlpackError::ShapeMismatch`] when the extents differ (nothing is visited).
     ///
     /// ```
     /// use dlspan::{HostMdspan, HostMdspanMut, DlpackError};
@@ -288,7 +288,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanM
     /// let mut y_view = HostMdspanMut::<f64, 1>::from_slice(&mut y, [3])?;
     /// y_view.zip_with(&x_view, |y, &x| *y -= x)?;
     /// let short = HostMdspan::<f64, 1>::from_slice(&x[..2], [2])?;
-    /// assert!(matches!(y_view.zip_with(&short, |_, _| ()), Err(DlpackError::ExtentMismatch { .. })));
+    /// assert!(matches!(y_view.zip_with(&short, |_, _| ()), Err(DlpackError::ShapeMismatch { .. })));
     /// assert_eq!(y, [9.0, 8.0, 7.0]);
     /// # Ok::<(), DlpackError>(())
     /// ```
@@ -299,7 +299,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanM
     ) -> Result<(), DlpackError> {
         let (extents, other_extents) = (self.extents(), other.extents());
         if let Some(axis) = (0..R).find(|&axis| extents[axis] != other_extents[axis]) {
-            return Err(DlpackError::ExtentMismatch { axis, expected: extents[axis], found: other_extents[axis] });
+            return Err(DlpackError::ShapeMismatch { axis, expected: extents[axis], found: other_extents[axis] });
         }
         if self.strides() == other.strides() && self.is_contiguous() {
             if let (Some(theirs), Some(ours)) = (other.as_slice(), self.as_mut_slice()) {

@@ -39,6 +39,11 @@ pub trait Layout: sealed::Sealed + Copy + Default + Debug + Send + Sync + 'stati
     /// of compact and strided views are [`LayoutStride`], and of relaxed views relaxed.
     type Sub: Layout;
 
+    /// The layout of the views that fix axis 0 (the rows that
+    /// [`outer_iter`](crate::Mdspan::outer_iter) yields): rows of a row-major compact view are
+    /// row-major compact, so [`LayoutRight`] keeps itself; the others are as [`Sub`](Self::Sub).
+    type Outer: Layout;
+
     /// Which layout this is, for errors and queries.
     const KIND: LayoutKind;
 
@@ -46,8 +51,8 @@ pub trait Layout: sealed::Sealed + Copy + Default + Debug + Send + Sync + 'stati
     /// relaxed layout does; the others start at their pointer).
     const HAS_OFFSET: bool;
 
-    /// Validates strides and offset against this layout's rules (SPEC.md §3, rules 9 and 10) and
-    /// returns the stored form with what the mapping reaches.
+    /// Validates strides and offset against this layout's rules ([rules I13 to
+    /// I15](crate::rules#i13)) and returns the stored form with what the mapping reaches.
     #[doc(hidden)]
     fn validate<const R: usize>(
         extents: &[usize; R],
@@ -165,10 +170,11 @@ const fn compact_axis<const R: usize>(left: bool, k: usize) -> usize {
 
 /// Both compact layouts: strides computed from extents, no offset. `$left` mirrors the axis order.
 macro_rules! compact_layout {
-    ($layout:ty, $kind:ident, $left:literal) => {
+    ($layout:ty, $kind:ident, $left:literal, $outer:ty) => {
         impl Layout for $layout {
             type Strides<const R: usize> = ();
             type Sub = LayoutStride;
+            type Outer = $outer;
             const KIND: LayoutKind = LayoutKind::$kind;
             const HAS_OFFSET: bool = false;
 
@@ -254,12 +260,13 @@ macro_rules! compact_layout {
     };
 }
 
-compact_layout!(LayoutRight, Right, false);
-compact_layout!(LayoutLeft, Left, true);
+compact_layout!(LayoutRight, Right, false, LayoutRight);
+compact_layout!(LayoutLeft, Left, true, LayoutStride);
 
 impl Layout for LayoutStride {
     type Strides<const R: usize> = [isize; R];
     type Sub = LayoutStride;
+    type Outer = LayoutStride;
     const KIND: LayoutKind = LayoutKind::Stride;
     const HAS_OFFSET: bool = false;
 
@@ -310,6 +317,7 @@ impl Layout for LayoutStride {
 impl Layout for LayoutStrideRelaxed {
     type Strides<const R: usize> = RelaxedStrides<R>;
     type Sub = LayoutStrideRelaxed;
+    type Outer = LayoutStrideRelaxed;
     const KIND: LayoutKind = LayoutKind::StrideRelaxed;
     const HAS_OFFSET: bool = true;
 

@@ -9,9 +9,9 @@ use core::marker::PhantomData;
 
 /// The index → element-offset function of a view: extents and the layout's strides and offset.
 ///
-/// Every constructor validates (SPEC.md §3 rules 9–10): the layout's stride rules, static extents,
-/// and that every reachable offset fits `isize` and none lies below the base. Index arithmetic on a
-/// mapping therefore never overflows.
+/// Every constructor validates ([rules I12 to I15](crate::rules#i12)): the layout's stride rules,
+/// static extents, and that every reachable offset fits `isize` and none lies below the base. Index
+/// arithmetic on a mapping therefore never overflows.
 ///
 /// ```
 /// use dlspan::{Mapping, Dims, LayoutStride};

@@ -6,6 +6,7 @@ mod access;
 mod construct;
 mod subview;
 
+pub(crate) use subview::SubParts;
 pub use subview::SubviewRanges;
 
 use super::extents::{Dims, Extents};
@@ -22,7 +23,7 @@ use core::ptr::NonNull;
 /// - `E`: the extents type, [`Dims<R>`] (all dynamic) or a tuple of [`Static`](crate::Static) /
 ///   [`Dyn`](crate::Dyn) axes (spelled by `mdspan!`).
 /// - `L`: the layout ([`LayoutRight`], [`LayoutLeft`](crate::LayoutLeft),
-///   [`LayoutStride`](crate::LayoutStride), [`LayoutStrideRelaxed`]).
+///   [`LayoutStride`](crate::LayoutStride), [`LayoutStrideRelaxed`](crate::LayoutStrideRelaxed)).
 /// - `S`: the memory space ([`Host`], [`Device`], [`Managed`]); only host-accessible views index,
 ///   iterate and print values.
 ///

@@ -1,0 +1,442 @@
+//! Every variant of [`DlpackError`], produced through the public API at each place that constructs
+//! it, and its message checked against the facts: it names the values it carries, and what it
+//! claims holds for those values. The match in `claims` has no wildcard arm, so a new variant does
+//! not compile until it is walked here too.
+
+use super::*;
+use crate::dtype::Float4E2m1fn;
+use crate::ffi::{DLDataTypeCode, DLManagedTensorVersioned, DLTensor};
+use crate::{
+    CopyMode, DlElement, Dyn, HostMdspan, HostMdspanMut, ImportOptions, LayoutRight, LayoutStride, LayoutStrideRelaxed,
+    ManagedTensor, Mapping, Mdspan, MdspanMut, Static, to_device_mdspan, to_dlpack_tensor, to_host_mdspan,
+    to_host_mdspan_mut, to_managed_mdspan,
+};
+use std::sync::Arc;
+
+/// A CPU `DLTensor` under construction, owning its shape and strides.
+struct Tensor {
+    data: *mut core::ffi::c_void,
+    device: DLDevice,
+    ndim: i32,
+    dtype: DLDataType,
+    shape: Option<Vec<i64>>,
+    strides: Option<Vec<i64>>,
+    byte_offset: u64,
+}
+
+impl Tensor {
+    fn cpu<T: DlElement>(data: &[T], shape: &[i64], strides: &[i64]) -> Self {
+        Self {
+            data: data.as_ptr().cast_mut().cast(),
+            device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
+            ndim: shape.len() as i32,
+            dtype: T::DTYPE,
+            shape: Some(shape.to_vec()),
+            strides: Some(strides.to_vec()),
+            byte_offset: 0,
+        }
+    }
+
+    fn raw(&mut self) -> DLTensor {
+        DLTensor {
+            data: self.data,
+            device: self.device,
+            ndim: self.ndim,
+            dtype: self.dtype,
+            shape: self.shape.as_mut().map_or(core::ptr::null_mut(), |s| s.as_mut_ptr()),
+            strides: self.strides.as_mut().map_or(core::ptr::null_mut(), |s| s.as_mut_ptr()),
+            byte_offset: self.byte_offset,
+        }
+    }
+
+    /// Imports as a shared host view of `T`, rank `R`, layout `L`.
+    fn host<T: DlElement, const R: usize, L: crate::Layout>(mut self) -> DlpackError {
+        let raw = self.raw();
+        // SAFETY: the data is a live slice of the test or never read (every case fails before the
+        // view exists); shape and strides hold `ndim` entries whenever `ndim == R`.
+        unsafe { to_host_mdspan::<T, R, L>(&raw) }.map(|_| ()).unwrap_err()
+    }
+
+    /// Imports as a mutable host view.
+    fn host_mut<T: DlElement, const R: usize, L: crate::Layout>(mut self) -> DlpackError {
+        let raw = self.raw();
+        // SAFETY: as in `host`; the view is never built, so nothing is written.
+        unsafe { to_host_mdspan_mut::<T, R, L>(&raw) }.map(|_| ()).unwrap_err()
+    }
+
+    fn with(mut self, options: ImportOptions) -> DlpackError {
+        let raw = self.raw();
+        // SAFETY: as in `host`.
+        unsafe { Mdspan::<i32, 2, crate::Dims<2>, LayoutRight, crate::Host>::from_dltensor_with(&raw, options) }
+            .map(|_| ())
+            .unwrap_err()
+    }
+}
+
+const DATA: [i32; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
+
+fn good() -> Tensor {
+    Tensor::cpu(&DATA, &[2, 3], &[3, 1])
+}
+
+/// Every error a public call can return, one or more per construction site.
+fn produced() -> Vec<DlpackError> {
+    let mut errors = Vec::new();
+
+    // DeviceMismatch: each memory space.
+    let mut t = good();
+    t.device.device_type = DLDeviceType::kDLCUDA;
+    errors.push(t.host::<i32, 2, LayoutRight>());
+    let mut raw = good().raw();
+    // SAFETY: metadata only, the conversion fails.
+    errors.push(unsafe { to_device_mdspan::<i32, 2, LayoutRight>(&raw) }.map(|_| ()).unwrap_err());
+    raw.device.device_type = DLDeviceType::kDLVulkan;
+    // SAFETY: as above.
+    errors.push(unsafe { to_managed_mdspan::<i32, 2, LayoutRight>(&raw) }.map(|_| ()).unwrap_err());
+
+    // RankMismatch: larger, smaller and negative ndim.
+    errors.push(good().host::<i32, 3, LayoutRight>());
+    errors.push(good().host::<i32, 1, LayoutRight>());
+    let mut t = good();
+    t.ndim = -1;
+    errors.push(t.host::<i32, 2, LayoutRight>());
+
+    // DtypeMismatch and SubbytePacking.
+    errors.push(good().host::<f32, 2, LayoutRight>());
+    let nibbles = [0x21u8, 0x43];
+    let mut t = Tensor::cpu(&nibbles, &[2], &[1]);
+    t.dtype = Float4E2m1fn::DTYPE;
+    errors.push(t.host::<Float4E2m1fn, 1, LayoutRight>());
+
+    // NullData: with a shape that has elements, and with no shape at all.
+    let mut t = good();
+    t.data = core::ptr::null_mut();
+    errors.push(t.host::<i32, 2, LayoutRight>());
+    let mut t = good();
+    t.data = core::ptr::null_mut();
+    t.shape = None;
+    errors.push(t.host::<i32, 2, LayoutRight>());
+
+    // ByteOffsetOverflow, ByteOffsetNotElementMultiple, Misaligned (strict and relaxed addresses).
+    let mut t = good();
+    t.byte_offset = u64::MAX - 1;
+    errors.push(t.host::<i32, 2, LayoutStride>());
+    let mut t = good();
+    t.byte_offset = 6;
+    errors.push(t.host::<i32, 2, LayoutStrideRelaxed>());
+    let mut t = good();
+    t.byte_offset = 2;
+    errors.push(t.host::<i32, 2, LayoutRight>());
+    let mut t = good();
+    t.data = t.data.cast::<u8>().wrapping_add(1).cast();
+    errors.push(t.host::<i32, 2, LayoutStrideRelaxed>());
+
+    // NullShape, NegativeExtent.
+    let mut t = good();
+    t.shape = None;
+    errors.push(t.host::<i32, 2, LayoutRight>());
+    errors.push(Tensor::cpu(&DATA, &[2, -3], &[3, 1]).host::<i32, 2, LayoutRight>());
+
+    // ExtentMismatch: import into a static type, a static mapping, and a view conversion.
+    let raw = good().raw();
+    // SAFETY: `raw` describes `DATA`.
+    let err = unsafe { <crate::mdspan!(i32; 3, dyn)>::from_dltensor(&raw) }.map(|_| ()).unwrap_err();
+    errors.push(err);
+    errors.push(Mapping::<2, (Static<2>, Dyn), LayoutRight>::compact([3, 2]).unwrap_err());
+    let view = HostMdspan::<i32, 2>::from_slice(&DATA[..6], [3, 2]).unwrap();
+    errors.push(view.with_extents::<(Static<2>, Dyn)>().map(|_| ()).unwrap_err());
+
+    // NullStrides from a 1.2 and a 2.0 producer (both forbid them).
+    for version in [DLPackVersion { major: 1, minor: 2 }, DLPackVersion { major: 2, minor: 0 }] {
+        let mut t = good();
+        t.strides = None;
+        errors.push(t.with(ImportOptions { version, ..ImportOptions::CURRENT }));
+    }
+
+    // StridesIncompatible (import and mapping), NonPositiveStride (import and slice).
+    errors.push(Tensor::cpu(&DATA, &[2, 3], &[1, 2]).host::<i32, 2, LayoutRight>());
+    errors.push(Mapping::<2, crate::Dims<2>, crate::LayoutLeft>::from_strides([2, 3], [3, 1]).unwrap_err());
+    errors.push(Tensor::cpu(&DATA, &[2, 3], &[0, 1]).host::<i32, 2, LayoutStride>());
+    errors.push(HostMdspan::<i32, 1, LayoutStride>::from_slice_strided(&DATA, [2], [-1]).map(|_| ()).unwrap_err());
+
+    // SpanOverflow: offsets beyond isize, bytes beyond isize, a wrapping range, compact strides.
+    errors.push(Tensor::cpu(&DATA, &[1 << 62, 4], &[4, 1]).host::<i32, 2, LayoutStride>());
+    errors.push(Tensor::cpu(&DATA, &[1 << 61], &[1]).host::<i32, 1, LayoutRight>());
+    let mut t = Tensor::cpu(&DATA, &[8], &[1]);
+    t.data = (usize::MAX - 15) as *mut core::ffi::c_void;
+    errors.push(t.host::<i32, 1, LayoutRight>());
+    errors.push(HostMdspan::<i32, 2>::from_slice(&DATA, [usize::MAX / 2, 4]).map(|_| ()).unwrap_err());
+    errors.push(ManagedTensor::from_owner(vec![0u8; 4], [usize::MAX / 2, 4]).map(|_| ()).unwrap_err());
+
+    // NegativeReach: import, slice, owner.
+    let mut t = Tensor::cpu(&DATA, &[5], &[-1]);
+    t.byte_offset = 12;
+    errors.push(t.host::<i32, 1, LayoutStrideRelaxed>());
+    errors.push(
+        HostMdspan::<i32, 1, LayoutStrideRelaxed>::from_slice_relaxed(&DATA, [3], [-2], 3).map(|_| ()).unwrap_err(),
+    );
+    errors.push(ManagedTensor::from_owner_strided(vec![0u8; 6], [6], [-1], 2).map(|_| ()).unwrap_err());
+
+    // OverlappingStrides: import, slice, raw parts, managed view.
+    errors.push(Tensor::cpu(&DATA, &[3, 3], &[1, 1]).host_mut::<i32, 2, LayoutStride>());
+    let mut data = [0i32; 4];
+    errors.push(
+        HostMdspanMut::<i32, 2, LayoutStrideRelaxed>::from_slice_relaxed(&mut data, [2, 2], [0, 1], 0)
+            .map(|_| ())
+            .unwrap_err(),
+    );
+    let broadcast = Mapping::<1, crate::Dims<1>, LayoutStrideRelaxed>::from_strides([3], [0]).unwrap();
+    // SAFETY: `data` holds the one element the mapping reaches; the view is refused, so never used.
+    let raw_parts = unsafe { MdspanMut::<i32, 1, _, _, crate::Host>::from_raw_parts(data.as_mut_ptr(), broadcast, ()) };
+    errors.push(raw_parts.map(|_| ()).unwrap_err());
+    let mut shared = ManagedTensor::from_owner_strided(vec![1u8, 2], [3, 2], [0, 1], 0).unwrap();
+    errors.push(shared.view_mut::<u8, 2, LayoutStrideRelaxed>().map(|_| ()).unwrap_err());
+
+    // LengthMismatch: slices and owners, longer and shorter than the extents.
+    errors.push(HostMdspan::<i32, 2>::from_slice(&DATA, [2, 3]).map(|_| ()).unwrap_err());
+    errors.push(HostMdspan::<i32, 2>::from_slice(&DATA, [3, 3]).map(|_| ()).unwrap_err());
+    errors.push(HostMdspanMut::<i32, 1>::from_slice(&mut data, [3]).map(|_| ()).unwrap_err());
+    errors.push(ManagedTensor::from_owner(vec![0u8; 25], [4, 4]).map(|_| ()).unwrap_err());
+    errors.push(ManagedTensor::from_owner(vec![0u8; 15], [4, 4]).map(|_| ()).unwrap_err());
+
+    // TooFewElements: slices and owners.
+    errors.push(HostMdspan::<i32, 2, LayoutStride>::from_slice_strided(&DATA, [2, 3], [6, 1]).map(|_| ()).unwrap_err());
+    let mapping = Mapping::<1, crate::Dims<1>, LayoutRight>::compact([9]).unwrap();
+    errors.push(HostMdspan::<i32, 1>::from_slice_mapping(&DATA, mapping).map(|_| ()).unwrap_err());
+    errors.push(ManagedTensor::from_owner_strided(vec![0u8; 6], [2, 3], [4, 1], 0).map(|_| ()).unwrap_err());
+
+    // ShapeMismatch.
+    let x = HostMdspan::<i32, 1>::from_slice(&DATA[..3], [3]).unwrap();
+    let mut y = [0i32; 4];
+    let mut y = HostMdspanMut::<i32, 1>::from_slice(&mut y, [4]).unwrap();
+    errors.push(y.zip_with(&x, |_, _| ()).unwrap_err());
+
+    // SubviewOutOfBounds: reversed, beyond the extent, an inclusive end of usize::MAX, an excluded
+    // start of usize::MAX; shared and mutable.
+    let view = HostMdspan::<i32, 2>::from_slice(&DATA[..6], [2, 3]).unwrap();
+    let reversed = (core::ops::Bound::Included(2), core::ops::Bound::Excluded(1));
+    errors.push(view.try_subview((0..2, reversed)).map(|_| ()).unwrap_err());
+    errors.push(view.try_subview([0..2, 1..4]).map(|_| ()).unwrap_err());
+    errors.push(view.try_subview((.., 1..=usize::MAX)).map(|_| ()).unwrap_err());
+    let excluded = (core::ops::Bound::Excluded(usize::MAX), core::ops::Bound::Unbounded);
+    errors.push(view.try_subview((.., excluded)).map(|_| ()).unwrap_err());
+    let mut data = [0i32; 4];
+    let view = HostMdspanMut::<i32, 1>::from_slice(&mut data, [4]).unwrap();
+    errors.push(view.try_into_subview((3..5,)).map(|_| ()).unwrap_err());
+
+    // ExportOverflow: an empty view whose extent does not fit int64_t.
+    let empty: [u8; 0] = [];
+    let huge = HostMdspan::<u8, 2, LayoutStrideRelaxed>::from_slice_relaxed(&empty, [usize::MAX, 0], [1, 1], 0);
+    if let Ok(huge) = huge {
+        errors.push(to_dlpack_tensor(&huge).map(|_| ()).unwrap_err());
+    }
+
+    // PaddedSubbyteExport.
+    let padded = [Float4E2m1fn::from_bits(1); 2];
+    let view = HostMdspan::<Float4E2m1fn, 1>::from_slice(&padded, [2]).unwrap();
+    errors.push(to_dlpack_tensor(&view).map(|_| ()).unwrap_err());
+
+    // UnsupportedVersion (the deleter is null: nothing to free), NullManagedTensor.
+    let mut other_major = DLManagedTensorVersioned {
+        version: DLPackVersion { major: 2, minor: 1 },
+        manager_ctx: core::ptr::null_mut(),
+        deleter: None,
+        flags: 0,
+        dl_tensor: DLTensor::default(),
+    };
+    // SAFETY: a live tensor without a deleter; only its version is read.
+    errors.push(unsafe { ManagedTensor::from_raw_versioned(&mut other_major) }.map(|_| ()).unwrap_err());
+    // SAFETY: null is allowed and refused.
+    errors.push(unsafe { ManagedTensor::from_raw_versioned(core::ptr::null_mut()) }.map(|_| ()).unwrap_err());
+    // SAFETY: as above.
+    errors.push(unsafe { ManagedTensor::from_raw_legacy(core::ptr::null_mut()) }.map(|_| ()).unwrap_err());
+
+    // ReadOnly: a mutable view of a read-only export, and its legacy hand-off.
+    let mut read_only = ManagedTensor::from_owner(Arc::<[u8]>::from([1u8, 2]), [2]).unwrap();
+    errors.push(read_only.view_mut::<u8, 1, LayoutRight>().map(|_| ()).unwrap_err());
+    errors.push(read_only.into_raw_legacy().map(|_| ()).unwrap_err().error());
+
+    // CopyRequired.
+    let view = HostMdspan::<i32, 1>::from_slice(&DATA, [8]).unwrap();
+    errors.push(view.to_managed(CopyMode::Never).map(|_| ()).unwrap_err());
+
+    // AllocationFailed: a size that overflows isize.
+    errors.push(crate::AlignedBuffer::<f64>::try_zeroed(usize::MAX / 4).map(|_| ()).unwrap_err());
+
+    // A data type code the crate knows but no view asked for reads well too.
+    let mut t = good();
+    t.dtype = DLDataType::new(DLDataTypeCode::kDLFloat8_e4m3fn, 8, 1);
+    errors.push(t.host::<i32, 2, LayoutRight>());
+    errors
+}
+
+/// Checks that `err`'s message names its values and that what it claims holds; returns the
+/// variant's index below [`VARIANTS`].
+fn claims(err: &DlpackError) -> usize {
+    let text = err.to_string();
+    let names = |value: &dyn fmt::Display| {
+        let value = value.to_string();
+        assert!(text.contains(&value), "{text:?} does not name {value}");
+    };
+    match *err {
+        DlpackError::DeviceMismatch { expected, found } => {
+            names(&format_args!("{:?}:{}", found.device_type, found.device_id));
+            names(&format_args!("{expected:?}"));
+            assert_ne!(found.device_type, expected);
+            0
+        }
+        DlpackError::RankMismatch { expected, found } => {
+            names(&expected);
+            names(&found);
+            assert!(usize::try_from(found) != Ok(expected));
+            1
+        }
+        DlpackError::DtypeMismatch { expected, found } => {
+            names(&expected);
+            names(&found);
+            assert_ne!(expected, found);
+            2
+        }
+        DlpackError::SubbytePacking { element_padded, tensor_padded } => {
+            assert_ne!(element_padded, tensor_padded);
+            assert!(text.contains("padded") && text.contains("packed"));
+            3
+        }
+        DlpackError::NullData => {
+            assert!(text.contains("null"));
+            4
+        }
+        DlpackError::ByteOffsetOverflow { byte_offset } => {
+            names(&byte_offset);
+            5
+        }
+        DlpackError::ByteOffsetNotElementMultiple { byte_offset, element_size } => {
+            names(&byte_offset);
+            names(&element_size);
+            assert_ne!(byte_offset % element_size as u64, 0);
+            6
+        }
+        DlpackError::Misaligned { address, alignment } => {
+            names(&format_args!("{address:#x}"));
+            names(&alignment);
+            assert_ne!(address % alignment, 0);
+            7
+        }
+        DlpackError::NullShape => {
+            assert!(text.contains("null"));
+            8
+        }
+        DlpackError::NegativeExtent { axis, extent } => {
+            names(&axis);
+            names(&extent);
+            assert!(extent < 0);
+            9
+        }
+        DlpackError::ExtentMismatch { axis, expected, found } => {
+            names(&axis);
+            names(&expected);
+            names(&found);
+            assert_ne!(expected, found);
+            10
+        }
+        DlpackError::NullStrides { version } => {
+            names(&format_args!("{}.{}", version.major, version.minor));
+            assert!(version >= DLPackVersion { major: 1, minor: 2 });
+            11
+        }
+        DlpackError::StridesIncompatible { layout, axis, expected, found } => {
+            names(&layout);
+            names(&axis);
+            names(&expected);
+            names(&found);
+            assert_ne!(expected, found);
+            12
+        }
+        DlpackError::NonPositiveStride { axis, stride } => {
+            names(&axis);
+            names(&stride);
+            assert!(stride <= 0);
+            13
+        }
+        DlpackError::SpanOverflow => 14,
+        DlpackError::NegativeReach { lowest } => {
+            names(&lowest);
+            assert!(lowest < 0);
+            15
+        }
+        DlpackError::OverlappingStrides => 16,
+        DlpackError::LengthMismatch { expected, found } => {
+            names(&expected);
+            names(&found);
+            assert_ne!(expected, found);
+            assert!(!text.contains("short") && !text.contains("long"), "{text:?} claims a direction");
+            17
+        }
+        DlpackError::TooFewElements { required, found } => {
+            names(&required);
+            names(&found);
+            assert!(found < required);
+            18
+        }
+        DlpackError::ShapeMismatch { axis, expected, found } => {
+            names(&axis);
+            names(&expected);
+            names(&found);
+            assert_ne!(expected, found);
+            19
+        }
+        DlpackError::SubviewOutOfBounds { axis, start, end, extent } => {
+            names(&axis);
+            names(&start);
+            names(&end);
+            if text.contains("reversed") {
+                assert!(start > end);
+            } else {
+                names(&extent);
+                assert!(text.contains("exceeds") && end > extent);
+            }
+            20
+        }
+        DlpackError::ExportOverflow { axis } => {
+            names(&axis);
+            21
+        }
+        DlpackError::PaddedSubbyteExport => 22,
+        DlpackError::UnsupportedVersion { version } => {
+            names(&format_args!("{}.{}", version.major, version.minor));
+            assert_ne!(version.major, 1);
+            23
+        }
+        DlpackError::NullManagedTensor => 24,
+        DlpackError::ReadOnly => 25,
+        DlpackError::CopyRequired => 26,
+        DlpackError::AllocationFailed { len, element_size, alignment } => {
+            names(&len);
+            names(&element_size);
+            names(&alignment);
+            27
+        }
+    }
+}
+
+/// The number of variants: the arms of `claims`.
+const VARIANTS: usize = 28;
+
+#[test]
+fn every_variant_is_produced_and_its_message_holds() {
+    let mut seen = [false; VARIANTS];
+    for err in produced() {
+        seen[claims(&err)] = true;
+    }
+    let missing: Vec<usize> = (0..VARIANTS).filter(|&v| !seen[v]).collect();
+    assert!(missing.is_empty(), "variants never produced through the API: {missing:?}");
+}
+
+#[test]
+fn host_device_mismatch_names_pinned_memory() {
+    let err = DlpackError::DeviceMismatch {
+        expected: DLDeviceType::kDLCPU,
+        found: DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: 1 },
+    };
+    assert!(err.to_string().contains("kDLCUDAHost"), "host views accept pinned memory too: {err}");
+}

@@ -1,0 +1,10 @@
+#![doc = include_str!("../docs/rules.md")]
+
+// The items the page links to, by their short names (the page is also read on GitHub, where the
+// links show as their names).
+#[cfg(doc)]
+use crate::{
+    CopyMode, DlElement, DlpackError, DlpackTensor, ImportOptions, IntoLegacyError, LayoutLeft, LayoutRight,
+    LayoutStride, LayoutStrideRelaxed, ManagedTensor, Mapping, Mdspan, MdspanMut, ToDlpackTensor, to_device_mdspan,
+    to_dlpack_tensor, to_host_mdspan, to_managed_mdspan,
+};
