@@ -182,17 +182,17 @@ def import_instructions_section():
     lines.append("What each side checks on these tensors (CCCL reports a failure by throwing "
                  "`std::invalid_argument`, dlspan by returning a `DlpackError`):")
     lines.append("")
-    lines.append(table(["check", "dlspan", "CCCL"], [
-        ["device type, rank, data type, non-null data / shape / strides", "yes", "yes"],
-        ["extents ≥ 0; canonical strides (right, left), computed without overflow", "yes", "yes"],
-        ["strides > 0 (stride); byte offset a multiple of the element size (relaxed)", "yes", "yes"],
-        ["alignment of the first element (strict) or of base and offset (relaxed)", "yes", "yes"],
-        ["`data + byte_offset` does not wrap the address space", "yes", "no"],
-        ["number of elements fits `isize`", "yes", "no"],
-        ["highest reachable offset, and its bytes, fit `isize`; the byte range does not wrap", "yes",
+    lines.append(table(["check (rule in runtime/docs/rules.md)", "dlspan", "CCCL"], [
+        ["device type, rank, data type, non-null data / shape / strides (I1, I3, I4, I6, I10, I11)", "yes", "yes"],
+        ["extents ≥ 0 (I10); canonical strides for right and left, computed without overflow (I13)", "yes", "yes"],
+        ["strides > 0 for stride (I13); byte offset a whole number of elements for relaxed (I7)", "yes", "yes"],
+        ["alignment of the first element, or of the base for relaxed (I8)", "yes", "yes"],
+        ["`data + byte_offset` does not wrap the address space (I7)", "yes", "no"],
+        ["number of elements fits `isize` (I14)", "yes", "no"],
+        ["highest reachable offset, and its bytes, fit `isize`; the byte range does not wrap (I14)", "yes",
          "no (the span is an assertion, compiled in only with `CCCL_ENABLE_ASSERTIONS` or `DEBUG`, "
          "and then aborts)"],
-        ["no index reaches below the base (relaxed)", "yes", "no (an assertion, as above)"],
+        ["no index reaches below the base, for relaxed (I15)", "yes", "no (an assertion, as above)"],
     ]))
     lines.append("")
     return lines
