@@ -17,7 +17,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 namespace cccl_import_instructions {
@@ -132,9 +134,9 @@ template <std::size_t R, class Layout>
   return sum;
 }
 
-// The unchecked floors: pointer and shape (what a compact view holds); also strides and byte offset
-// (what a strided view holds), summed as `consume` sums a view's parts.
-template <std::size_t R>
+// The unchecked floor: pointer and shape (what a compact view holds) and, when Strided, strides and
+// byte offset too (what a strided view holds), summed as `consume` sums a view's parts.
+template <std::size_t R, bool Strided>
 [[gnu::always_inline]] inline std::size_t floor_loop(const DLTensor* tensor)
 {
   std::size_t sum = 0;
@@ -146,26 +148,13 @@ template <std::size_t R>
     {
       parts += static_cast<std::size_t>(t->shape[r]);
     }
-    sum += parts;
-  }
-  return sum;
-}
-
-template <std::size_t R>
-[[gnu::always_inline]] inline std::size_t floor_strided_loop(const DLTensor* tensor)
-{
-  std::size_t sum = 0;
-  for (std::size_t i = 0; i < ITERATIONS; ++i)
-  {
-    const DLTensor* t = black_box(tensor);
-    auto parts        = reinterpret_cast<std::size_t>(t->data) + static_cast<std::size_t>(t->byte_offset);
-    for (std::size_t r = 0; r < R; ++r)
+    if constexpr (Strided)
     {
-      parts += static_cast<std::size_t>(t->shape[r]);
-    }
-    for (std::size_t r = 0; r < R; ++r)
-    {
-      parts += static_cast<std::size_t>(t->strides[r]);
+      parts += static_cast<std::size_t>(t->byte_offset);
+      for (std::size_t r = 0; r < R; ++r)
+      {
+        parts += static_cast<std::size_t>(t->strides[r]);
+      }
     }
     sum += parts;
   }
@@ -173,30 +162,30 @@ template <std::size_t R>
 }
 
 // One named function per variant, as in the Rust harness (callgrind counts each by name).
-#define CCCL_VARIANTS(R)                                                                        \
-  [[gnu::noinline]] std::size_t rank##R##_floor(const DLTensor* t)                              \
-  {                                                                                             \
-    return floor_loop<R>(t);                                                                    \
-  }                                                                                             \
-  [[gnu::noinline]] std::size_t rank##R##_floor_strided(const DLTensor* t)                      \
-  {                                                                                             \
-    return floor_strided_loop<R>(t);                                                            \
-  }                                                                                             \
-  [[gnu::noinline]] std::size_t rank##R##_right(const DLTensor* t)                              \
-  {                                                                                             \
-    return import_loop<R, cuda::std::layout_right>(t);                                          \
-  }                                                                                             \
-  [[gnu::noinline]] std::size_t rank##R##_left(const DLTensor* t)                               \
-  {                                                                                             \
-    return import_loop<R, cuda::std::layout_left>(t);                                           \
-  }                                                                                             \
-  [[gnu::noinline]] std::size_t rank##R##_stride(const DLTensor* t)                             \
-  {                                                                                             \
-    return import_loop<R, cuda::std::layout_stride>(t);                                         \
-  }                                                                                             \
-  [[gnu::noinline]] std::size_t rank##R##_relaxed(const DLTensor* t)                            \
-  {                                                                                             \
-    return import_loop<R, cuda::layout_stride_relaxed>(t);                                      \
+#define CCCL_VARIANTS(R)                                                                            \
+  [[gnu::noinline]] std::size_t rank##R##_floor(const DLTensor* t)                                  \
+  {                                                                                                 \
+    return floor_loop<R, false>(t);                                                                 \
+  }                                                                                                 \
+  [[gnu::noinline]] std::size_t rank##R##_floor_strided(const DLTensor* t)                          \
+  {                                                                                                 \
+    return floor_loop<R, true>(t);                                                                  \
+  }                                                                                                 \
+  [[gnu::noinline]] std::size_t rank##R##_right(const DLTensor* t)                                  \
+  {                                                                                                 \
+    return import_loop<R, cuda::std::layout_right>(t);                                              \
+  }                                                                                                 \
+  [[gnu::noinline]] std::size_t rank##R##_left(const DLTensor* t)                                   \
+  {                                                                                                 \
+    return import_loop<R, cuda::std::layout_left>(t);                                               \
+  }                                                                                                 \
+  [[gnu::noinline]] std::size_t rank##R##_stride(const DLTensor* t)                                 \
+  {                                                                                                 \
+    return import_loop<R, cuda::std::layout_stride>(t);                                             \
+  }                                                                                                 \
+  [[gnu::noinline]] std::size_t rank##R##_relaxed(const DLTensor* t)                                \
+  {                                                                                                 \
+    return import_loop<R, cuda::layout_stride_relaxed>(t);                                          \
   }
 
 CCCL_VARIANTS(1)
@@ -265,14 +254,14 @@ int main()
   using namespace cccl_import_instructions;
   using I = Input;
   std::vector<float> data(2 * ELEMENTS, 1.0f);
-#define CCCL_RANK(R, ...)                                                                                     \
-  run<R>({__VA_ARGS__},                                                                                       \
-         data,                                                                                                \
-         {{{"rank" #R "_floor", rank##R##_floor, I::RowMajor},                                                \
-           {"rank" #R "_floor_strided", rank##R##_floor_strided, I::Pitched},                                 \
-           {"rank" #R "_right", rank##R##_right, I::RowMajor},                                                \
-           {"rank" #R "_left", rank##R##_left, I::ColumnMajor},                                               \
-           {"rank" #R "_stride", rank##R##_stride, I::Pitched},                                               \
+#define CCCL_RANK(R, ...)                                                                           \
+  run<R>({__VA_ARGS__},                                                                             \
+         data,                                                                                      \
+         {{{"rank" #R "_floor", rank##R##_floor, I::RowMajor},                                      \
+           {"rank" #R "_floor_strided", rank##R##_floor_strided, I::Pitched},                       \
+           {"rank" #R "_right", rank##R##_right, I::RowMajor},                                      \
+           {"rank" #R "_left", rank##R##_left, I::ColumnMajor},                                     \
+           {"rank" #R "_stride", rank##R##_stride, I::Pitched},                                     \
            {"rank" #R "_relaxed", rank##R##_relaxed, I::Pitched}}})
   CCCL_RANK(1, static_cast<std::int64_t>(ELEMENTS));
   CCCL_RANK(2, 512, 512);
