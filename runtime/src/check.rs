@@ -254,7 +254,7 @@ pub(crate) fn element_offset_fast(byte_offset: u64, size: usize) -> usize {
         // A remainder (below 2^trailing_zeros) lands at bit 64 - trailing_zeros or above: beyond
         // the bound, which is below 2^31 and shrinks as the size grows.
         byte_offset.rotate_right(size.trailing_zeros())
-    } else if byte_offset % size == 0 {
+    } else if byte_offset.checked_rem(size) == Some(0) {
         byte_offset / size
     } else {
         usize::MAX
