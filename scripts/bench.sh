@@ -18,7 +18,7 @@ cargo build --locked --release -p dlspan-benches --bin import_instructions --bin
 
 # The peer of the import harness: CCCL's cuda::to_host_mdspan, built with g++ -O3 (the optimisation
 # level of Rust's release profile) from the headers of CCCL's PyPI wheels.
-cccl_dirs=$(bash scripts/headers.sh cccl)
+cccl_dirs=$(bash scripts/deps.sh cccl)
 mapfile -t cccl_include <<< "$cccl_dirs"
 g++ -std=c++17 -O3 "${cccl_include[@]/#/-I}" benches/cccl/import_instructions.cpp -o "$target/release/cccl_import_instructions"
 

@@ -4,8 +4,9 @@
 #   bash scripts/test.sh
 #
 # Tiers, in order: formatting and lints; Rust unit, integration and doc tests (with the ABI
-# comparison against a real dlpack.h, the C round trip compiled with gcc, and the README's
-# examples); compile-fail UI cases; the test binaries again under valgrind memcheck; the examples;
+# comparison against a real dlpack.h, the C round trip compiled with gcc, the README's examples,
+# and the CUDA tiers: every kernel compiled to PTX by NVRTC, the kernels' logic run on the host,
+# the GPU tests skipped without a device); compile-fail UI cases; the test binaries again under valgrind memcheck; the examples;
 # the benches in test mode; documentation with warnings denied.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,10 +14,16 @@ cd "$(dirname "$0")/.."
 step() { printf '\n==> %s\n' "$*"; }
 
 # A real dlpack.h (1.3), from the apache-tvm-ffi wheel on PyPI, for the ABI and C round-trip tests.
-DLSPAN_DLPACK_INCLUDE=$(bash scripts/headers.sh dlpack)
+DLSPAN_DLPACK_INCLUDE=$(bash scripts/deps.sh dlpack)
 export DLSPAN_DLPACK_INCLUDE
 export DLSPAN_REQUIRE_DLPACK_H=1
 grep -q '#define DLPACK_MINOR_VERSION 3' "$DLSPAN_DLPACK_INCLUDE/dlpack/dlpack.h"
+
+# NVRTC 13 from the nvidia-cuda-nvrtc wheel on PyPI: the CUDA tests compile every kernel module to
+# PTX with it (no GPU needed). cudarc finds the library through LD_LIBRARY_PATH.
+nvrtc=$(bash scripts/deps.sh nvrtc)
+export LD_LIBRARY_PATH="$nvrtc${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export DLSPAN_REQUIRE_NVRTC=1
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

@@ -22,6 +22,8 @@
 pub mod buffer;
 mod check;
 pub mod convert;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod dtype;
 pub mod error;
 pub mod ffi;

@@ -87,8 +87,9 @@ fn produced() -> Vec<DlpackError> {
     let mut t = good();
     t.device.device_type = DLDeviceType::kDLCUDA;
     errors.push(t.host::<i32, 2, LayoutRight>());
-    let mut raw = good().raw();
-    // SAFETY: metadata only, the conversion fails.
+    let mut device_tensor = good();
+    let mut raw = device_tensor.raw();
+    // SAFETY: metadata only (alive in `device_tensor`), the conversion fails.
     errors.push(unsafe { to_device_mdspan::<i32, 2, LayoutRight>(&raw) }.map(|_| ()).unwrap_err());
     raw.device.device_type = DLDeviceType::kDLVulkan;
     // SAFETY: as above.
@@ -138,8 +139,9 @@ fn produced() -> Vec<DlpackError> {
     errors.push(Tensor::cpu(&DATA, &[2, -3], &[3, 1]).host::<i32, 2, LayoutRight>());
 
     // ExtentMismatch: import into a static type, a static mapping, and a view conversion.
-    let raw = good().raw();
-    // SAFETY: `raw` describes `DATA`.
+    let mut tensor = good();
+    let raw = tensor.raw();
+    // SAFETY: `raw` describes `DATA`; `tensor` keeps its shape and strides alive.
     let err = unsafe { <crate::mdspan!(i32; 3, dyn)>::from_dltensor(&raw) }.map(|_| ()).unwrap_err();
     errors.push(err);
     errors.push(Mapping::<2, (Static<2>, Dyn), LayoutRight>::compact([3, 2]).unwrap_err());
