@@ -45,6 +45,7 @@ enum Strides {
     Padded,
     /// Every stride 0: one element broadcast.
     Broadcast,
+    /// Strides unrelated to the shape.
     Any([i64; 8]),
 }
 
