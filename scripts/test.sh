@@ -19,6 +19,17 @@ export DLSPAN_DLPACK_INCLUDE
 export DLSPAN_REQUIRE_DLPACK_H=1
 grep -q '#define DLPACK_MINOR_VERSION 3' "$DLSPAN_DLPACK_INCLUDE/dlpack/dlpack.h"
 
+# ml_dtypes from PyPI, the reference of the FP8/FP6/FP4 encoders and of the element cast, in a
+# local virtual environment.
+venv="$root/.venv"
+if ! "$venv/bin/python" -c "import ml_dtypes, sys; sys.exit(ml_dtypes.__version__ != '0.6.0')" 2> /dev/null; then
+  step "installing ml_dtypes into .venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet "ml_dtypes==0.6.0"
+fi
+export DLSPAN_PYTHON="$venv/bin/python"
+export DLSPAN_REQUIRE_ML_DTYPES=1
+
 # NVRTC 13 from the nvidia-cuda-nvrtc wheel on PyPI: the CUDA tests compile every kernel module to
 # PTX with it (no GPU needed). cudarc finds the library through LD_LIBRARY_PATH.
 nvrtc=$(bash scripts/deps.sh nvrtc)

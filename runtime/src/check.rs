@@ -59,25 +59,37 @@ pub(crate) fn aligned(address: usize, alignment: usize) -> Result<(), DlpackErro
     if address % alignment == 0 { Ok(()) } else { Err(DlpackError::Misaligned { address, alignment }) }
 }
 
-/// Rule I10: extents are non-negative and fit `usize`.
+/// Rule I10: an extent is non-negative and fits `usize`.
+#[inline]
+pub(crate) fn extent(axis: usize, extent: i64) -> Result<usize, DlpackError> {
+    if extent < 0 {
+        return Err(DlpackError::NegativeExtent { axis, extent });
+    }
+    usize::try_from(extent).map_err(|_| DlpackError::SpanOverflow)
+}
+
+/// Rule I10 for every axis, the first failing one reported.
 #[inline]
 pub(crate) fn extents<const R: usize>(shape: &[i64; R]) -> Result<[usize; R], DlpackError> {
     let mut out = [0usize; R];
-    for (axis, (&extent, slot)) in shape.iter().zip(&mut out).enumerate() {
-        if extent < 0 {
-            return Err(DlpackError::NegativeExtent { axis, extent });
-        }
-        *slot = usize::try_from(extent).map_err(|_| DlpackError::SpanOverflow)?;
+    for (axis, (&value, slot)) in shape.iter().zip(&mut out).enumerate() {
+        *slot = extent(axis, value)?;
     }
     Ok(out)
 }
 
-/// Strides read from a tensor, as `isize` (they only fail to fit on 32-bit targets).
+/// A stride read from a tensor, as `isize` (it only fails to fit on 32-bit targets).
+#[inline]
+pub(crate) fn stride(stride: i64) -> Result<isize, DlpackError> {
+    isize::try_from(stride).map_err(|_| DlpackError::SpanOverflow)
+}
+
+/// Strides read from a tensor, as `isize`.
 #[inline]
 pub(crate) fn strides<const R: usize>(strides: &[i64; R]) -> Result<[isize; R], DlpackError> {
     let mut out = [0isize; R];
-    for (&stride, slot) in strides.iter().zip(&mut out) {
-        *slot = isize::try_from(stride).map_err(|_| DlpackError::SpanOverflow)?;
+    for (&value, slot) in strides.iter().zip(&mut out) {
+        *slot = stride(value)?;
     }
     Ok(out)
 }
@@ -91,10 +103,18 @@ pub(crate) fn compact_strides<const R: usize>(
     kind: LayoutKind,
 ) -> Result<[isize; R], DlpackError> {
     let mut out = [0isize; R];
+    compact_strides_into(extents, kind, &mut out)?;
+    Ok(out)
+}
+
+/// [`compact_strides`] for any rank, into `out` (as long as `extents`).
+#[inline]
+pub(crate) fn compact_strides_into(extents: &[usize], kind: LayoutKind, out: &mut [isize]) -> Result<(), DlpackError> {
+    let rank = extents.len();
     let mut acc: usize = 1;
     let mut overflow = false;
-    for k in 0..R {
-        let axis = if kind == LayoutKind::Left { k } else { R - 1 - k };
+    for k in 0..rank {
+        let axis = if kind == LayoutKind::Left { k } else { rank - 1 - k };
         out[axis] = acc as isize;
         let (next, o) = acc.overflowing_mul(extents[axis].max(1));
         acc = next;
@@ -105,7 +125,7 @@ pub(crate) fn compact_strides<const R: usize>(
     if overflow || acc > isize::MAX as usize {
         return Err(DlpackError::SpanOverflow);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Rules I13 and I14 for compact layouts, in one pass: the strides are exactly the layout's (a tensor
@@ -137,7 +157,7 @@ pub(crate) fn compact<const R: usize>(
 
 /// Rule I13 (`layout_stride`): every stride is positive.
 #[inline]
-pub(crate) fn positive_strides<const R: usize>(strides: &[isize; R]) -> Result<(), DlpackError> {
+pub(crate) fn positive_strides(strides: &[isize]) -> Result<(), DlpackError> {
     match strides.iter().position(|&s| s <= 0) {
         None => Ok(()),
         Some(axis) => Err(DlpackError::NonPositiveStride { axis, stride: strides[axis] as i64 }),
@@ -162,9 +182,9 @@ pub struct Reach {
 /// With `POSITIVE`, it is also rule I13 of `layout_stride` (every stride positive), checked in the
 /// same pass and reported first.
 #[inline(always)]
-pub(crate) fn reach<const R: usize, const POSITIVE: bool>(
-    extents: &[usize; R],
-    strides: &[isize; R],
+pub(crate) fn reach<const POSITIVE: bool>(
+    extents: &[usize],
+    strides: &[isize],
     offset: usize,
 ) -> Result<Reach, DlpackError> {
     let mut not_positive = false;
@@ -304,32 +324,74 @@ pub(crate) fn byte_range(address: usize, span: usize, element_size: usize) -> Re
     address.checked_add(bytes).map(|_| ()).ok_or(DlpackError::SpanOverflow)
 }
 
+/// Rule I14 for data addressed in bits (packed sub-byte elements, dynamically typed views): `span`
+/// elements of `element_bits` bits starting `start_bit` bits after `address`, rounded up to whole
+/// bytes, fit `isize`, and the range does not wrap around the address space. Returns the number of
+/// bytes from `address` to the end of the last element.
+#[inline]
+pub(crate) fn bit_range(
+    address: usize,
+    start_bit: usize,
+    span: usize,
+    element_bits: usize,
+) -> Result<usize, DlpackError> {
+    // In 128 bits: a span that fits isize in bytes may not in bits.
+    let end_bit = span as u128 * element_bits as u128 + start_bit as u128;
+    let bytes = end_bit.div_ceil(8);
+    if bytes > isize::MAX as u128 {
+        return Err(DlpackError::SpanOverflow);
+    }
+    address.checked_add(bytes as usize).map(|_| bytes as usize).ok_or(DlpackError::SpanOverflow)
+}
+
+/// The element offsets a validated mapping reaches: `(lowest, one past the highest)`, or `(0, 0)`
+/// without elements.
+#[inline]
+pub(crate) fn bounds(extents: &[usize], strides: &[isize], offset: usize) -> (usize, usize) {
+    if extents.contains(&0) {
+        return (0, 0);
+    }
+    let (mut low, mut high) = (offset, offset);
+    for (&e, &s) in extents.iter().zip(strides) {
+        // Validated: every term and partial sum fits isize and low stays >= 0.
+        let term = (e - 1) * s.unsigned_abs();
+        if s > 0 {
+            high += term;
+        } else {
+            low -= term;
+        }
+    }
+    (low, high + 1)
+}
+
 /// Whether distinct indices always reach distinct elements. A sufficient test (as NumPy's and
 /// ndarray's): sorted by stride magnitude, each axis' stride exceeds everything the smaller axes
 /// reach. Axes of extent ≤ 1 are ignored; a zero stride on a longer axis is never unique. Some
 /// exotic interleaved layouts that are unique fail this test; none that alias pass it.
-pub(crate) fn unique<const R: usize>(extents: &[usize; R], strides: &[isize; R]) -> bool {
+pub(crate) fn unique(extents: &[usize], strides: &[isize]) -> bool {
     if extents.contains(&0) {
         return true;
     }
-    let mut axes = [0usize; R];
-    let mut n = 0;
-    for (axis, _) in extents.iter().enumerate().filter(|(_, e)| **e > 1) {
-        axes[n] = axis;
-        n += 1;
-    }
-    let axes = &mut axes[..n];
-    axes.sort_unstable_by_key(|&a| strides[a].unsigned_abs());
+    // The axes of extent > 1 by increasing stride magnitude (ties by axis), found one at a time:
+    // no buffer, any rank, and few axes in practice.
     let mut reached: usize = 0;
-    for &axis in axes.iter() {
-        let stride = strides[axis].unsigned_abs();
+    let mut previous: Option<(usize, usize)> = None;
+    loop {
+        let next = (0..extents.len())
+            .filter(|&axis| extents[axis] > 1)
+            .map(|axis| (strides[axis].unsigned_abs(), axis))
+            .filter(|&key| previous.is_none_or(|p| key > p))
+            .min();
+        let Some((stride, axis)) = next else {
+            return true;
+        };
         if stride <= reached {
             return false;
         }
         // For a validated mapping the sum stays below 2·isize::MAX; saturate for any other input.
         reached = reached.saturating_add((extents[axis] - 1).saturating_mul(stride));
+        previous = next;
     }
-    true
 }
 
 #[cfg(test)]
@@ -347,13 +409,13 @@ mod tests {
 
     #[test]
     fn reach_of_relaxed_mappings() {
-        assert_eq!(reach::<_, false>(&[5], &[-1], 4), Ok(Reach { size: 5, span: 5 }));
-        assert_eq!(reach::<_, false>(&[5], &[-1], 3), Err(DlpackError::NegativeReach { lowest: -1 }));
-        assert_eq!(reach::<_, false>(&[3, 4], &[0, 1], 0), Ok(Reach { size: 12, span: 4 }));
-        assert_eq!(reach::<_, false>(&[1, 4], &[isize::MAX, 1], 0), Ok(Reach { size: 4, span: 4 }));
-        assert_eq!(reach::<_, false>(&[2, 0], &[isize::MAX, 1], 0), Ok(Reach { size: 0, span: 0 }));
-        assert_eq!(reach::<_, false>(&[3], &[isize::MAX], 0), Err(DlpackError::SpanOverflow));
-        assert_eq!(reach::<_, false>(&[1 << 40, 1 << 40], &[0, 0], 0), Err(DlpackError::SpanOverflow));
+        assert_eq!(reach::<false>(&[5], &[-1], 4), Ok(Reach { size: 5, span: 5 }));
+        assert_eq!(reach::<false>(&[5], &[-1], 3), Err(DlpackError::NegativeReach { lowest: -1 }));
+        assert_eq!(reach::<false>(&[3, 4], &[0, 1], 0), Ok(Reach { size: 12, span: 4 }));
+        assert_eq!(reach::<false>(&[1, 4], &[isize::MAX, 1], 0), Ok(Reach { size: 4, span: 4 }));
+        assert_eq!(reach::<false>(&[2, 0], &[isize::MAX, 1], 0), Ok(Reach { size: 0, span: 0 }));
+        assert_eq!(reach::<false>(&[3], &[isize::MAX], 0), Err(DlpackError::SpanOverflow));
+        assert_eq!(reach::<false>(&[1 << 40, 1 << 40], &[0, 0], 0), Err(DlpackError::SpanOverflow));
     }
 
     #[test]

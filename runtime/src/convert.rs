@@ -2,9 +2,11 @@
 //! `to_dlpack_tensor`, with every rule of sections [I](crate::rules#i) and [E](crate::rules#e) of the
 //! [rules page](crate::rules).
 //!
-//! This is the only module where raw DLPack pointers become views. A `&DLTensor` cannot prove its
-//! data is alive, so the conversions from one are `unsafe`; the safe doors are a managed tensor,
-//! which owns its data, and [`DlpackTensor`], which borrows a view.
+//! This module and the dynamically typed view's constructor ([`DynMdspan`](crate::DynMdspan), which
+//! reuses this module's import for its typed conversions) are the only places where raw DLPack
+//! pointers become views. A `&DLTensor` cannot prove its data is alive, so the conversions from one
+//! are `unsafe`; the safe doors are a managed tensor, which owns its data, and [`DlpackTensor`],
+//! which borrows a view.
 
 use crate::dtype::{DlElement, is_padded_subbyte};
 use crate::error::DlpackError;
@@ -55,7 +57,7 @@ impl ImportOptions {
     }
 
     /// Whether null strides mean compact row-major for this producer.
-    const fn null_strides_are_row_major(&self) -> bool {
+    pub(crate) const fn null_strides_are_row_major(&self) -> bool {
         self.version.major == 0 || (self.version.major == 1 && self.version.minor < 2)
     }
 }
@@ -637,6 +639,13 @@ impl<const R: usize> DlpackTensor<'_, R> {
 }
 
 impl DlTensorRef<'_> {
+    /// A handle to `tensor`, whose shape and strides point into storage that the handle's lifetime
+    /// borrows.
+    #[inline]
+    pub(crate) fn borrowing(tensor: DLTensor) -> Self {
+        Self { tensor, _borrow: PhantomData }
+    }
+
     /// A pointer to the `DLTensor`, valid while this handle lives (for C functions taking
     /// `const DLTensor*`).
     ///

@@ -265,6 +265,36 @@ fn produced() -> Vec<DlpackError> {
     // AllocationFailed: a size that overflows isize.
     errors.push(crate::AlignedBuffer::<f64>::try_zeroed(usize::MAX / 4).map(|_| ()).unwrap_err());
 
+    // UnsupportedDtype: a dispatch of float128, and a dynamic view of a 12-bit type.
+    struct Size;
+    impl crate::dtype::NumericVisitor for Size {
+        type Output = usize;
+        fn visit<T: crate::dtype::Numeric>(self) -> usize {
+            size_of::<T>()
+        }
+    }
+    errors.push(crate::dtype::dispatch(DLDataType::new(DLDataTypeCode::kDLFloat, 128, 1), Size).unwrap_err());
+    let mut t = good();
+    t.dtype = DLDataType::new(DLDataTypeCode::kDLInt, 12, 1);
+    let raw = t.raw();
+    // SAFETY: as in `Tensor::host`.
+    errors.push(unsafe { crate::DynMdspan::<crate::Host>::from_dltensor(&raw) }.map(|_| ()).unwrap_err());
+    // UnsupportedRank.
+    struct Rank;
+    impl crate::dtype::RankVisitor for Rank {
+        type Output = usize;
+        fn visit<const R: usize>(self) -> usize {
+            R
+        }
+    }
+    errors.push(crate::dtype::dispatch_rank(12, Rank).unwrap_err());
+    // NegativeNdim: a dynamic view has no rank to compare with.
+    let mut t = good();
+    t.ndim = -2;
+    let raw = t.raw();
+    // SAFETY: as in `Tensor::host`.
+    errors.push(unsafe { crate::DynMdspan::<crate::Host>::from_dltensor(&raw) }.map(|_| ()).unwrap_err());
+
     // A data type code the crate knows but no view asked for reads well too.
     let mut t = good();
     t.dtype = DLDataType::new(DLDataTypeCode::kDLFloat8_e4m3fn, 8, 1);
@@ -418,11 +448,30 @@ fn claims(err: &DlpackError) -> usize {
             names(&alignment);
             27
         }
+        DlpackError::UnsupportedDtype { dtype } => {
+            names(&dtype);
+            assert!(
+                crate::dtype::storage_bits(dtype, false).is_none() || dtype.bits > 64 || dtype.lanes > 4,
+                "{dtype} has a built-in type"
+            );
+            28
+        }
+        DlpackError::UnsupportedRank { rank, max } => {
+            names(&rank);
+            names(&max);
+            assert!(rank > max);
+            29
+        }
+        DlpackError::NegativeNdim { ndim } => {
+            names(&ndim);
+            assert!(ndim < 0);
+            30
+        }
     }
 }
 
 /// The number of variants: the arms of `claims`.
-const VARIANTS: usize = 28;
+const VARIANTS: usize = 31;
 
 #[test]
 fn every_variant_is_produced_and_its_message_holds() {

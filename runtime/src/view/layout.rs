@@ -276,7 +276,7 @@ impl Layout for LayoutStride {
         strides: &[isize; R],
         _offset: usize,
     ) -> Result<([isize; R], Reach), DlpackError> {
-        check::reach::<R, true>(extents, strides, 0).map(|reach| (*strides, reach))
+        check::reach::<true>(extents, strides, 0).map(|reach| (*strides, reach))
     }
 
     #[inline(always)]
@@ -329,7 +329,7 @@ impl Layout for LayoutStrideRelaxed {
     ) -> Result<(RelaxedStrides<R>, Reach), DlpackError> {
         // An empty mapping reaches nothing: its offset is normalised to 0, so no later pointer move
         // (into a strict layout, say) can be taken by an offset that points nowhere.
-        check::reach::<R, false>(extents, strides, offset).map(|reach| {
+        check::reach::<false>(extents, strides, offset).map(|reach| {
             let offset = if reach.size == 0 { 0 } else { offset };
             (RelaxedStrides { strides: *strides, offset }, reach)
         })
