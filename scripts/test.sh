@@ -10,6 +10,7 @@
 # the benches in test mode; documentation with warnings denied.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$(pwd)
 
 step() { printf '\n==> %s\n' "$*"; }
 
