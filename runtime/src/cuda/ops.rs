@@ -317,8 +317,8 @@ impl Stream {
     /// [`dtype::cast`](crate::dtype::cast) gives on the CPU, bit for bit (one rounding to nearest
     /// even, each FP8 format's overflow rule, Rust `as` into integers, NaN as the target's quiet NaN
     /// with the input's sign). Between `bool`, the 8- to 128-bit integers, `f16`, `bf16`, `f32`,
-    /// `f64` and the eight FP8 codes (rules C5); any strides on either side (a transpose goes
-    /// through shared-memory tiles).
+    /// `f64` and the eight FP8 codes ([rule C5](crate::rules#c5)); any strides on either side (a
+    /// transpose goes through shared-memory tiles).
     ///
     /// # Errors
     ///
