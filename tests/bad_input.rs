@@ -60,6 +60,40 @@ fn rule_i1_device() {
 }
 
 #[test]
+fn rule_i2_device_id() {
+    // CUDA ordinals are never negative: device and managed memory refuse them.
+    let mut t = good();
+    t.device = DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: -1 };
+    let tensor = t.tensor();
+    // SAFETY: metadata only.
+    let device = unsafe { to_device_mdspan::<i32, 2, LayoutRight>(&tensor) };
+    assert_eq!(device.map(|_| ()), Err(DlpackError::NegativeDeviceId { device: t.device }));
+    t.device = DLDevice { device_type: DLDeviceType::kDLCUDAManaged, device_id: i32::MIN };
+    let tensor = t.tensor();
+    // SAFETY: metadata only.
+    let managed = unsafe { to_managed_mdspan_mut::<i32, 2, LayoutStride>(&tensor) };
+    assert_eq!(managed.map(|_| ()), Err(DlpackError::NegativeDeviceId { device: t.device }));
+    // The device type is checked first.
+    t.device = DLDevice { device_type: DLDeviceType::kDLCPU, device_id: -1 };
+    let tensor = t.tensor();
+    // SAFETY: metadata only.
+    let device = unsafe { to_device_mdspan::<i32, 2, LayoutRight>(&tensor) };
+    assert!(matches!(device, Err(DlpackError::DeviceMismatch { .. })));
+    // A device view keeps a valid ordinal.
+    t.device = DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: 3 };
+    let tensor = t.tensor();
+    // SAFETY: metadata only.
+    assert_eq!(unsafe { to_device_mdspan::<i32, 2, LayoutRight>(&tensor) }.unwrap().ordinal(), 3);
+    // Host memory tolerates any id: JAX numbers its host devices, and no host view uses the id.
+    for device_id in [0, 1, 7, -1, i32::MIN] {
+        for device_type in [DLDeviceType::kDLCPU, DLDeviceType::kDLCUDAHost] {
+            t.device = DLDevice { device_type, device_id };
+            assert_eq!(host::<i32, 2, LayoutRight>(&mut t), Ok(()), "{:?}", t.device);
+        }
+    }
+}
+
+#[test]
 fn rule_i3_rank() {
     let mut t = good();
     assert_eq!(host::<i32, 3, LayoutRight>(&mut t), Err(DlpackError::RankMismatch { expected: 3, found: 2 }));

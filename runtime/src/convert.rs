@@ -408,8 +408,8 @@ macro_rules! to_mdspan {
         /// # Errors
         ///
         /// The first rule of [section I](crate::rules#i) that fails, as a [`DlpackError`] variant, in
-        /// this order: device, rank, data type, null data, byte offset, alignment, shape, strides,
-        /// overflow.
+        /// this order: device type, device id, rank, data type, null data, byte offset, alignment,
+        /// shape, strides, overflow.
         ///
         /// # Safety
         ///
@@ -841,3 +841,6 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
         unsafe { Self::from_dltensor_with(tensor, options) }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -53,6 +53,11 @@ pub enum DlpackError {
         /// The tensor's device.
         found: DLDevice,
     },
+    /// A CUDA device or managed tensor's device id is negative: a CUDA ordinal never is.
+    NegativeDeviceId {
+        /// The tensor's device.
+        device: DLDevice,
+    },
     /// `ndim` differs from the view's rank (a negative `ndim` is always a mismatch).
     RankMismatch {
         /// The view's rank.
@@ -217,6 +222,11 @@ impl fmt::Display for DlpackError {
                 }
                 Ok(())
             }
+            Self::NegativeDeviceId { device } => write!(
+                f,
+                "device id {} of {:?} is negative, and device ordinals never are",
+                device.device_id, device.device_type
+            ),
             Self::RankMismatch { expected, found } => write!(f, "ndim is {found}, the view's rank is {expected}"),
             Self::DtypeMismatch { expected, found } => write!(f, "tensor has dtype {found}, expected {expected}"),
             Self::SubbytePacking { element_padded, tensor_padded } => write!(

@@ -94,6 +94,15 @@ fn produced() -> Vec<DlpackError> {
     // SAFETY: as above.
     errors.push(unsafe { to_managed_mdspan::<i32, 2, LayoutRight>(&raw) }.map(|_| ()).unwrap_err());
 
+    // NegativeDeviceId: device and managed memory (host memory tolerates any id).
+    let mut raw = good().raw();
+    raw.device = DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: i32::MIN };
+    // SAFETY: metadata only, the conversion fails.
+    errors.push(unsafe { to_device_mdspan::<i32, 2, LayoutRight>(&raw) }.map(|_| ()).unwrap_err());
+    raw.device = DLDevice { device_type: DLDeviceType::kDLCUDAManaged, device_id: -2 };
+    // SAFETY: as above.
+    errors.push(unsafe { to_managed_mdspan::<i32, 2, LayoutRight>(&raw) }.map(|_| ()).unwrap_err());
+
     // RankMismatch: larger, smaller and negative ndim.
     errors.push(good().host::<i32, 3, LayoutRight>());
     errors.push(good().host::<i32, 1, LayoutRight>());
@@ -282,64 +291,70 @@ fn claims(err: &DlpackError) -> usize {
             assert_ne!(found.device_type, expected);
             0
         }
+        DlpackError::NegativeDeviceId { device } => {
+            names(&device.device_id);
+            names(&format_args!("{:?}", device.device_type));
+            assert!(device.device_id < 0);
+            1
+        }
         DlpackError::RankMismatch { expected, found } => {
             names(&expected);
             names(&found);
             assert!(usize::try_from(found) != Ok(expected));
-            1
+            2
         }
         DlpackError::DtypeMismatch { expected, found } => {
             names(&expected);
             names(&found);
             assert_ne!(expected, found);
-            2
+            3
         }
         DlpackError::SubbytePacking { element_padded, tensor_padded } => {
             assert_ne!(element_padded, tensor_padded);
             assert!(text.contains("padded") && text.contains("packed"));
-            3
+            4
         }
         DlpackError::NullData => {
             assert!(text.contains("null"));
-            4
+            5
         }
         DlpackError::ByteOffsetOverflow { byte_offset } => {
             names(&byte_offset);
-            5
+            6
         }
         DlpackError::ByteOffsetNotElementMultiple { byte_offset, element_size } => {
             names(&byte_offset);
             names(&element_size);
             assert_ne!(byte_offset % element_size as u64, 0);
-            6
+            7
         }
         DlpackError::Misaligned { address, alignment } => {
             names(&format_args!("{address:#x}"));
             names(&alignment);
             assert_ne!(address % alignment, 0);
-            7
+            8
         }
         DlpackError::NullShape => {
             assert!(text.contains("null"));
-            8
+            9
         }
         DlpackError::NegativeExtent { axis, extent } => {
             names(&axis);
             names(&extent);
             assert!(extent < 0);
-            9
+            10
         }
         DlpackError::ExtentMismatch { axis, expected, found } => {
             names(&axis);
             names(&expected);
             names(&found);
             assert_ne!(expected, found);
-            10
+            11
         }
         DlpackError::NullStrides { version } => {
             names(&format_args!("{}.{}", version.major, version.minor));
             assert!(version >= DLPackVersion { major: 1, minor: 2 });
-            11
+            12
         }
         DlpackError::StridesIncompatible { layout, axis, expected, found } => {
             names(&layout);
@@ -347,40 +362,40 @@ fn claims(err: &DlpackError) -> usize {
             names(&expected);
             names(&found);
             assert_ne!(expected, found);
-            12
+            13
         }
         DlpackError::NonPositiveStride { axis, stride } => {
             names(&axis);
             names(&stride);
             assert!(stride <= 0);
-            13
+            14
         }
-        DlpackError::SpanOverflow => 14,
+        DlpackError::SpanOverflow => 15,
         DlpackError::NegativeReach { lowest } => {
             names(&lowest);
             assert!(lowest < 0);
-            15
+            16
         }
-        DlpackError::OverlappingStrides => 16,
+        DlpackError::OverlappingStrides => 17,
         DlpackError::LengthMismatch { expected, found } => {
             names(&expected);
             names(&found);
             assert_ne!(expected, found);
             assert!(!text.contains("short") && !text.contains("long"), "{text:?} claims a direction");
-            17
+            18
         }
         DlpackError::TooFewElements { required, found } => {
             names(&required);
             names(&found);
             assert!(found < required);
-            18
+            19
         }
         DlpackError::ShapeMismatch { axis, expected, found } => {
             names(&axis);
             names(&expected);
             names(&found);
             assert_ne!(expected, found);
-            19
+            20
         }
         DlpackError::SubviewOutOfBounds { axis, start, end, extent } => {
             names(&axis);
@@ -392,26 +407,26 @@ fn claims(err: &DlpackError) -> usize {
                 names(&extent);
                 assert!(text.contains("exceeds") && end > extent);
             }
-            20
+            21
         }
         DlpackError::ExportOverflow { axis } => {
             names(&axis);
-            21
+            22
         }
-        DlpackError::PaddedSubbyteExport => 22,
+        DlpackError::PaddedSubbyteExport => 23,
         DlpackError::UnsupportedVersion { version } => {
             names(&format_args!("{}.{}", version.major, version.minor));
             assert_ne!(version.major, 1);
-            23
+            24
         }
-        DlpackError::NullManagedTensor => 24,
-        DlpackError::ReadOnly => 25,
-        DlpackError::CopyRequired => 26,
+        DlpackError::NullManagedTensor => 25,
+        DlpackError::ReadOnly => 26,
+        DlpackError::CopyRequired => 27,
     }
 }
 
 /// The number of variants: the arms of `claims`.
-const VARIANTS: usize = 27;
+const VARIANTS: usize = 28;
 
 #[test]
 fn every_variant_is_produced_and_its_message_holds() {
