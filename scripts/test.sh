@@ -13,8 +13,19 @@ root=$(pwd)
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# Where cargo builds (CARGO_TARGET_DIR, relative to the workspace when relative): downloads go there
+# too, so a shared or read-only checkout stays untouched.
+target_dir="${CARGO_TARGET_DIR:-target}"
+case "$target_dir" in /*) ;; *) target_dir="$root/$target_dir" ;; esac
+
+# Output redirected to a file or a pipe gets no colour codes: trybuild colours its report whenever
+# TERM allows it, without asking whether standard error is a terminal.
+if [ ! -t 2 ]; then
+  export NO_COLOR=1 CARGO_TERM_COLOR=never
+fi
+
 # A real dlpack.h (1.3), from the apache-tvm-ffi wheel on PyPI, for the ABI and C round-trip tests.
-deps="$root/target/deps"
+deps="$target_dir/deps"
 if [ ! -f "$deps/include/dlpack/dlpack.h" ]; then
   step "fetching dlpack.h from the apache-tvm-ffi wheel"
   mkdir -p "$deps/wheels"

@@ -35,6 +35,10 @@ if [ "$found" -ne "$expected" ]; then
   exit 1
 fi
 
+# Tests that rerun themselves in a child process to read its standard error run their body in this
+# process instead, under memcheck (the log below captures the output).
+export DLSPAN_TEST_IN_PROCESS=1
+
 failed=0
 while read -r name bin; do
   log=$(mktemp)
