@@ -191,11 +191,6 @@ pub enum DlpackError {
         /// The axis' extent.
         extent: usize,
     },
-    /// An extent or stride does not fit DLPack's `int64_t` on export.
-    ExportOverflow {
-        /// The axis.
-        axis: usize,
-    },
     /// Padded sub-byte data cannot be described by a plain `DLTensor` (which means packed); export
     /// it as a managed tensor, which carries the `IS_SUBBYTE_TYPE_PADDED` flag.
     PaddedSubbyteExport,
@@ -288,7 +283,6 @@ impl fmt::Display for DlpackError {
                     write!(f, "sub-view range {start}..{end} of axis {axis} exceeds its extent {extent}")
                 }
             }
-            Self::ExportOverflow { axis } => write!(f, "extent or stride of axis {axis} does not fit int64_t"),
             Self::PaddedSubbyteExport => {
                 f.write_str("padded sub-byte data needs a managed tensor with IS_SUBBYTE_TYPE_PADDED")
             }

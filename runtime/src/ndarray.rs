@@ -23,12 +23,17 @@ struct NdParts<const R: usize> {
 }
 
 fn nd_parts<const R: usize, E: Extents<R>, L: Layout>(mapping: &Mapping<R, E, L>) -> NdParts<R> {
+    if mapping.size() == 0 {
+        // ndarray moves its pointer along an axis even when the array is empty (`invert_axis`,
+        // slicing), and requires every such move to stay in the allocation: with no element there
+        // may be no allocation at all, so every stride is 0 and the pointer never moves.
+        return NdParts { corner: 0, strides: [0; R], reversed: [false; R] };
+    }
     let strides = mapping.strides();
     let extents = mapping.extents();
-    let empty = mapping.size() == 0;
     let mut corner = mapping.offset() as isize;
     for axis in 0..R {
-        if strides[axis] < 0 && !empty {
+        if strides[axis] < 0 {
             // In bounds: the last index of a reversed axis is reached by the mapping.
             corner += (extents[axis] as isize - 1) * strides[axis];
         }
