@@ -774,16 +774,30 @@ impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> ToD
     }
 }
 
+/// Seals [`FromDlTensor`]: only view types of this crate implement it.
+pub(crate) mod sealed {
+    /// A view type of this crate.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is not a view type of dlspan",
+        note = "`FromDlTensor` is sealed: its `MUTABLE` constant is what keeps read-only managed tensors read-only, so only dlspan's own view types implement it"
+    )]
+    pub trait Sealed {}
+}
+
 /// View types a `DLTensor` converts into: [`Mdspan`] (shared) and [`MdspanMut`] (mutable) of any
 /// element type, rank, extents, layout and memory space. Used by
 /// [`ManagedTensor::view_as`](crate::ManagedTensor::view_as) to produce any view type.
+///
+/// Sealed: [`ManagedTensor::view_mut_as`](crate::ManagedTensor::view_mut_as) refuses a `READ_ONLY`
+/// tensor only when [`MUTABLE`](Self::MUTABLE) says the view writes, so an outside implementation
+/// that said otherwise could write to read-only memory.
 ///
 /// ```
 /// use dlspan::{FromDlTensor, HostMdspan, HostMdspanMut};
 /// assert!(!<HostMdspan<'static, f32, 2> as FromDlTensor<'static>>::MUTABLE);
 /// assert!(<HostMdspanMut<'static, f32, 2> as FromDlTensor<'static>>::MUTABLE);
 /// ```
-pub trait FromDlTensor<'a>: Sized {
+pub trait FromDlTensor<'a>: Sized + sealed::Sealed {
     /// Whether the view writes its elements (see the trait's example).
     const MUTABLE: bool;
 
@@ -809,6 +823,16 @@ pub trait FromDlTensor<'a>: Sized {
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```
     unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError>;
+}
+
+impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> sealed::Sealed
+    for Mdspan<'_, T, R, E, L, S>
+{
+}
+
+impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> sealed::Sealed
+    for MdspanMut<'_, T, R, E, L, S>
+{
 }
 
 impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> FromDlTensor<'a>

@@ -4,7 +4,7 @@
 // links show as their names).
 #[cfg(doc)]
 use crate::{
-    CopyMode, DlElement, DlpackError, DlpackTensor, ImportOptions, IntoLegacyError, LayoutLeft, LayoutRight,
-    LayoutStride, LayoutStrideRelaxed, ManagedTensor, Mapping, Mdspan, MdspanMut, ToDlpackTensor, to_device_mdspan,
-    to_dlpack_tensor, to_host_mdspan, to_managed_mdspan,
+    CopyMode, DlElement, DlpackError, DlpackTensor, FromDlTensor, ImportOptions, IntoLegacyError, LayoutLeft,
+    LayoutRight, LayoutStride, LayoutStrideRelaxed, ManagedTensor, Mapping, Mdspan, MdspanMut, ToDlpackTensor,
+    to_device_mdspan, to_dlpack_tensor, to_host_mdspan, to_managed_mdspan,
 };
