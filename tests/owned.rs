@@ -362,6 +362,45 @@ fn a_panicking_owner_drop_is_contained_and_freed() {
     assert_eq!(drops.load(Ordering::SeqCst), 2);
 }
 
+/// An owner whose `storage()` panics, counting its drops.
+struct PanickingStorage {
+    drops: Arc<AtomicUsize>,
+}
+
+impl Drop for PanickingStorage {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+// SAFETY: `storage` never returns, so it promises nothing about memory.
+unsafe impl TensorOwner for PanickingStorage {
+    type Elem = u8;
+
+    fn storage(&mut self) -> Storage<u8> {
+        panic!("storage panics (on purpose, in a test)");
+    }
+}
+
+#[test]
+fn a_panicking_storage_drops_the_owner_and_frees_the_context() {
+    // Found by an audit: the owner was already moved into the export's allocation when `storage()`
+    // unwound, and neither was ever freed. The memcheck tier checks the allocation.
+    let drops = counter();
+    for strided in [false, true] {
+        let owner = PanickingStorage { drops: drops.clone() };
+        let export = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if strided {
+                ManagedTensor::from_owner_strided(owner, [2, 2], [1, 2], 0)
+            } else {
+                ManagedTensor::from_owner(owner, [4])
+            }
+        }));
+        assert!(export.is_err(), "the owner's panic reaches the caller");
+    }
+    assert_eq!(drops.load(Ordering::SeqCst), 2, "each owner is dropped once");
+}
+
 #[test]
 fn shared_owners_export_read_only() {
     let shared: Arc<[f64]> = Arc::from(vec![1.0, 2.0, 3.0]);

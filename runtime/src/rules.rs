@@ -5,6 +5,6 @@
 #[cfg(doc)]
 use crate::{
     CopyMode, DlElement, DlpackError, DlpackTensor, FromDlTensor, ImportOptions, IntoLegacyError, LayoutLeft,
-    LayoutRight, LayoutStride, LayoutStrideRelaxed, ManagedTensor, Mapping, Mdspan, MdspanMut, ToDlpackTensor,
-    to_device_mdspan, to_dlpack_tensor, to_host_mdspan, to_managed_mdspan,
+    LayoutRight, LayoutStride, LayoutStrideRelaxed, ManagedTensor, Mapping, Mdspan, MdspanMut, TensorOwner,
+    ToDlpackTensor, to_device_mdspan, to_dlpack_tensor, to_host_mdspan, to_managed_mdspan,
 };
