@@ -177,7 +177,7 @@ fn owned_exchange() -> Result<(), DlpackError> {
     println!(
         "consumer reads {:?}, row sums {:?}",
         view.to_vec(),
-        [view.index_axis::<1>(0, 0).iter().sum::<f32>(), view.index_axis::<1>(0, 1).iter().sum::<f32>()]
+        view.outer_iter().map(|row| row.sum()).collect::<Vec<f32>>()
     );
     drop(imported);
     println!("released");

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs the Rust test binaries that exercise raw memory (views, conversions, owned exchange, the C
-# round trip, records, property tests) under valgrind memcheck: any invalid read or write, use of
-# uninitialised memory, or definite/indirect leak fails the run.
+# Runs the Rust test binaries that exercise raw memory (views, conversions, owned exchange, aligned
+# buffers, the C round trip, records, property tests) under valgrind memcheck: any invalid read or
+# write, use of uninitialised memory, or definite/indirect leak fails the run.
 #
 #   bash scripts/valgrind.sh            (after `cargo test --no-run`; scripts/test.sh calls it)
 set -euo pipefail
@@ -16,7 +16,7 @@ fi
 command -v valgrind > /dev/null || { echo "valgrind unavailable: memcheck tier cannot run" >&2; exit 1; }
 
 # The memcheck tier's test binaries, by target name (the lib's unit tests are `dlspan`).
-targets="dlspan dtype views bad_input export no_alloc owned c_roundtrip records properties elementwise ndarray_interop"
+targets="dlspan dtype views axis_iteration bad_input export no_alloc owned buffer c_roundtrip records properties elementwise ndarray_interop"
 
 bins=$(cargo test --workspace --all-features --locked --no-run --message-format=json 2> /dev/null | python3 -c '
 import json, sys

@@ -1,8 +1,9 @@
-//! Zero-copy conversions between views and ndarray views (feature `ndarray`).
+//! Zero-copy conversions between views and ndarray views (feature `ndarray`), through the
+//! re-exported `dlspan::ndarray` (this package has no ndarray dependency of its own).
 #![cfg(feature = "ndarray")]
 
+use dlspan::ndarray::{self, Array2, Array3, s};
 use dlspan::*;
-use ndarray::{Array2, Array3, s};
 
 #[test]
 fn views_become_ndarray_views_of_the_same_memory() {

@@ -67,3 +67,18 @@ fn export_import_index_and_iterate_without_allocating() {
 
     assert_eq!(allocations(), before, "no heap allocation on the view/export path");
 }
+
+#[test]
+fn an_aligned_buffer_exports_with_one_allocation_and_copies_with_two() {
+    let buffer = AlignedBuffer::<f32>::zeroed(64);
+    let before = allocations();
+    let tensor = ManagedTensor::from_owner(buffer, [8, 8]).unwrap();
+    assert_eq!(allocations(), before + 1, "one context, the buffer is not copied");
+
+    let view = tensor.view::<f32, 2, LayoutRight>().unwrap();
+    let column = view.subview((.., 3..4));
+    let before = allocations();
+    let copy = std::hint::black_box(column.to_managed(CopyMode::Always).unwrap());
+    assert_eq!(allocations(), before + 2, "an aligned buffer and a context");
+    drop((copy, tensor));
+}

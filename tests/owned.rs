@@ -501,3 +501,21 @@ fn managed_tensors_cross_threads() {
     .unwrap();
     assert_eq!((sum, drops.load(Ordering::SeqCst)), (3, 1));
 }
+
+#[test]
+fn question_mark_on_a_refused_legacy_export_releases_the_tensor_once() {
+    fn to_legacy_consumer(tensor: ManagedTensor) -> Result<*mut DLManagedTensor, DlpackError> {
+        Ok(tensor.into_raw_legacy()?)
+    }
+    let shared: Arc<[f64]> = Arc::from(vec![1.0, 2.0, 3.0]);
+    let read_only = ManagedTensor::from_owner(shared.clone(), [3]).unwrap();
+    assert_eq!(Arc::strong_count(&shared), 2);
+    assert!(matches!(to_legacy_consumer(read_only), Err(DlpackError::ReadOnly)));
+    assert_eq!(Arc::strong_count(&shared), 1, "the refused tensor's deleter ran once");
+
+    let drops = counter();
+    let raw = to_legacy_consumer(ManagedTensor::from_owner(counted(4, &drops, false), [4]).unwrap()).unwrap();
+    // SAFETY: `raw` is a live legacy tensor whose ownership passes here.
+    drop(unsafe { ManagedTensor::from_raw_legacy(raw) }.unwrap());
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}

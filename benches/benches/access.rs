@@ -6,7 +6,8 @@
 //!   (memory order) and `sum()` (memory order, eight partial sums); ndarray `iter().sum()` (logical
 //!   order) and `sum()` (its eight-accumulator reduction);
 //! - `axpy` (y += a·x): raw zip loop; dlspan `zip_with` and `iter_mut().zip(iter())`; ndarray `Zip`;
-//! - `rows`: a sum per row through sub-views (dlspan `index_axis`, ndarray `rows()`, raw chunks);
+//! - `rows`: a sum per row through sub-views (dlspan `index_axis` and `outer_iter`, ndarray `rows()`,
+//!   raw chunks);
 //! - the zero-copy conversions to and from ndarray views.
 #![allow(missing_docs)] // criterion's macros generate undocumented items
 
@@ -95,8 +96,11 @@ fn rows_group(c: &mut Criterion, n: usize, data: &[f32]) {
     group.bench_function("dlspan_index_axis", |b| {
         b.iter(|| {
             let view = black_box(&view);
-            (0..n).map(|i| view.index_axis::<1>(0, i).iter().sum::<f32>()).sum::<f32>()
+            (0..n).map(|i| view.index_axis(0, i).iter().sum::<f32>()).sum::<f32>()
         })
+    });
+    group.bench_function("dlspan_outer_iter", |b| {
+        b.iter(|| black_box(&view).outer_iter().map(|row| row.iter().sum::<f32>()).sum::<f32>())
     });
     group.bench_function("ndarray_rows", |b| {
         b.iter(|| black_box(&nd).rows().into_iter().map(|row| row.iter().sum::<f32>()).sum::<f32>())

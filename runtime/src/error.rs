@@ -205,6 +205,16 @@ pub enum DlpackError {
     ReadOnly,
     /// The requested exchange needs a copy, and copying was forbidden.
     CopyRequired,
+    /// A buffer could not be allocated: its size in bytes overflows `isize`, or the allocator
+    /// refused it.
+    AllocationFailed {
+        /// Elements requested.
+        len: usize,
+        /// Bytes per element.
+        element_size: usize,
+        /// The alignment requested, in bytes.
+        alignment: usize,
+    },
 }
 
 impl fmt::Display for DlpackError {
@@ -292,6 +302,9 @@ impl fmt::Display for DlpackError {
             Self::NullManagedTensor => f.write_str("managed tensor pointer is null"),
             Self::ReadOnly => f.write_str("tensor is read-only"),
             Self::CopyRequired => f.write_str("the exchange needs a copy, and copying was forbidden"),
+            Self::AllocationFailed { len, element_size, alignment } => {
+                write!(f, "could not allocate {len} elements of {element_size} bytes aligned to {alignment} bytes")
+            }
         }
     }
 }

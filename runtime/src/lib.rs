@@ -19,13 +19,14 @@
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod buffer;
 mod check;
 pub mod convert;
 pub mod dtype;
 pub mod error;
 pub mod ffi;
 #[cfg(feature = "ndarray")]
-mod ndarray;
+mod ndarray_interop;
 pub mod owned;
 pub mod record;
 pub mod rules;
@@ -35,6 +36,7 @@ pub mod view;
 #[doc(hidden)]
 pub mod __private;
 
+pub use buffer::AlignedBuffer;
 pub use convert::{
     DlTensorRef, DlpackTensor, FromDlTensor, ImportOptions, ToDlpackTensor, to_device_mdspan, to_device_mdspan_mut,
     to_dlpack_tensor, to_host_mdspan, to_host_mdspan_mut, to_managed_mdspan, to_managed_mdspan_mut,
@@ -43,6 +45,20 @@ pub use dlspan_macros::{DlElement, DlRecord, mdspan};
 pub use dtype::DlElement;
 pub use error::{DlpackError, LayoutKind};
 pub use half;
+/// The [`ndarray`](https://docs.rs/ndarray/0.17) crate (feature `ndarray`), the version the
+/// conversions (`to_ndarray`, `from_ndarray`) speak, so its types need no dependency of their own.
+///
+/// ```
+/// # #[cfg(feature = "ndarray")] {
+/// use dlspan::{HostMdspan, ndarray::ArrayView2};
+/// let data = [1.0f32, 2.0, 3.0, 4.0];
+/// let array: ArrayView2<'_, f32> = HostMdspan::<f32, 2>::from_slice(&data, [2, 2]).unwrap().to_ndarray();
+/// assert_eq!(array[[1, 0]], 3.0);
+/// # }
+/// ```
+#[cfg(feature = "ndarray")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ndarray")))]
+pub use ndarray;
 pub use num_complex;
 pub use owned::{CopyMode, IntoLegacyError, ManagedTensor, Storage, TensorOwner};
 pub use space::{Device, Host, HostAccessible, Managed, MemorySpace};

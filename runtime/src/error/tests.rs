@@ -262,6 +262,9 @@ fn produced() -> Vec<DlpackError> {
     let view = HostMdspan::<i32, 1>::from_slice(&DATA, [8]).unwrap();
     errors.push(view.to_managed(CopyMode::Never).map(|_| ()).unwrap_err());
 
+    // AllocationFailed: a size that overflows isize.
+    errors.push(crate::AlignedBuffer::<f64>::try_zeroed(usize::MAX / 4).map(|_| ()).unwrap_err());
+
     // A data type code the crate knows but no view asked for reads well too.
     let mut t = good();
     t.dtype = DLDataType::new(DLDataTypeCode::kDLFloat8_e4m3fn, 8, 1);
@@ -411,11 +414,17 @@ fn claims(err: &DlpackError) -> usize {
         DlpackError::NullManagedTensor => 24,
         DlpackError::ReadOnly => 25,
         DlpackError::CopyRequired => 26,
+        DlpackError::AllocationFailed { len, element_size, alignment } => {
+            names(&len);
+            names(&element_size);
+            names(&alignment);
+            27
+        }
     }
 }
 
 /// The number of variants: the arms of `claims`.
-const VARIANTS: usize = 27;
+const VARIANTS: usize = 28;
 
 #[test]
 fn every_variant_is_produced_and_its_message_holds() {

@@ -458,17 +458,13 @@ fn export_compact<O: TensorOwner, const R: usize>(
     )
 }
 
-/// Copies a host view's elements (logical order) into a fresh row-major export.
-fn copy_to_managed<T: DlElement, const R: usize>(
-    extents: [usize; R],
-    values: Vec<T>,
-) -> Result<ManagedTensor, DlpackError> {
-    export_compact(values, extents, DLPACK_FLAG_BITMASK_IS_COPIED)
-}
+/// The alignment of the buffers that view copies export, in bytes.
+const COPY_ALIGNMENT: usize = 64;
 
 impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<'_, T, R, E, L, S> {
     /// An owned managed tensor of this view's elements. A borrowed view cannot hand out ownership
-    /// of its data, so every export copies: into a compact row-major buffer the consumer owns alone
+    /// of its data, so every export copies: into a compact row-major [`AlignedBuffer`](crate::AlignedBuffer) (64-byte
+    /// aligned, what JAX needs to import without copying again) the consumer owns alone
     /// (`IS_COPIED` set, writable); [`CopyMode::Never`] is refused.
     ///
     /// # Errors
@@ -487,7 +483,11 @@ impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> 
     pub fn to_managed(&self, copy: CopyMode) -> Result<ManagedTensor, DlpackError> {
         match copy {
             CopyMode::Never => Err(DlpackError::CopyRequired),
-            CopyMode::Always | CopyMode::IfNeeded => copy_to_managed(self.extents(), self.to_vec()),
+            CopyMode::Always | CopyMode::IfNeeded => export_compact(
+                self.to_aligned_buffer::<COPY_ALIGNMENT>(),
+                self.extents(),
+                DLPACK_FLAG_BITMASK_IS_COPIED,
+            ),
         }
     }
 }

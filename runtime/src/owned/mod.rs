@@ -450,7 +450,8 @@ impl ManagedTensor {
     /// # Errors
     ///
     /// A read-only tensor cannot be exported as legacy (the legacy form has no flags, so the
-    /// consumer would assume it may write); the error gives the tensor back.
+    /// consumer would assume it may write); the error gives the tensor back. `?` turns it into
+    /// [`DlpackError::ReadOnly`], releasing the tensor.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -554,6 +555,32 @@ impl fmt::Display for IntoLegacyError {
 }
 
 impl std::error::Error for IntoLegacyError {}
+
+/// `?` on [`ManagedTensor::into_raw_legacy`] in a function returning [`DlpackError`]: the error
+/// becomes [`DlpackError::ReadOnly`], and the refused tensor, which nobody can reach any more, is
+/// released on the spot (its deleter runs once, as when a `ManagedTensor` is dropped). Match on the
+/// [`IntoLegacyError`] instead to keep the tensor ([`into_tensor`](IntoLegacyError::into_tensor)).
+///
+/// ```
+/// use dlspan::{DlpackError, ManagedTensor, ffi::DLManagedTensor};
+/// use std::sync::Arc;
+///
+/// fn to_legacy_consumer(tensor: ManagedTensor) -> Result<*mut DLManagedTensor, DlpackError> {
+///     let raw = tensor.into_raw_legacy()?;
+///     Ok(raw) // a legacy consumer now owns it and calls its deleter
+/// }
+///
+/// let values: Arc<[f32]> = Arc::from([1.0, 2.0]);
+/// let read_only = ManagedTensor::from_owner(values.clone(), [2])?;
+/// assert_eq!(to_legacy_consumer(read_only), Err(DlpackError::ReadOnly));
+/// assert_eq!(Arc::strong_count(&values), 1, "the refused tensor released its owner");
+/// # Ok::<(), DlpackError>(())
+/// ```
+impl From<IntoLegacyError> for DlpackError {
+    fn from(refused: IntoLegacyError) -> Self {
+        refused.error()
+    }
+}
 
 /// Calls a versioned tensor's deleter, if any.
 ///

@@ -3,10 +3,12 @@
 //! A view always stores its extents at run time; the extents *type* says which of them are fixed by
 //! the type. [`Dims<R>`] is all-dynamic (CCCL's `dims<Rank>`); tuples of [`Static<N>`] and [`Dyn`]
 //! (what `mdspan!` spells) fix some axes. A view with static extents is only ever built from data
-//! whose extents match: conversions check it at run time, and [`Mdspan::from_array`] at compile
-//! time. `extent(i)` of a static axis is a constant the compiler can fold.
+//! whose extents match: conversions check it at run time, [`Mdspan::from_nested`] in the type
+//! system (`cargo check`), and [`Mdspan::from_array`] when the code is generated (`cargo build`).
+//! `extent(i)` of a static axis is a constant the compiler can fold.
 //!
 //! [`Mdspan::from_array`]: crate::Mdspan::from_array
+//! [`Mdspan::from_nested`]: crate::Mdspan::from_nested
 //!
 //! ```
 //! use dlspan::{Dims, Dyn, Extents, Static};
@@ -154,6 +156,53 @@ macro_rules! tuple_extents {
 }
 
 tuple_extents! {
+    1 => (A);
+    2 => (A, B);
+    3 => (A, B, C);
+    4 => (A, B, C, D);
+    5 => (A, B, C, D, E);
+    6 => (A, B, C, D, E, F);
+    7 => (A, B, C, D, E, F, G);
+    8 => (A, B, C, D, E, F, G, H);
+    9 => (A, B, C, D, E, F, G, H, I);
+    10 => (A, B, C, D, E, F, G, H, I, J);
+    11 => (A, B, C, D, E, F, G, H, I, J, K);
+    12 => (A, B, C, D, E, F, G, H, I, J, K, L);
+}
+
+/// An all-static extents type's nested array: `(Static<A>, Static<B>)` is `[[T; B]; A]` (axis 0
+/// outermost), the row-major memory of `A·B` elements with the shape in its type. Views take it in
+/// [`from_nested`](crate::Mdspan::from_nested), where a wrong shape is a type error that
+/// `cargo check` reports.
+///
+/// ```
+/// use dlspan::{Static, view::NestedArray};
+/// type Nested = <(Static<2>, Static<3>) as NestedArray<2>>::Array<f32>;
+/// let rows: Nested = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
+/// assert_eq!(size_of::<Nested>(), 6 * size_of::<f32>());
+/// # let _ = rows;
+/// ```
+pub trait NestedArray<const R: usize>: Extents<R> {
+    /// The nested array of `T` whose shape is these extents.
+    type Array<T>;
+}
+
+/// The nested array type `[[T; B]; A]` of the axes `A B`, outermost first.
+macro_rules! nested_array {
+    ($t:ty;) => { $t };
+    ($t:ty; $first:ident $($rest:ident)*) => { [nested_array!($t; $($rest)*); $first] };
+}
+
+/// Implements `NestedArray` for the all-static tuples of each rank.
+macro_rules! static_tuples {
+    ($( $rank:literal => ($($axis:ident),+); )*) => {$(
+        impl<$(const $axis: usize),+> NestedArray<$rank> for ($(Static<$axis>,)+) {
+            type Array<T> = nested_array!(T; $($axis)+);
+        }
+    )*};
+}
+
+static_tuples! {
     1 => (A);
     2 => (A, B);
     3 => (A, B, C);

@@ -39,6 +39,11 @@ pub trait Layout: sealed::Sealed + Copy + Default + Debug + Send + Sync + 'stati
     /// of compact and strided views are [`LayoutStride`], and of relaxed views relaxed.
     type Sub: Layout;
 
+    /// The layout of the views that fix axis 0 (the rows that
+    /// [`outer_iter`](crate::Mdspan::outer_iter) yields): rows of a row-major compact view are
+    /// row-major compact, so [`LayoutRight`] keeps itself; the others are as [`Sub`](Self::Sub).
+    type Outer: Layout;
+
     /// Which layout this is, for errors and queries.
     const KIND: LayoutKind;
 
@@ -163,10 +168,11 @@ const fn compact_axis<const R: usize>(left: bool, k: usize) -> usize {
 
 /// Both compact layouts: strides computed from extents, no offset. `$left` mirrors the axis order.
 macro_rules! compact_layout {
-    ($layout:ty, $kind:ident, $left:literal) => {
+    ($layout:ty, $kind:ident, $left:literal, $outer:ty) => {
         impl Layout for $layout {
             type Strides<const R: usize> = ();
             type Sub = LayoutStride;
+            type Outer = $outer;
             const KIND: LayoutKind = LayoutKind::$kind;
             const HAS_OFFSET: bool = false;
 
@@ -253,12 +259,13 @@ macro_rules! compact_layout {
     };
 }
 
-compact_layout!(LayoutRight, Right, false);
-compact_layout!(LayoutLeft, Left, true);
+compact_layout!(LayoutRight, Right, false, LayoutRight);
+compact_layout!(LayoutLeft, Left, true, LayoutStride);
 
 impl Layout for LayoutStride {
     type Strides<const R: usize> = [isize; R];
     type Sub = LayoutStride;
+    type Outer = LayoutStride;
     const KIND: LayoutKind = LayoutKind::Stride;
     const HAS_OFFSET: bool = false;
 
@@ -308,6 +315,7 @@ impl Layout for LayoutStride {
 impl Layout for LayoutStrideRelaxed {
     type Strides<const R: usize> = RelaxedStrides<R>;
     type Sub = LayoutStrideRelaxed;
+    type Outer = LayoutStrideRelaxed;
     const KIND: LayoutKind = LayoutKind::StrideRelaxed;
     const HAS_OFFSET: bool = true;
 

@@ -7,6 +7,7 @@
 //! assert_eq!(m.to_vec(), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
 //! ```
 
+mod axis_iter;
 mod elementwise;
 mod extents;
 mod fmt;
@@ -14,8 +15,10 @@ mod iter;
 mod layout;
 mod mapping;
 mod mdspan;
+mod rank;
 
-pub use extents::{Dim, Dims, Dyn, Extents, MAX_STATIC_RANK, Static};
+pub use axis_iter::{AxisIter, AxisIterMut};
+pub use extents::{Dim, Dims, Dyn, Extents, MAX_STATIC_RANK, NestedArray, Static};
 pub use iter::{Iter, IterMut};
 pub use layout::{Layout, LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, RelaxedStrides};
 pub use mapping::Mapping;
@@ -23,3 +26,4 @@ pub use mdspan::{
     DeviceMdspan, DeviceMdspanMut, HostMdspan, HostMdspanMut, ManagedMdspan, ManagedMdspanMut, Mdspan, MdspanMut,
     SubviewRanges,
 };
+pub use rank::{LowerRank, MAX_AXIS_RANK, Rank};

@@ -1,4 +1,5 @@
-// Rule: a static-extent view of an array needs the array length the extents fix (compile time).
+// Rule: a static-extent view of a flat array needs the length the extents fix (checked when code is
+// generated; the message names the extents and both lengths, its last note points at the call).
 use dlspan::mdspan;
 
 type Tile<'a> = mdspan!(&'a f32; 2, 3);

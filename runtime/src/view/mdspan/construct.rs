@@ -1,13 +1,15 @@
-//! Constructors: raw parts, slices (compact, strided, any mapping, relaxed) and arrays of static
-//! length.
+//! Constructors: raw parts, slices (compact, strided, any mapping, relaxed), and arrays of static
+//! length (flat or nested).
 
 use super::{Mdspan, MdspanMut};
 use crate::error::DlpackError;
 use crate::space::{Host, MemorySpace};
-use crate::view::extents::Extents;
-use crate::view::layout::{Layout, LayoutStrideRelaxed};
+use crate::view::extents::{Extents, NestedArray};
+use crate::view::layout::{Layout, LayoutRight, LayoutStrideRelaxed};
 use crate::view::mapping::Mapping;
+use core::mem::size_of;
 use core::ptr::NonNull;
+use core::slice::{from_raw_parts, from_raw_parts_mut};
 
 impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> Mdspan<'a, T, R, E, L, S> {
     /// A view from a raw pointer and a mapping (the `unsafe` twin of [`from_slice`](Self::from_slice)).
@@ -92,7 +94,7 @@ fn fits_slice<const R: usize, E: Extents<R>, L: Layout>(
 /// Generates the slice constructors of one view type. `$mut_kw` is `"mut "` for the mutable view
 /// and `""` for the shared one: the examples spell `let mut data` and `&mut data` with it.
 macro_rules! slice_constructors {
-    ($view:ident, $slice:ty, $array:ty, $unique:expr, $mut_kw:literal) => {
+    ($view:ident, $slice:ty, $array:ty, $nested:ty, $from_raw_parts:path, $unique:expr, $mut_kw:literal) => {
         impl<'a, T, const R: usize, E: Extents<R>, L: Layout> $view<'a, T, R, E, L, Host> {
             /// A view of the compact layout of `extents` over a slice of exactly that many elements
             /// (row-major, or column-major for `LayoutLeft`).
@@ -174,7 +176,14 @@ macro_rules! slice_constructors {
                 Ok(unsafe { Self::from_parts_unchecked(ptr, mapping, ()) })
             }
 
-            /// A view of an array whose length the static extents fix: a mismatch is a compile error.
+            /// A view of an array whose length the static extents fix (in the view's layout).
+            ///
+            /// A length that differs from the product of the extents is a compile error, raised when
+            /// the compiler generates code (`cargo build`, `cargo test`), not by `cargo check`: stable
+            /// Rust cannot state "`N` equals the product of the extents" as a trait bound, so it is a
+            /// constant evaluated per instantiation. The error names the extents and both lengths,
+            /// and its last note points at the call. For a check that `cargo check` sees, give the
+            /// elements as a nested array to [`from_nested`](Self::from_nested).
             ///
             /// # Panics
             ///
@@ -188,13 +197,51 @@ macro_rules! slice_constructors {
             #[inline]
             pub fn from_array<const N: usize>(data: $array) -> Self {
                 const {
-                    assert!(
-                        matches!(E::STATIC_SIZE, Some(n) if n == N),
-                        "from_array: the array length must equal the product of the view type's static extents (and every extent must be static)"
-                    )
+                    if !matches!(E::STATIC_SIZE, Some(n) if n == N) {
+                        panic!("{}", array_length_message(N, &E::STATIC).as_str());
+                    }
                 };
                 let extents = E::STATIC.map(|e| e.unwrap_or(0));
                 match Self::from_slice(data, extents) {
+                    Ok(view) => view,
+                    Err(err) => panic!("{err}"),
+                }
+            }
+        }
+
+        impl<'a, T, const R: usize, E: NestedArray<R>> $view<'a, T, R, E, LayoutRight, Host> {
+            /// A row-major view of a nested array whose shape the static extents fix:
+            /// `[[T; 3]; 2]` for `mdspan!(T; 2, 3)` (see [`NestedArray`]). Element `[i, j]` is
+            /// `data[i][j]`. A wrong shape is a type error, which `cargo check` reports at the call.
+            ///
+            /// # Panics
+            ///
+            /// Never for element types with a size; for zero-sized `T`, if the shape holds more
+            /// than `isize::MAX` elements.
+            ///
+            /// ```
+            #[doc = concat!("let ", $mut_kw, "rows = [[1, 2, 3], [4, 5, 6]];")]
+            #[doc = concat!("let view = <dlspan::mdspan!(", $mut_kw, "i32; 2, 3)>::from_nested(&", $mut_kw, "rows);")]
+            /// assert_eq!((view.extents(), view[[1, 0]]), ([2, 3], 4));
+            /// ```
+            #[inline]
+            pub fn from_nested(data: $nested) -> Self {
+                let len = const {
+                    match E::STATIC_SIZE {
+                        Some(len) if len.checked_mul(size_of::<T>()).is_some() => {
+                            assert!(len * size_of::<T>() == size_of::<E::Array<T>>());
+                            len
+                        }
+                        _ => panic!("from_nested: the nested array holds more than usize::MAX elements"),
+                    }
+                };
+                let extents = E::STATIC.map(|e| e.unwrap_or(0));
+                let ptr = NonNull::from(data).cast::<T>();
+                // SAFETY: `E::Array<T>` is the nested array `[[T; B]; A]` of the extents (the trait is
+                // sealed through `Extents`): `len` elements of `T` in row-major order, contiguous and
+                // without padding (asserted above), aligned for `T`; borrowed as `data` is for `'a`.
+                let flat = unsafe { $from_raw_parts(ptr.as_ptr(), len) };
+                match Self::from_slice(flat, extents) {
                     Ok(view) => view,
                     Err(err) => panic!("{err}"),
                 }
@@ -234,5 +281,90 @@ macro_rules! slice_constructors {
     };
 }
 
-slice_constructors!(Mdspan, &'a [T], &'a [T; N], false, "");
-slice_constructors!(MdspanMut, &'a mut [T], &'a mut [T; N], true, "mut ");
+slice_constructors!(Mdspan, &'a [T], &'a [T; N], &'a E::Array<T>, from_raw_parts, false, "");
+slice_constructors!(MdspanMut, &'a mut [T], &'a mut [T; N], &'a mut E::Array<T>, from_raw_parts_mut, true, "mut ");
+
+/// A message composed at compile time: const panics print `&str` arguments, not numbers.
+struct ConstMessage {
+    bytes: [u8; 256],
+    len: usize,
+}
+
+impl ConstMessage {
+    const fn new() -> Self {
+        Self { bytes: [0; 256], len: 0 }
+    }
+
+    const fn text(mut self, text: &str) -> Self {
+        let text = text.as_bytes();
+        let mut i = 0;
+        while i < text.len() && self.len < self.bytes.len() {
+            self.bytes[self.len] = text[i];
+            self.len += 1;
+            i += 1;
+        }
+        self
+    }
+
+    const fn number(mut self, mut value: usize) -> Self {
+        let mut digits = [0u8; 20];
+        let mut count = 0;
+        loop {
+            digits[count] = b'0' + (value % 10) as u8;
+            value /= 10;
+            count += 1;
+            if value == 0 {
+                break;
+            }
+        }
+        while count > 0 && self.len < self.bytes.len() {
+            count -= 1;
+            self.bytes[self.len] = digits[count];
+            self.len += 1;
+        }
+        self
+    }
+
+    const fn as_str(&self) -> &str {
+        // Only ASCII is ever written (the texts below, digits), so the bytes are UTF-8.
+        match core::str::from_utf8(self.bytes.split_at(self.len).0) {
+            Ok(text) => text,
+            Err(_) => "from_array: the array length differs from the view type's static extents",
+        }
+    }
+}
+
+/// Why `from_array` refuses an array of `len` elements for a view type whose extents are `axes`.
+const fn array_length_message(len: usize, axes: &[Option<usize>]) -> ConstMessage {
+    let mut message = ConstMessage::new().text("from_array: the view type's extents are [");
+    let mut all_static = true;
+    let mut size: Option<usize> = Some(1);
+    let mut axis = 0;
+    while axis < axes.len() {
+        if axis > 0 {
+            message = message.text(", ");
+        }
+        message = match axes[axis] {
+            Some(extent) => {
+                size = match size {
+                    Some(size) => size.checked_mul(extent),
+                    None => None,
+                };
+                message.number(extent)
+            }
+            None => {
+                all_static = false;
+                message.text("dyn")
+            }
+        };
+        axis += 1;
+    }
+    message = message.text("]");
+    match (all_static, size) {
+        (false, _) => message.text(": from_array needs every extent static"),
+        (true, Some(size)) => {
+            message.text(", which hold ").number(size).text(" elements, but the array has ").number(len)
+        }
+        (true, None) => message.text(", which hold more than usize::MAX elements"),
+    }
+}

@@ -6,6 +6,7 @@ mod access;
 mod construct;
 mod subview;
 
+pub(crate) use subview::SubParts;
 pub use subview::SubviewRanges;
 
 use super::extents::{Dims, Extents};

@@ -1,12 +1,14 @@
-//! Sub-views: a range per axis ([`SubviewRanges`]) or one axis fixed (`index_axis`), for shared and
-//! mutable views.
+//! Sub-views: a range per axis ([`SubviewRanges`]), one axis fixed (`index_axis`), or every index
+//! of one axis in turn (`outer_iter`, `axis_iter`), for shared and mutable views.
 
 use super::{Mdspan, MdspanMut};
 use crate::error::DlpackError;
 use crate::space::MemorySpace;
+use crate::view::axis_iter::{AxisIter, AxisIterMut, AxisParts};
 use crate::view::extents::{Dims, Extents};
 use crate::view::layout::Layout;
 use crate::view::mapping::Mapping;
+use crate::view::rank::{LowerRank, Rank};
 use core::ops::{Bound, RangeBounds};
 use core::ptr::NonNull;
 
@@ -83,10 +85,11 @@ fn range_within(
 
 /// A sub-mapping: new extents, strides and the element offset of its first element from the parent's
 /// base pointer (parts of a validated mapping, so in range).
-struct SubParts<const Q: usize> {
-    extents: [usize; Q],
-    strides: [isize; Q],
-    start: isize,
+#[derive(Clone, Copy)]
+pub(crate) struct SubParts<const Q: usize> {
+    pub(crate) extents: [usize; Q],
+    pub(crate) strides: [isize; Q],
+    pub(crate) start: isize,
 }
 
 fn sub_ranges<const R: usize, E: Extents<R>, L: Layout>(
@@ -106,43 +109,85 @@ fn sub_ranges<const R: usize, E: Extents<R>, L: Layout>(
     Ok(SubParts { extents, strides, start })
 }
 
-fn sub_axis<const R: usize, const Q: usize, E: Extents<R>, L: Layout>(
+/// The extents and strides of the views that fix `axis`: every other axis, in order.
+///
+/// # Panics
+///
+/// If `axis >= R`.
+#[track_caller]
+pub(crate) fn other_axes<const R: usize, const Q: usize, E: Extents<R>, L: Layout>(
     map: &Mapping<R, E, L>,
     axis: usize,
-    index: usize,
-) -> SubParts<Q> {
-    debug_assert!(Q + 1 == R);
+) -> ([usize; Q], [isize; Q])
+where
+    Rank<R>: LowerRank<Q>,
+{
     assert!(axis < R, "axis {axis} out of range for rank {R}");
-    let extent = map.extent(axis);
-    assert!(index < extent, "index {index} out of bounds for axis {axis} of extent {extent}");
     let all = map.strides();
     let (mut extents, mut strides) = ([0usize; Q], [0isize; Q]);
     for (j, k) in (0..R).filter(|&k| k != axis).enumerate() {
         extents[j] = map.extent(k);
         strides[j] = all[k];
     }
+    (extents, strides)
+}
+
+#[track_caller]
+fn sub_axis<const R: usize, const Q: usize, E: Extents<R>, L: Layout>(
+    map: &Mapping<R, E, L>,
+    axis: usize,
+    index: usize,
+) -> SubParts<Q>
+where
+    Rank<R>: LowerRank<Q>,
+{
+    let (extents, strides) = other_axes(map, axis);
+    let extent = map.extent(axis);
+    assert!(index < extent, "index {index} out of bounds for axis {axis} of extent {extent}");
     let mut first = [0usize; R];
     first[axis] = index;
     let start = if map.extents().contains(&0) { map.offset() as isize } else { map.offset_unchecked(&first) };
     SubParts { extents, strides, start }
 }
 
+/// The sub-views along `axis`: the first one's parts, the step between them, and how many.
+fn axis_parts<const R: usize, const Q: usize, E: Extents<R>, L: Layout>(
+    map: &Mapping<R, E, L>,
+    axis: usize,
+) -> AxisParts<Q>
+where
+    Rank<R>: LowerRank<Q>,
+{
+    let (extents, strides) = other_axes(map, axis);
+    // Sub-views with no elements keep the parent's position (its offset, 0 when it is empty).
+    let step = if map.extents().contains(&0) { 0 } else { map.stride(axis) };
+    AxisParts { first: SubParts { extents, strides, start: map.offset() as isize }, step, len: map.extent(axis) }
+}
+
 impl<const Q: usize> SubParts<Q> {
-    /// Applies validated sub-mapping parts to the parent's base pointer `ptr` (layout `L`).
-    fn apply<T, L: Layout>(self, ptr: NonNull<T>) -> (NonNull<T>, Mapping<Q, Dims<Q>, L::Sub>) {
-        let parts = self;
-        if <L::Sub as Layout>::HAS_OFFSET {
+    /// Applies validated sub-mapping parts to the parent's base pointer `ptr` (layout `L`), for a
+    /// sub-view of layout `M` (`L::Sub` or `L::Outer`: it keeps an offset exactly when `L` does).
+    fn apply<T, L: Layout, M: Layout>(self, ptr: NonNull<T>) -> (NonNull<T>, Mapping<Q, Dims<Q>, M>) {
+        const { assert!(L::HAS_OFFSET == M::HAS_OFFSET) };
+        self.place(ptr)
+    }
+
+    /// The sub-view's base pointer and mapping of layout `M`, from the parent's base pointer `ptr`
+    /// (the parent keeps an offset exactly when `M` does).
+    #[inline]
+    pub(crate) fn place<T, M: Layout>(self, ptr: NonNull<T>) -> (NonNull<T>, Mapping<Q, Dims<Q>, M>) {
+        if M::HAS_OFFSET {
             // The parent reaches no element below its base, so the sub-view's first element
             // offset is non-negative.
-            (ptr, Mapping::assume_valid(parts.extents, parts.strides, parts.start as usize))
+            (ptr, Mapping::assume_valid(self.extents, self.strides, self.start as usize))
         } else {
             // Wrapping arithmetic: for device views the pointer is not a host allocation.
-            let moved = ptr.as_ptr().wrapping_offset(parts.start);
+            let moved = ptr.as_ptr().wrapping_offset(self.start);
             // SAFETY: non-relaxed layouts have positive strides and no offset below the
             // base, so `start` is the offset of the sub-view's first element (or, for an empty
             // sub-view, of the parent's), inside the parent's memory range, which does not
             // contain or wrap around address 0.
-            (unsafe { NonNull::new_unchecked(moved) }, Mapping::assume_valid(parts.extents, parts.strides, 0))
+            (unsafe { NonNull::new_unchecked(moved) }, Mapping::assume_valid(self.extents, self.strides, 0))
         }
     }
 }
@@ -187,12 +232,13 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> Mdspan<'a,
         ranges: impl SubviewRanges<R>,
     ) -> Result<Mdspan<'a, T, R, Dims<R>, L::Sub, S>, DlpackError> {
         let parts = sub_ranges(&self.map, &ranges)?;
-        let (ptr, map) = parts.apply::<T, L>(self.ptr);
+        let (ptr, map) = parts.apply::<T, L, L::Sub>(self.ptr);
         // SAFETY: the sub-mapping reaches a subset of the parent's elements.
         Ok(unsafe { Mdspan::from_parts_unchecked(ptr, map, self.ordinal) })
     }
 
-    /// The view with `axis` fixed at `index`: rank `Q = R - 1` (a compile error otherwise).
+    /// The view with `axis` fixed at `index`, of rank `Q = R - 1` (inferred: see
+    /// [`LowerRank`]).
     ///
     /// # Panics
     ///
@@ -202,16 +248,72 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> Mdspan<'a,
     /// use dlspan::HostMdspan;
     /// let data: Vec<i32> = (0..6).collect();
     /// let m = HostMdspan::<i32, 2>::from_slice(&data, [2, 3]).unwrap();
-    /// assert_eq!(m.index_axis::<1>(0, 1).to_vec(), [3, 4, 5]);
-    /// assert_eq!(m.index_axis::<1>(1, 2).to_vec(), [2, 5]);
+    /// assert_eq!(m.index_axis(0, 1).to_vec(), [3, 4, 5]);
+    /// assert_eq!(m.index_axis(1, 2).to_vec(), [2, 5]);
     /// ```
     #[track_caller]
-    pub fn index_axis<const Q: usize>(&self, axis: usize, index: usize) -> Mdspan<'a, T, Q, Dims<Q>, L::Sub, S> {
-        const { assert!(Q + 1 == R, "index_axis removes one axis: the result's rank must be R - 1") };
+    pub fn index_axis<const Q: usize>(&self, axis: usize, index: usize) -> Mdspan<'a, T, Q, Dims<Q>, L::Sub, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
         let parts = sub_axis::<R, Q, E, L>(&self.map, axis, index);
-        let (ptr, map) = parts.apply::<T, L>(self.ptr);
+        let (ptr, map) = parts.apply::<T, L, L::Sub>(self.ptr);
         // SAFETY: the sub-mapping reaches a subset of the parent's elements.
         unsafe { Mdspan::from_parts_unchecked(ptr, map, self.ordinal) }
+    }
+
+    /// The sub-views along axis 0 (the rows of a matrix), in order: rank `Q = R - 1`, inferred.
+    /// Rows of a [`LayoutRight`](crate::LayoutRight) view are `LayoutRight` (contiguous).
+    ///
+    /// ```
+    /// use dlspan::HostMdspan;
+    /// let data: Vec<f32> = (0..6).map(|x| x as f32).collect();
+    /// let m = HostMdspan::<f32, 2>::from_slice(&data, [2, 3])?;
+    /// let mut sums = Vec::new();
+    /// for row in m.outer_iter() {
+    ///     sums.push(row.as_slice().unwrap().iter().sum::<f32>()); // rows of a row-major view are slices
+    /// }
+    /// assert_eq!(sums, [3.0, 12.0]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn outer_iter<const Q: usize>(&self) -> AxisIter<'a, T, Q, L::Outer, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
+        let parts = axis_parts::<R, Q, E, L>(&self.map, 0);
+        // SAFETY: parts of this view's validated mapping, whose elements are valid for reads for
+        // `'a`; `L::Outer` keeps an offset exactly when `L` does, and rows of a row-major view are
+        // row-major.
+        unsafe { AxisIter::new(self.ptr, parts, self.ordinal) }
+    }
+
+    /// The sub-views along `axis`, in order: `axis_iter(1)` of a matrix yields its columns. Rank
+    /// `Q = R - 1`, inferred.
+    ///
+    /// # Panics
+    ///
+    /// If `axis >= R`.
+    ///
+    /// ```
+    /// use dlspan::HostMdspan;
+    /// let data = [1, 2, 3, 4, 5, 6];
+    /// let m = HostMdspan::<i32, 2>::from_slice(&data, [2, 3])?;
+    /// let columns: Vec<Vec<i32>> = m.axis_iter(1).map(|c| c.to_vec()).collect();
+    /// assert_eq!(columns, [[1, 4], [2, 5], [3, 6]]);
+    /// assert_eq!(m.axis_iter(1).rev().next().unwrap().to_vec(), [3, 6]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn axis_iter<const Q: usize>(&self, axis: usize) -> AxisIter<'a, T, Q, L::Sub, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
+        let parts = axis_parts::<R, Q, E, L>(&self.map, axis);
+        // SAFETY: parts of this view's validated mapping, whose elements are valid for reads for
+        // `'a`; `L::Sub` keeps an offset exactly when `L` does and accepts any sub-mapping.
+        unsafe { AxisIter::new(self.ptr, parts, self.ordinal) }
     }
 }
 
@@ -271,13 +373,60 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> MdspanMut<
         ranges: impl SubviewRanges<R>,
     ) -> Result<MdspanMut<'a, T, R, Dims<R>, L::Sub, S>, DlpackError> {
         let parts = sub_ranges(&self.map, &ranges)?;
-        let (ptr, map) = parts.apply::<T, L>(self.ptr);
+        let (ptr, map) = parts.apply::<T, L, L::Sub>(self.ptr);
         // SAFETY: the sub-mapping reaches a subset of the parent's elements, uniquely; the parent
         // is consumed, so the access stays unique.
         Ok(unsafe { MdspanMut::from_parts_unchecked(ptr, map, self.ordinal) })
     }
 
-    /// The mutable view with `axis` fixed at `index`, consuming this view: rank `Q = R - 1`.
+    /// The shared view with `axis` fixed at `index`, borrowing this view: rank `Q = R - 1`
+    /// (inferred).
+    ///
+    /// # Panics
+    ///
+    /// If `axis >= R` or `index` is out of bounds for the axis.
+    ///
+    /// ```
+    /// let mut data = [0, 1, 2, 3, 4, 5];
+    /// let m = dlspan::HostMdspanMut::<i32, 2>::from_slice(&mut data, [2, 3]).unwrap();
+    /// assert_eq!(m.index_axis(1, 2).to_vec(), [2, 5]);
+    /// ```
+    #[track_caller]
+    pub fn index_axis<const Q: usize>(&self, axis: usize, index: usize) -> Mdspan<'_, T, Q, Dims<Q>, L::Sub, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
+        self.as_view().index_axis(axis, index)
+    }
+
+    /// The mutable view with `axis` fixed at `index`, borrowing this view: rank `Q = R - 1`
+    /// (inferred).
+    ///
+    /// # Panics
+    ///
+    /// If `axis >= R` or `index` is out of bounds for the axis.
+    ///
+    /// ```
+    /// let mut data = [0i32; 6];
+    /// let mut m = dlspan::HostMdspanMut::<i32, 2>::from_slice(&mut data, [2, 3]).unwrap();
+    /// m.index_axis_mut(1, 0).iter_mut().for_each(|x| *x = 1);
+    /// m.index_axis_mut(0, 1)[[2]] = 7;
+    /// assert_eq!(data, [1, 0, 0, 1, 0, 7]);
+    /// ```
+    #[track_caller]
+    pub fn index_axis_mut<const Q: usize>(
+        &mut self,
+        axis: usize,
+        index: usize,
+    ) -> MdspanMut<'_, T, Q, Dims<Q>, L::Sub, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
+        self.reborrow().into_index_axis(axis, index)
+    }
+
+    /// The mutable view with `axis` fixed at `index`, consuming this view: rank `Q = R - 1`
+    /// (inferred).
     ///
     /// # Panics
     ///
@@ -286,15 +435,142 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> MdspanMut<
     /// ```
     /// let mut data = [0i32; 6];
     /// let m = dlspan::HostMdspanMut::<i32, 2>::from_slice(&mut data, [2, 3]).unwrap();
-    /// m.into_index_axis::<1>(0, 1).iter_mut().for_each(|x| *x = 1);
+    /// m.into_index_axis(0, 1).iter_mut().for_each(|x| *x = 1);
     /// assert_eq!(data, [0, 0, 0, 1, 1, 1]);
     /// ```
     #[track_caller]
-    pub fn into_index_axis<const Q: usize>(self, axis: usize, index: usize) -> MdspanMut<'a, T, Q, Dims<Q>, L::Sub, S> {
-        const { assert!(Q + 1 == R, "into_index_axis removes one axis: the result's rank must be R - 1") };
+    pub fn into_index_axis<const Q: usize>(self, axis: usize, index: usize) -> MdspanMut<'a, T, Q, Dims<Q>, L::Sub, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
         let parts = sub_axis::<R, Q, E, L>(&self.map, axis, index);
-        let (ptr, map) = parts.apply::<T, L>(self.ptr);
+        let (ptr, map) = parts.apply::<T, L, L::Sub>(self.ptr);
         // SAFETY: the sub-mapping reaches a subset of the parent's elements, uniquely.
         unsafe { MdspanMut::from_parts_unchecked(ptr, map, self.ordinal) }
+    }
+
+    /// The shared sub-views along axis 0, borrowing this view; see [`Mdspan::outer_iter`].
+    ///
+    /// ```
+    /// let mut data = [1, 2, 3, 4];
+    /// let m = dlspan::HostMdspanMut::<i32, 2>::from_slice(&mut data, [2, 2]).unwrap();
+    /// assert_eq!(m.outer_iter().map(|row| row[[1]]).collect::<Vec<_>>(), [2, 4]);
+    /// ```
+    #[inline]
+    pub fn outer_iter<const Q: usize>(&self) -> AxisIter<'_, T, Q, L::Outer, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
+        self.as_view().outer_iter()
+    }
+
+    /// The shared sub-views along `axis`, borrowing this view; see [`Mdspan::axis_iter`].
+    ///
+    /// # Panics
+    ///
+    /// If `axis >= R`.
+    ///
+    /// ```
+    /// let mut data = [1, 2, 3, 4];
+    /// let m = dlspan::HostMdspanMut::<i32, 2>::from_slice(&mut data, [2, 2]).unwrap();
+    /// assert_eq!(m.axis_iter(1).map(|column| column.sum()).collect::<Vec<_>>(), [4, 6]);
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn axis_iter<const Q: usize>(&self, axis: usize) -> AxisIter<'_, T, Q, L::Sub, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
+        self.as_view().axis_iter(axis)
+    }
+
+    /// The mutable sub-views along axis 0 (rows), borrowing this view: disjoint, in order.
+    ///
+    /// ```
+    /// let mut data = [0u8; 6];
+    /// let mut m = dlspan::HostMdspanMut::<u8, 2>::from_slice(&mut data, [3, 2]).unwrap();
+    /// for (i, mut row) in m.outer_iter_mut().enumerate() {
+    ///     row.as_mut_slice().unwrap().fill(i as u8); // rows of a row-major view are slices
+    /// }
+    /// assert_eq!(data, [0, 0, 1, 1, 2, 2]);
+    /// ```
+    #[inline]
+    pub fn outer_iter_mut<const Q: usize>(&mut self) -> AxisIterMut<'_, T, Q, L::Outer, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
+        self.reborrow().into_outer_iter()
+    }
+
+    /// The mutable sub-views along `axis`, borrowing this view: disjoint, in order.
+    ///
+    /// # Panics
+    ///
+    /// If `axis >= R`.
+    ///
+    /// ```
+    /// let mut data = [0u8; 6];
+    /// let mut m = dlspan::HostMdspanMut::<u8, 2>::from_slice(&mut data, [2, 3]).unwrap();
+    /// for (j, mut column) in m.axis_iter_mut(1).enumerate() {
+    ///     column.iter_mut().for_each(|x| *x = j as u8);
+    /// }
+    /// assert_eq!(data, [0, 1, 2, 0, 1, 2]);
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn axis_iter_mut<const Q: usize>(&mut self, axis: usize) -> AxisIterMut<'_, T, Q, L::Sub, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
+        self.reborrow().into_axis_iter(axis)
+    }
+
+    /// The mutable sub-views along axis 0, consuming this view (they live for `'a`).
+    ///
+    /// ```
+    /// let mut data = [0i32; 4];
+    /// let m = dlspan::HostMdspanMut::<i32, 2>::from_slice(&mut data, [2, 2]).unwrap();
+    /// let [mut top, mut bottom]: [_; 2] = m.into_outer_iter().collect::<Vec<_>>().try_into().ok().unwrap();
+    /// top[[0]] = 1;
+    /// bottom[[1]] = 2;
+    /// assert_eq!(data, [1, 0, 0, 2]);
+    /// ```
+    #[inline]
+    pub fn into_outer_iter<const Q: usize>(self) -> AxisIterMut<'a, T, Q, L::Outer, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
+        let parts = axis_parts::<R, Q, E, L>(&self.map, 0);
+        // SAFETY: parts of this view's validated unique mapping, whose elements are valid for
+        // writes for `'a` and, the view being consumed, reachable only through the iterator;
+        // `L::Outer` keeps an offset exactly when `L` does, and rows of a row-major view are
+        // row-major.
+        unsafe { AxisIterMut::new(self.ptr, parts, self.ordinal) }
+    }
+
+    /// The mutable sub-views along `axis`, consuming this view (they live for `'a`).
+    ///
+    /// # Panics
+    ///
+    /// If `axis >= R`.
+    ///
+    /// ```
+    /// let mut data = [0i32; 4];
+    /// let m = dlspan::HostMdspanMut::<i32, 2>::from_slice(&mut data, [2, 2]).unwrap();
+    /// let mut columns = m.into_axis_iter(1);
+    /// let (mut left, mut right) = (columns.next().unwrap(), columns.next().unwrap());
+    /// left[[1]] = 3;
+    /// right[[0]] = 4;
+    /// assert_eq!(data, [0, 4, 3, 0]);
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn into_axis_iter<const Q: usize>(self, axis: usize) -> AxisIterMut<'a, T, Q, L::Sub, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
+        let parts = axis_parts::<R, Q, E, L>(&self.map, axis);
+        // SAFETY: as in `into_outer_iter`; `L::Sub` accepts any sub-mapping.
+        unsafe { AxisIterMut::new(self.ptr, parts, self.ordinal) }
     }
 }
