@@ -110,4 +110,10 @@ fn empty_views_give_ndarray_views_that_stay_in_their_memory() {
     let mut inverted = array;
     inverted.invert_axis(ndarray::Axis(1));
     assert_eq!(inverted.as_ptr(), none.as_ptr());
+    // ndarray's own form of an empty array (all strides zero) also passes its uniqueness check for
+    // mutable views, which zero strides on an axis before the empty one would fail (a debug build
+    // panicked in `into_ndarray`).
+    let mut none: [u8; 0] = [];
+    let array = HostMdspanMut::<u8, 2>::from_slice(&mut none, [3, 0]).unwrap().into_ndarray();
+    assert_eq!((array.shape(), array.strides()), (&[3, 0][..], &[0, 0][..]));
 }

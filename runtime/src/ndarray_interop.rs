@@ -13,21 +13,23 @@ use crate::view::{Dims, Extents, Layout, LayoutStrideRelaxed, Mapping, Mdspan, M
 use ::ndarray::{ArrayView, ArrayViewMut, Axis, Dim, Dimension, IntoDimension, ShapeBuilder};
 use core::ptr::NonNull;
 
-/// What `from_shape_ptr` needs: the element with the lowest address among those with index 0 on
-/// every non-reversed axis (the corner reached by the last index of every reversed axis), and
-/// non-negative strides; plus which axes to invert afterwards.
+/// What `from_shape_ptr` needs for a view with elements: the element with the lowest address among
+/// those with index 0 on every non-reversed axis (the corner reached by the last index of every
+/// reversed axis), and non-negative strides; plus which axes to invert afterwards.
+///
+/// A view without elements has none (`None`): it becomes ndarray's own form of an empty array,
+/// whose strides are all zero. ndarray moves its pointer along the axes even of an empty array
+/// (`invert_axis`, slicing) and requires every such move to stay in the allocation, and an empty
+/// view may have no allocation at all; with zero strides the pointer never moves.
 struct NdParts<const R: usize> {
     corner: usize,
     strides: [usize; R],
     reversed: [bool; R],
 }
 
-fn nd_parts<const R: usize, E: Extents<R>, L: Layout>(mapping: &Mapping<R, E, L>) -> NdParts<R> {
+fn nd_parts<const R: usize, E: Extents<R>, L: Layout>(mapping: &Mapping<R, E, L>) -> Option<NdParts<R>> {
     if mapping.size() == 0 {
-        // ndarray moves its pointer along an axis even when the array is empty (`invert_axis`,
-        // slicing), and requires every such move to stay in the allocation: with no element there
-        // may be no allocation at all, so every stride is 0 and the pointer never moves.
-        return NdParts { corner: 0, strides: [0; R], reversed: [false; R] };
+        return None;
     }
     let strides = mapping.strides();
     let extents = mapping.extents();
@@ -38,7 +40,11 @@ fn nd_parts<const R: usize, E: Extents<R>, L: Layout>(mapping: &Mapping<R, E, L>
             corner += (extents[axis] as isize - 1) * strides[axis];
         }
     }
-    NdParts { corner: corner as usize, strides: strides.map(|s| s.unsigned_abs()), reversed: strides.map(|s| s < 0) }
+    Some(NdParts {
+        corner: corner as usize,
+        strides: strides.map(|s| s.unsigned_abs()),
+        reversed: strides.map(|s| s < 0),
+    })
 }
 
 impl<const R: usize> NdParts<R> {
@@ -71,14 +77,18 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<
         [usize; R]: IntoDimension<Dim = Dim<[usize; R]>>,
         Dim<[usize; R]>: Dimension,
     {
-        let parts = nd_parts(self.mapping());
+        let Some(parts) = nd_parts(self.mapping()) else {
+            // SAFETY: an empty array with ndarray's default strides, all zero for an empty shape:
+            // every pointer ndarray forms is this one, non-null and aligned, and nothing is read;
+            // the product of the non-zero extents fits isize (rule I17).
+            return unsafe { ArrayView::from_shape_ptr(self.extents(), self.data_handle()) };
+        };
         let ptr = self.data_handle().wrapping_add(parts.corner);
         let shape = self.extents().strides(parts.strides);
         // SAFETY: the view's elements are valid for reads for `'a` and unwritten by others; the
-        // corner is an element of the view (or the base of an empty view: aligned and non-null);
-        // every pointer ndarray forms moving along the axes from there is an element of the view;
-        // the view's byte span fits isize and its size too (validated mapping); the strides passed
-        // are non-negative.
+        // corner is an element of the view; every pointer ndarray forms moving along the axes from
+        // there is an element of the view; the view's byte span fits isize and its size too
+        // (validated mapping); the strides passed are non-negative.
         let mut view = unsafe { ArrayView::from_shape_ptr(shape, ptr) };
         parts.invert(&mut view);
         view
@@ -101,7 +111,10 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanM
         [usize; R]: IntoDimension<Dim = Dim<[usize; R]>>,
         Dim<[usize; R]>: Dimension,
     {
-        let parts = nd_parts(self.mapping());
+        let Some(parts) = nd_parts(self.mapping()) else {
+            // SAFETY: as in `Mdspan::to_ndarray`: an empty array, ndarray's zero strides.
+            return unsafe { ArrayViewMut::from_shape_ptr(self.extents(), self.data_handle()) };
+        };
         let ptr = self.data_handle().wrapping_add(parts.corner);
         let shape = self.extents().strides(parts.strides);
         // SAFETY: as in `Mdspan::to_ndarray`, for writes: the view is consumed, its elements are
