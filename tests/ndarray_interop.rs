@@ -117,3 +117,16 @@ fn empty_views_give_ndarray_views_that_stay_in_their_memory() {
     let array = HostMdspanMut::<u8, 2>::from_slice(&mut none, [3, 0]).unwrap().into_ndarray();
     assert_eq!((array.shape(), array.strides()), (&[3, 0][..], &[0, 0][..]));
 }
+
+#[test]
+fn unit_axes_with_extreme_strides() {
+    // Found while auditing stride arithmetic: the magnitude of isize::MIN, the stride of an axis of extent 1,
+    // reached ndarray as a negative stride (a debug build failed ndarray's own check).
+    let data = [1u8, 2, 3, 4, 5, 6, 7, 8];
+    for stride in [isize::MAX, isize::MIN] {
+        let view = HostMdspan::<u8, 2, LayoutStrideRelaxed>::from_slice_relaxed(&data, [1, 3], [stride, 2], 1).unwrap();
+        let array = view.to_ndarray();
+        assert_eq!(array, ndarray::array![[2, 4, 6]]);
+        assert!(array.strides().iter().all(|&s| s >= 0));
+    }
+}

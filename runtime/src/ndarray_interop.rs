@@ -31,8 +31,10 @@ fn nd_parts<const R: usize, E: Extents<R>, L: Layout>(mapping: &Mapping<R, E, L>
     if mapping.size() == 0 {
         return None;
     }
-    let strides = mapping.strides();
     let extents = mapping.extents();
+    // An axis of extent 1 reaches nothing, so its stride may be anything a validated mapping
+    // allows (`isize::MIN` has no magnitude in `isize`): ndarray gets 0 there.
+    let strides = core::array::from_fn(|axis| if extents[axis] > 1 { mapping.stride(axis) } else { 0 });
     let mut corner = mapping.offset() as isize;
     for axis in 0..R {
         if strides[axis] < 0 {
