@@ -87,7 +87,8 @@ fn produced() -> Vec<DlpackError> {
     let mut t = good();
     t.device.device_type = DLDeviceType::kDLCUDA;
     errors.push(t.host::<i32, 2, LayoutRight>());
-    let mut raw = good().raw();
+    let mut tensor = good();
+    let mut raw = tensor.raw();
     // SAFETY: metadata only, the conversion fails.
     errors.push(unsafe { to_device_mdspan::<i32, 2, LayoutRight>(&raw) }.map(|_| ()).unwrap_err());
     raw.device.device_type = DLDeviceType::kDLVulkan;
@@ -95,7 +96,8 @@ fn produced() -> Vec<DlpackError> {
     errors.push(unsafe { to_managed_mdspan::<i32, 2, LayoutRight>(&raw) }.map(|_| ()).unwrap_err());
 
     // NegativeDeviceId: device and managed memory (host memory tolerates any id).
-    let mut raw = good().raw();
+    let mut tensor = good();
+    let mut raw = tensor.raw();
     raw.device = DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: i32::MIN };
     // SAFETY: metadata only, the conversion fails.
     errors.push(unsafe { to_device_mdspan::<i32, 2, LayoutRight>(&raw) }.map(|_| ()).unwrap_err());
@@ -147,7 +149,8 @@ fn produced() -> Vec<DlpackError> {
     errors.push(Tensor::cpu(&DATA, &[2, -3], &[3, 1]).host::<i32, 2, LayoutRight>());
 
     // ExtentMismatch: import into a static type, a static mapping, and a view conversion.
-    let raw = good().raw();
+    let mut tensor = good();
+    let raw = tensor.raw();
     // SAFETY: `raw` describes `DATA`.
     let err = unsafe { <crate::mdspan!(i32; 3, dyn)>::from_dltensor(&raw) }.map(|_| ()).unwrap_err();
     errors.push(err);
