@@ -4,19 +4,15 @@
 #   bash scripts/test.sh
 #
 # Tiers, in order: formatting and lints; Rust unit, integration and doc tests (with the ABI
-# comparison against a real dlpack.h, the C round trip compiled with gcc, and the README's
-# examples); compile-fail UI cases; the test binaries again under valgrind memcheck; the examples;
+# comparison against a real dlpack.h, the C round trip compiled with gcc, the README's examples,
+# and the CUDA tiers: every kernel compiled to PTX by NVRTC, the kernels' logic run on the host,
+# the GPU tests skipped without a device); compile-fail UI cases; the test binaries again under valgrind memcheck; the examples;
 # the benches in test mode; documentation with warnings denied.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
 step() { printf '\n==> %s\n' "$*"; }
-
-# Where cargo builds (CARGO_TARGET_DIR, relative to the workspace when relative): downloads go there
-# too, so a shared or read-only checkout stays untouched.
-target_dir="${CARGO_TARGET_DIR:-target}"
-case "$target_dir" in /*) ;; *) target_dir="$root/$target_dir" ;; esac
 
 # Output redirected to a file or a pipe gets no colour codes: trybuild colours its report whenever
 # TERM allows it, without asking whether standard error is a terminal.
@@ -25,25 +21,27 @@ if [ ! -t 2 ]; then
 fi
 
 # A real dlpack.h (1.3), from the apache-tvm-ffi wheel on PyPI, for the ABI and C round-trip tests.
-deps="$target_dir/deps"
-if [ ! -f "$deps/include/dlpack/dlpack.h" ]; then
-  step "fetching dlpack.h from the apache-tvm-ffi wheel"
-  mkdir -p "$deps/wheels"
-  python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$deps/wheels" "apache-tvm-ffi==0.1.15.post2"
-  python3 - "$deps" <<'PY'
-import glob, os, sys, zipfile
-deps = sys.argv[1]
-wheel = glob.glob(os.path.join(deps, "wheels", "apache_tvm_ffi-*.whl"))[0]
-with zipfile.ZipFile(wheel) as z:
-    data = z.read("tvm_ffi/include/dlpack/dlpack.h")
-os.makedirs(os.path.join(deps, "include", "dlpack"), exist_ok=True)
-with open(os.path.join(deps, "include", "dlpack", "dlpack.h"), "wb") as f:
-    f.write(data)
-PY
-fi
-export DLSPAN_DLPACK_INCLUDE="$deps/include"
+DLSPAN_DLPACK_INCLUDE=$(bash scripts/deps.sh dlpack)
+export DLSPAN_DLPACK_INCLUDE
 export DLSPAN_REQUIRE_DLPACK_H=1
 grep -q '#define DLPACK_MINOR_VERSION 3' "$DLSPAN_DLPACK_INCLUDE/dlpack/dlpack.h"
+
+# ml_dtypes from PyPI, the reference of the FP8/FP6/FP4 encoders and of the element cast, in a
+# local virtual environment.
+venv="$root/.venv"
+if ! "$venv/bin/python" -c "import ml_dtypes, sys; sys.exit(ml_dtypes.__version__ != '0.6.0')" 2> /dev/null; then
+  step "installing ml_dtypes into .venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet "ml_dtypes==0.6.0"
+fi
+export DLSPAN_PYTHON="$venv/bin/python"
+export DLSPAN_REQUIRE_ML_DTYPES=1
+
+# NVRTC 13 from the nvidia-cuda-nvrtc wheel on PyPI: the CUDA tests compile every kernel module to
+# PTX with it (no GPU needed). cudarc finds the library through LD_LIBRARY_PATH.
+nvrtc=$(bash scripts/deps.sh nvrtc)
+export LD_LIBRARY_PATH="$nvrtc${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export DLSPAN_REQUIRE_NVRTC=1
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

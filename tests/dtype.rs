@@ -76,6 +76,14 @@ fn fp6_and_fp4_codes() {
     assert_eq!((size_of::<Float6E2m3fnX4>(), align_of::<Float6E2m3fnX4>()), (3, 1));
     assert!(!is_padded_subbyte::<Float4E2m1fnX2>());
     assert!(!is_padded_subbyte::<Float6E2m3fnX4>());
+    // CUDA's __nv_fp6x2_e2m3 / __nv_fp6x2_e3m2: a 16-bit word, one value per byte (padded), x low.
+    assert_eq!(dt::<Float6E2m3fnX2>(), (15, 6, 2));
+    assert_eq!(dt::<Float6E3m2fnX2>(), (16, 6, 2));
+    assert_eq!((size_of::<Float6E2m3fnX2>(), align_of::<Float6E2m3fnX2>()), (2, 2));
+    assert!(is_padded_subbyte::<Float6E2m3fnX2>() && is_padded_subbyte::<Float6E3m2fnX2>());
+    let pair = Float6E3m2fnX2::from_lanes([Float6E3m2fn::from_f32(-28.0), Float6E3m2fn::from_f32(0.0625)]);
+    assert_eq!(u16::from_le_bytes(pair.to_bytes()), 0x013F);
+    assert_eq!(pair.to_f32_array(), [-28.0, 0.0625]);
 }
 
 /// `(size, align)` of `T` must be CUDA's: the vector's full size for both.

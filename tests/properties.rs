@@ -2,7 +2,9 @@
 //! three memory spaces, shared and mutable): never a panic, and every accepted view keeps its
 //! promises: its reachable offsets lie in `[0, span)`, its bytes fit `isize` without wrapping the
 //! address space, and, when the data lies in the test's buffer, every element can be read and the
-//! view exports and re-imports unchanged.
+//! view exports and re-imports unchanged. The dynamically typed views agree with the typed
+//! import: a tensor they refuse is refused by every typed conversion, and their typed conversion
+//! gives exactly the typed import's result, view or error.
 
 mod support;
 
@@ -236,15 +238,56 @@ fn check_host_view<T: DlElement + PartialEq + std::fmt::Debug, const R: usize, L
     READ.fetch_add(1, Ordering::Relaxed);
 }
 
+/// Whether two conversion results are the same view (pointer and mapping) or the same error.
+fn same_result<T, const R: usize, L: Layout>(
+    a: Result<(*const T, Mapping<R, Dims<R>, L>), DlpackError>,
+    b: Result<(*const T, Mapping<R, Dims<R>, L>), DlpackError>,
+) {
+    assert_eq!(a, b, "typed conversion through the dynamic view differs from the typed import");
+}
+
 macro_rules! try_every_conversion {
     ($world:expr, $crafted:expr, $t:ty, $r:literal) => {{
         let tensor = $crafted.tensor();
         let address = tensor.data as usize;
+        // SAFETY: as for the typed conversions below.
+        let dynamic = unsafe { DynMdspan::<Host>::from_dltensor(&tensor) };
+        // SAFETY: as above; nothing is written.
+        let mut dynamic_mut = unsafe { DynMdspanMut::<Host>::from_dltensor(&tensor) };
         macro_rules! layout {
             ($l:ty) => {{
                 // SAFETY: the data is a live buffer, null, or an address never dereferenced (device
                 // and managed views are only checked, host views only read inside the buffer); shape
                 // and strides hold 8 entries.
+                let direct = unsafe { to_host_mdspan::<$t, $r, $l>(&tensor) };
+                let parts = |v: HostMdspan<'_, $t, $r, $l>| (v.data_handle(), *v.mapping());
+                match &dynamic {
+                    Ok(d) => {
+                        same_result(d.typed::<$t, $r, $l>().map(parts), direct.map(parts));
+                        if let Ok(v) = direct {
+                            let bytes = d.byte_range();
+                            let (low, high) = (
+                                v.data_handle() as usize,
+                                v.data_handle() as usize + v.mapping().required_span_size() * std::mem::size_of::<$t>(),
+                            );
+                            assert!(
+                                v.is_empty() || (bytes.start >= low && bytes.end == high),
+                                "dynamic byte range {bytes:?} vs typed span {low:#x}..{high:#x}"
+                            );
+                        }
+                    }
+                    Err(_) => assert!(direct.is_err(), "the dynamic view refuses what the typed import accepts"),
+                }
+                // SAFETY: as above; the mutable view is not written.
+                let direct_mut = unsafe { to_host_mdspan_mut::<$t, $r, $l>(&tensor) };
+                let parts_mut = |v: HostMdspanMut<'_, $t, $r, $l>| (v.data_handle().cast_const(), *v.mapping());
+                match dynamic_mut {
+                    Ok(ref mut d) => same_result(d.typed_mut::<$t, $r, $l>().map(parts_mut), direct_mut.map(parts_mut)),
+                    Err(_) => {
+                        assert!(direct_mut.is_err(), "the mutable dynamic view refuses what the typed import accepts")
+                    }
+                }
+                // SAFETY: as above.
                 if let Ok(v) = unsafe { to_host_mdspan::<$t, $r, $l>(&tensor) } {
                     check_mapping::<$t, $r, $l>(v.mapping(), v.data_handle() as usize);
                     check_host_view::<$t, $r, $l>($world, &v);

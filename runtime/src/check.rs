@@ -65,25 +65,37 @@ pub(crate) fn aligned(address: usize, alignment: usize) -> Result<(), DlpackErro
     if address % alignment == 0 { Ok(()) } else { Err(DlpackError::Misaligned { address, alignment }) }
 }
 
-/// Rule I10: extents are non-negative and fit `usize`.
+/// Rule I10: an extent is non-negative and fits `usize`.
+#[inline]
+pub(crate) fn extent(axis: usize, extent: i64) -> Result<usize, DlpackError> {
+    if extent < 0 {
+        return Err(DlpackError::NegativeExtent { axis, extent });
+    }
+    usize::try_from(extent).map_err(|_| DlpackError::SpanOverflow)
+}
+
+/// Rule I10 for every axis, the first failing one reported.
 #[inline]
 pub(crate) fn extents<const R: usize>(shape: &[i64; R]) -> Result<[usize; R], DlpackError> {
     let mut out = [0usize; R];
-    for (axis, (&extent, slot)) in shape.iter().zip(&mut out).enumerate() {
-        if extent < 0 {
-            return Err(DlpackError::NegativeExtent { axis, extent });
-        }
-        *slot = usize::try_from(extent).map_err(|_| DlpackError::SpanOverflow)?;
+    for (axis, (&value, slot)) in shape.iter().zip(&mut out).enumerate() {
+        *slot = extent(axis, value)?;
     }
     Ok(out)
 }
 
-/// Strides read from a tensor, as `isize` (they only fail to fit on 32-bit targets).
+/// A stride read from a tensor, as `isize` (it only fails to fit on 32-bit targets).
+#[inline]
+pub(crate) fn stride(stride: i64) -> Result<isize, DlpackError> {
+    isize::try_from(stride).map_err(|_| DlpackError::SpanOverflow)
+}
+
+/// Strides read from a tensor, as `isize`.
 #[inline]
 pub(crate) fn strides<const R: usize>(strides: &[i64; R]) -> Result<[isize; R], DlpackError> {
     let mut out = [0isize; R];
-    for (&stride, slot) in strides.iter().zip(&mut out) {
-        *slot = isize::try_from(stride).map_err(|_| DlpackError::SpanOverflow)?;
+    for (&value, slot) in strides.iter().zip(&mut out) {
+        *slot = stride(value)?;
     }
     Ok(out)
 }
@@ -97,10 +109,18 @@ pub(crate) fn compact_strides<const R: usize>(
     kind: LayoutKind,
 ) -> Result<[isize; R], DlpackError> {
     let mut out = [0isize; R];
+    compact_strides_into(extents, kind, &mut out)?;
+    Ok(out)
+}
+
+/// [`compact_strides`] for any rank, into `out` (as long as `extents`).
+#[inline]
+pub(crate) fn compact_strides_into(extents: &[usize], kind: LayoutKind, out: &mut [isize]) -> Result<(), DlpackError> {
+    let rank = extents.len();
     let mut acc: usize = 1;
     let mut overflow = false;
-    for k in 0..R {
-        let axis = if kind == LayoutKind::Left { k } else { R - 1 - k };
+    for k in 0..rank {
+        let axis = if kind == LayoutKind::Left { k } else { rank - 1 - k };
         out[axis] = acc as isize;
         let (next, o) = acc.overflowing_mul(extents[axis].max(1));
         acc = next;
@@ -111,7 +131,7 @@ pub(crate) fn compact_strides<const R: usize>(
     if overflow || acc > isize::MAX as usize {
         return Err(DlpackError::SpanOverflow);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Rules I13 and I14 for compact layouts, in one pass: the strides are exactly the layout's (a tensor
@@ -143,7 +163,7 @@ pub(crate) fn compact<const R: usize>(
 
 /// Rule I13 (`layout_stride`): every stride is positive.
 #[inline]
-pub(crate) fn positive_strides<const R: usize>(strides: &[isize; R]) -> Result<(), DlpackError> {
+pub(crate) fn positive_strides(strides: &[isize]) -> Result<(), DlpackError> {
     match strides.iter().position(|&s| s <= 0) {
         None => Ok(()),
         Some(axis) => Err(DlpackError::NonPositiveStride { axis, stride: strides[axis] as i64 }),
@@ -168,9 +188,9 @@ pub struct Reach {
 /// With `POSITIVE`, it is also rule I13 of `layout_stride` (every stride positive), checked in the
 /// same pass and reported first.
 #[inline(always)]
-pub(crate) fn reach<const R: usize, const POSITIVE: bool>(
-    extents: &[usize; R],
-    strides: &[isize; R],
+pub(crate) fn reach<const POSITIVE: bool>(
+    extents: &[usize],
+    strides: &[isize],
     offset: usize,
 ) -> Result<Reach, DlpackError> {
     let mut not_positive = false;
@@ -220,56 +240,85 @@ pub(crate) fn reach<const R: usize, const POSITIVE: bool>(
     }
 }
 
-/// The fast path of [`reach`]: the span, or `None` whenever `reach` might fail or the tensor is
-/// empty (the caller then runs `reach`).
+/// The most bytes a view accepted by the fast import path spans: with every number within
+/// [`fast_bound`], its mapping reaches fewer than `(rank + 1)·B²` elements, at most this many bytes.
+/// So the fast path computes no span: its bytes fit `isize`, and a range starting below `2^63`
+/// cannot wrap the address space.
+pub(crate) const FAST_SPAN_BYTES: usize = 1 << 62;
+
+/// The bound of the fast import path for rank `rank` and elements of `size` bytes: the largest
+/// power of two `B` with `(rank + 1)·B²·size ≤` [`FAST_SPAN_BYTES`] (0 when there is none).
 ///
-/// One bound replaces per-operation overflow checks: with every extent and stride below 2^30 and at
-/// most 8 axes, no term `(e - 1)·s` reaches 2^60 and no sum of them 2^63, so the offset arithmetic
-/// cannot overflow; only the size (a product) keeps an overflow flag. Larger tensors, and negative
-/// strides (rare: reversed axes), take the slow path.
+/// A tensor whose extents lie in `[1, B]`, whose strides lie in `[0, B)` (`[1, B]` where they must
+/// be positive) and whose element offset lies below `B` needs no overflow check in its offset
+/// arithmetic: every term `(e - 1)·s` is below `B²` and the offset below `B`, so the highest offset
+/// reached is below `(rank + 1)·B²`, and a product of two bounded numbers is exact. Only the number
+/// of elements (a product of up to `rank` extents) can still overflow, from rank 3 on. Anything
+/// outside the bound (empty tensors, negative strides, which are huge as unsigned numbers, large
+/// numbers) takes the ordered path, which decides precisely.
+pub(crate) const fn fast_bound(rank: usize, size: usize) -> usize {
+    // ceil(log2(x)) for x >= 1.
+    const fn ceil_log2(x: usize) -> u32 {
+        usize::BITS - (x - 1).leading_zeros()
+    }
+    if size == 0 {
+        return 0;
+    }
+    match FAST_SPAN_BYTES.trailing_zeros().checked_sub(ceil_log2(size) + ceil_log2(rank + 1)) {
+        Some(bits) => 1 << (bits / 2),
+        None => 0,
+    }
+}
+
+/// A relaxed mapping's element offset, for the fast path: `byte_offset / size` when `byte_offset`
+/// is a whole number of elements, and a number at or above any [`fast_bound`] when it is not (for a
+/// power-of-two size, one rotation moves the remainder into the top bits).
+#[inline(always)]
+pub(crate) fn element_offset_fast(byte_offset: u64, size: usize) -> usize {
+    let byte_offset = byte_offset as usize;
+    if size.is_power_of_two() {
+        // A remainder (below 2^trailing_zeros) lands at bit 64 - trailing_zeros or above: beyond
+        // the bound, which is below 2^31 and shrinks as the size grows.
+        byte_offset.rotate_right(size.trailing_zeros())
+    } else if byte_offset.checked_rem(size) == Some(0) {
+        byte_offset / size
+    } else {
+        usize::MAX
+    }
+}
+
+/// `magnitudes` or'ed with `extent - 1` of every axis: below a bound `B` only if every extent lies in
+/// `[1, B]` (0 and negative extents wrap to huge numbers), for one comparison with the bound.
+#[inline(always)]
+pub(crate) fn extents_fast<const R: usize>(extents: &[usize; R], magnitudes: usize) -> usize {
+    extents.iter().fold(magnitudes, |acc, &e| acc | e.wrapping_sub(1))
+}
+
+/// The fast path of [`reach`] for tensors within [`fast_bound`] `bound`: `true` when `reach`
+/// accepts the tensor, `false` when it might not or the tensor is outside the bound (the caller then
+/// runs `reach`). The span is not computed: under the bound it is at most [`FAST_SPAN_BYTES`].
 #[inline(always)]
 pub(crate) fn reach_fast<const R: usize, const POSITIVE: bool>(
     extents: &[usize; R],
     strides: &[isize; R],
     offset: usize,
-) -> Option<usize> {
-    const BOUND: usize = 1 << 30;
-    if R > 8 {
-        return None;
-    }
-    // Under the bound a product of at most two extents stays below 2^60: only larger ranks need an
-    // overflow flag on the size.
-    let size_may_overflow = R > 2;
-    // An offset of 2^32 or more takes the slow path: below it, the sums stay below 2^63 too.
-    let mut magnitudes = if offset >= 1 << 32 { BOUND } else { 0 };
-    let mut not_positive = 0isize;
-    let mut size: usize = 1;
+    bound: usize,
+) -> bool {
+    // A stride that must be positive and is 0 (or any negative stride) is huge as unsigned here.
+    let magnitudes = strides.iter().fold(extents_fast(extents, offset), |acc, &s| {
+        acc | if POSITIVE { (s as usize).wrapping_sub(1) } else { s as usize }
+    });
+    // The number of elements fits isize: each pair's product is exact under the bound, so only
+    // combining pairs (rank 3 on) can overflow.
+    let mut size = 1isize;
     let mut size_overflow = false;
-    let mut high = offset;
-    for (&e, &s) in extents.iter().zip(strides) {
-        // Strides as unsigned: a negative stride is huge, fails the bound and takes the slow path
-        // (which handles reversed axes); so every term here is non-negative and nothing is reached
-        // below the offset.
-        magnitudes |= e | s as usize;
-        if POSITIVE {
-            not_positive |= s.wrapping_sub(1);
-        }
-        if size_may_overflow {
-            let (next, overflow) = size.overflowing_mul(e);
-            size = next;
-            size_overflow |= overflow;
-        } else {
-            size = size.wrapping_mul(e);
-        }
-        // (e - 1)·s: under the bound, below 2^60 (for e == 0 the size is 0 and the caller decides).
-        high = high.wrapping_add(e.wrapping_sub(1).wrapping_mul(s as usize));
+    for pair in extents.chunks(2) {
+        let pair = pair.iter().fold(1usize, |acc, &e| acc.wrapping_mul(e));
+        let (next, overflow) = size.overflowing_mul(pair as isize);
+        size = next;
+        size_overflow |= overflow;
     }
-    let bad = magnitudes >= BOUND
-        || (POSITIVE && not_positive < 0)
-        || size_overflow
-        || size == 0
-        || size > isize::MAX as usize;
-    if bad { None } else { Some(high + 1) }
+    (magnitudes < bound) & !size_overflow
 }
 
 /// Rule I14 for a view's bytes: `span` elements of `element_size` bytes fit `isize`, and the range
@@ -281,32 +330,74 @@ pub(crate) fn byte_range(address: usize, span: usize, element_size: usize) -> Re
     address.checked_add(bytes).map(|_| ()).ok_or(DlpackError::SpanOverflow)
 }
 
+/// Rule I14 for data addressed in bits (packed sub-byte elements, dynamically typed views): `span`
+/// elements of `element_bits` bits starting `start_bit` bits after `address`, rounded up to whole
+/// bytes, fit `isize`, and the range does not wrap around the address space. Returns the number of
+/// bytes from `address` to the end of the last element.
+#[inline]
+pub(crate) fn bit_range(
+    address: usize,
+    start_bit: usize,
+    span: usize,
+    element_bits: usize,
+) -> Result<usize, DlpackError> {
+    // In 128 bits: a span that fits isize in bytes may not in bits.
+    let end_bit = span as u128 * element_bits as u128 + start_bit as u128;
+    let bytes = end_bit.div_ceil(8);
+    if bytes > isize::MAX as u128 {
+        return Err(DlpackError::SpanOverflow);
+    }
+    address.checked_add(bytes as usize).map(|_| bytes as usize).ok_or(DlpackError::SpanOverflow)
+}
+
+/// The element offsets a validated mapping reaches: `(lowest, one past the highest)`, or `(0, 0)`
+/// without elements.
+#[inline]
+pub(crate) fn bounds(extents: &[usize], strides: &[isize], offset: usize) -> (usize, usize) {
+    if extents.contains(&0) {
+        return (0, 0);
+    }
+    let (mut low, mut high) = (offset, offset);
+    for (&e, &s) in extents.iter().zip(strides) {
+        // Validated: every term and partial sum fits isize and low stays >= 0.
+        let term = (e - 1) * s.unsigned_abs();
+        if s > 0 {
+            high += term;
+        } else {
+            low -= term;
+        }
+    }
+    (low, high + 1)
+}
+
 /// Whether distinct indices always reach distinct elements. A sufficient test (as NumPy's and
 /// ndarray's): sorted by stride magnitude, each axis' stride exceeds everything the smaller axes
 /// reach. Axes of extent ≤ 1 are ignored; a zero stride on a longer axis is never unique. Some
 /// exotic interleaved layouts that are unique fail this test; none that alias pass it.
-pub(crate) fn unique<const R: usize>(extents: &[usize; R], strides: &[isize; R]) -> bool {
+pub(crate) fn unique(extents: &[usize], strides: &[isize]) -> bool {
     if extents.contains(&0) {
         return true;
     }
-    let mut axes = [0usize; R];
-    let mut n = 0;
-    for (axis, _) in extents.iter().enumerate().filter(|(_, e)| **e > 1) {
-        axes[n] = axis;
-        n += 1;
-    }
-    let axes = &mut axes[..n];
-    axes.sort_unstable_by_key(|&a| strides[a].unsigned_abs());
+    // The axes of extent > 1 by increasing stride magnitude (ties by axis), found one at a time:
+    // no buffer, any rank, and few axes in practice.
     let mut reached: usize = 0;
-    for &axis in axes.iter() {
-        let stride = strides[axis].unsigned_abs();
+    let mut previous: Option<(usize, usize)> = None;
+    loop {
+        let next = (0..extents.len())
+            .filter(|&axis| extents[axis] > 1)
+            .map(|axis| (strides[axis].unsigned_abs(), axis))
+            .filter(|&key| previous.is_none_or(|p| key > p))
+            .min();
+        let Some((stride, axis)) = next else {
+            return true;
+        };
         if stride <= reached {
             return false;
         }
         // For a validated mapping the sum stays below 2·isize::MAX; saturate for any other input.
         reached = reached.saturating_add((extents[axis] - 1).saturating_mul(stride));
+        previous = next;
     }
-    true
 }
 
 #[cfg(test)]
@@ -324,13 +415,13 @@ mod tests {
 
     #[test]
     fn reach_of_relaxed_mappings() {
-        assert_eq!(reach::<_, false>(&[5], &[-1], 4), Ok(Reach { size: 5, span: 5 }));
-        assert_eq!(reach::<_, false>(&[5], &[-1], 3), Err(DlpackError::NegativeReach { lowest: -1 }));
-        assert_eq!(reach::<_, false>(&[3, 4], &[0, 1], 0), Ok(Reach { size: 12, span: 4 }));
-        assert_eq!(reach::<_, false>(&[1, 4], &[isize::MAX, 1], 0), Ok(Reach { size: 4, span: 4 }));
-        assert_eq!(reach::<_, false>(&[2, 0], &[isize::MAX, 1], 0), Ok(Reach { size: 0, span: 0 }));
-        assert_eq!(reach::<_, false>(&[3], &[isize::MAX], 0), Err(DlpackError::SpanOverflow));
-        assert_eq!(reach::<_, false>(&[1 << 40, 1 << 40], &[0, 0], 0), Err(DlpackError::SpanOverflow));
+        assert_eq!(reach::<false>(&[5], &[-1], 4), Ok(Reach { size: 5, span: 5 }));
+        assert_eq!(reach::<false>(&[5], &[-1], 3), Err(DlpackError::NegativeReach { lowest: -1 }));
+        assert_eq!(reach::<false>(&[3, 4], &[0, 1], 0), Ok(Reach { size: 12, span: 4 }));
+        assert_eq!(reach::<false>(&[1, 4], &[isize::MAX, 1], 0), Ok(Reach { size: 4, span: 4 }));
+        assert_eq!(reach::<false>(&[2, 0], &[isize::MAX, 1], 0), Ok(Reach { size: 0, span: 0 }));
+        assert_eq!(reach::<false>(&[3], &[isize::MAX], 0), Err(DlpackError::SpanOverflow));
+        assert_eq!(reach::<false>(&[1 << 40, 1 << 40], &[0, 0], 0), Err(DlpackError::SpanOverflow));
     }
 
     #[test]

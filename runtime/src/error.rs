@@ -215,6 +215,25 @@ pub enum DlpackError {
         /// The alignment requested, in bytes.
         alignment: usize,
     },
+    /// No element type of dlspan has this data type (or, for a dynamically typed view, no storage
+    /// layout is defined for it: zero bits or lanes, or a width that is neither whole bytes nor
+    /// sub-byte).
+    UnsupportedDtype {
+        /// The data type.
+        dtype: DLDataType,
+    },
+    /// A rank beyond what a dispatch to const-generic code instantiates.
+    UnsupportedRank {
+        /// The rank asked for.
+        rank: usize,
+        /// The highest rank instantiated.
+        max: usize,
+    },
+    /// `ndim` is negative.
+    NegativeNdim {
+        /// The tensor's `ndim`.
+        ndim: i32,
+    },
 }
 
 impl fmt::Display for DlpackError {
@@ -305,6 +324,13 @@ impl fmt::Display for DlpackError {
             Self::AllocationFailed { len, element_size, alignment } => {
                 write!(f, "could not allocate {len} elements of {element_size} bytes aligned to {alignment} bytes")
             }
+            Self::UnsupportedDtype { dtype } => {
+                write!(f, "dtype {dtype} has no element type or storage layout in dlspan")
+            }
+            Self::UnsupportedRank { rank, max } => {
+                write!(f, "rank {rank} is above the highest rank dispatched to typed code ({max})")
+            }
+            Self::NegativeNdim { ndim } => write!(f, "tensor has negative ndim {ndim}"),
         }
     }
 }

@@ -22,6 +22,8 @@
 pub mod buffer;
 mod check;
 pub mod convert;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod dtype;
 pub mod error;
 pub mod ffi;
@@ -63,9 +65,9 @@ pub use num_complex;
 pub use owned::{CopyMode, IntoLegacyError, ManagedTensor, Storage, TensorOwner};
 pub use space::{Device, Host, HostAccessible, Managed, MemorySpace};
 pub use view::{
-    DeviceMdspan, DeviceMdspanMut, Dim, Dims, Dyn, Extents, HostMdspan, HostMdspanMut, Layout, LayoutLeft, LayoutRight,
-    LayoutStride, LayoutStrideRelaxed, ManagedMdspan, ManagedMdspanMut, Mapping, Mdspan, MdspanMut, Static,
-    SubviewRanges,
+    DeviceMdspan, DeviceMdspanMut, Dim, Dims, Dyn, DynDlpackTensor, DynMdspan, DynMdspanMut, Extents, HostMdspan,
+    HostMdspanMut, Layout, LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, ManagedMdspan, ManagedMdspanMut,
+    Mapping, Mdspan, MdspanMut, Static, SubviewRanges,
 };
 
 /// The README's examples, compiled and run as doctests.

@@ -1,10 +1,13 @@
-//! Shared helpers of the integration tests: locating a real `dlpack.h` and compiling C with gcc.
+//! Shared helpers of the integration tests: locating a real `dlpack.h`, compiling C with gcc, and
+//! running reference computations in Python.
 //!
 //! The header comes from the `apache-tvm-ffi` wheel on PyPI; `scripts/test.sh` downloads it into
 //! `deps/include` of the target directory (honouring `CARGO_TARGET_DIR`) and sets
 //! `DLSPAN_DLPACK_INCLUDE`. A plain `cargo test` without it skips
 //! the C tests with a message, unless `DLSPAN_REQUIRE_DLPACK_H=1` turns the skip into a failure (the
-//! test command sets it, so CI never passes by skipping).
+//! test command sets it, so CI never passes by skipping). Likewise the reference Python (a virtual
+//! environment with `ml_dtypes`, which the test command creates in `.venv`) is found through
+//! `DLSPAN_PYTHON` or `.venv/bin/python`, and `DLSPAN_REQUIRE_ML_DTYPES=1` forbids skipping.
 #![allow(dead_code, unreachable_pub)]
 
 use std::path::{Path, PathBuf};
@@ -23,7 +26,10 @@ pub fn dlpack_include() -> Option<PathBuf> {
             return Some(dir);
         }
     }
-    skip_or_fail("no dlpack.h found: run scripts/test.sh (it fetches the header) or set DLSPAN_DLPACK_INCLUDE");
+    skip_or_fail(
+        "no dlpack.h found: run scripts/test.sh (it fetches the header) or set DLSPAN_DLPACK_INCLUDE",
+        "DLSPAN_REQUIRE_DLPACK_H",
+    );
     None
 }
 
@@ -33,15 +39,48 @@ pub fn c_compiler() -> Option<String> {
     match Command::new(&cc).arg("--version").output() {
         Ok(out) if out.status.success() => Some(cc),
         _ => {
-            skip_or_fail(&format!("no C compiler `{cc}` found"));
+            skip_or_fail(&format!("no C compiler `{cc}` found"), "DLSPAN_REQUIRE_DLPACK_H");
             None
         }
     }
 }
 
-fn skip_or_fail(why: &str) {
-    if std::env::var_os("DLSPAN_REQUIRE_DLPACK_H").is_some_and(|v| v == "1") {
-        panic!("{why} (DLSPAN_REQUIRE_DLPACK_H=1 forbids skipping)");
+/// A Python interpreter that imports `ml_dtypes` (and NumPy), or `None` (after printing why) to
+/// skip.
+pub fn ml_dtypes_python() -> Option<PathBuf> {
+    let candidates = std::env::var_os("DLSPAN_PYTHON")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python")]);
+    for python in candidates {
+        let imports = Command::new(&python).args(["-c", "import ml_dtypes, numpy"]).output();
+        if imports.is_ok_and(|out| out.status.success()) {
+            return Some(python);
+        }
+    }
+    skip_or_fail(
+        "no Python with ml_dtypes found: run scripts/test.sh (it creates .venv) or set DLSPAN_PYTHON",
+        "DLSPAN_REQUIRE_ML_DTYPES",
+    );
+    None
+}
+
+/// Runs `python` on a script of `tests/support` with `args`; panics with its output on failure.
+pub fn run_python(python: &Path, script: &str, args: &[&Path]) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support").join(script);
+    let out = Command::new(python).arg(&script).args(args).output().expect("run Python");
+    assert!(
+        out.status.success(),
+        "{} failed:\n{}{}",
+        script.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn skip_or_fail(why: &str, require: &str) {
+    if std::env::var_os(require).is_some_and(|v| v == "1") {
+        panic!("{why} ({require}=1 forbids skipping)");
     }
     eprintln!("skipped: {why}");
 }

@@ -21,4 +21,7 @@ fn ui() {
     let cases = trybuild::TestCases::new();
     cases.pass("pass/*/*.rs");
     cases.compile_fail("fail/*/*.rs");
+    if cfg!(feature = "cuda") {
+        cases.compile_fail("cuda/fail/*.rs");
+    }
 }

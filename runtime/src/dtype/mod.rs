@@ -1,6 +1,8 @@
 //! Element types: the [`DlElement`] trait that maps a Rust type to its DLPack [`DLDataType`]
 //! (compared exactly on import: [rule I4](crate::rules#i4)), the built-in mappings, storage types
-//! for the FP8/FP6/FP4 formats, and CUDA-compatible vector types.
+//! for the FP8/FP6/FP4 formats with their decoders and encoders, CUDA-compatible vector types;
+//! [`Numeric`] arithmetic and the element [`cast`] for generic code, and the [`dispatch`] from a
+//! runtime dtype to that generic code.
 //!
 //! ```
 //! use dlspan::dtype::{dtype_of, DlElement};
@@ -8,11 +10,55 @@
 //! assert_eq!(dtype_of::<bf16>().to_string(), "bfloat16");
 //! assert_eq!(<dlspan::num_complex::Complex<f32> as DlElement>::DTYPE.bits, 64);
 //! ```
+//!
+//! # FP8, FP6 and FP4 encoding
+//!
+//! `from_f32` and `from_f64` round to nearest, ties to even, once (an `f32` is encoded through its
+//! exact `f64` value), and agree bit for bit with ml_dtypes' conversions for every input, NaN
+//! included, but for the documented NaN choice of FP6 and FP4 (the test suite compares every code
+//! and over a million inputs per format; for `f64` inputs the reference is ml_dtypes' scalar
+//! constructor, which rounds once, unlike NumPy's `astype` from float64, which rounds through
+//! float32). What a format cannot hold:
+//!
+//! | format | too large (`from_f32`) | `from_f32_saturating` | NaN in | notes |
+//! |---|---|---|---|---|
+//! | `e3m4`, `e4m3`, `e5m2` (IEEE-like) | ±infinity | ±largest finite | quiet NaN, sign kept | infinity in: infinity |
+//! | `e4m3fn` | NaN (`0x7F`, sign kept) | ±largest finite (448) | NaN, sign kept | no infinity: infinity in is NaN |
+//! | `e4m3fnuz`, `e5m2fnuz`, `e4m3b11fnuz` | NaN (`0x80`) | ±largest finite | `0x80` | no negative zero: `-0.0` and tiny negatives give `+0` |
+//! | `e8m0fnu` | NaN (`0xFF`) | 2^127 | `0xFF` | no sign, no zero: zero and negatives are NaN; ties round up, as ml_dtypes |
+//! | `e2m3fn`, `e3m2fn` (FP6), `e2m1fn` (FP4) | ±largest finite | the same | **largest positive value** | no infinity, no NaN |
+//!
+//! "Too large" means the value *rounds* beyond the largest finite value: `e4m3fn` turns 464
+//! (halfway between 448 and 480, where the NaN pattern sits) into 448 and anything above into NaN.
+//! `e8m0fnu` (powers of two) rounds a tie `1.5·2^k` up, and below its smallest value 2^-127 follows
+//! ml_dtypes: inputs up to 2^-127 give 2^-127, inputs between 2^-127 and 2^-126 give 2^-126.
+//! The saturating forms are CUDA's `__NV_SATFINITE`; they differ from the default only for
+//! infinities and values that round beyond the largest finite value. FP6 and FP4 have no NaN:
+//! dlspan maps NaN to the largest positive value, as CUDA's `__nv_cvt_float_to_fp6` /
+//! `__nv_cvt_float_to_fp4` do (ml_dtypes returns a zero there, with the sign inverted).
+//!
+//! ```
+//! use dlspan::dtype::{Float8E4m3fn, Float8E5m2, Float4E2m1fn};
+//! assert_eq!(Float8E4m3fn::from_f32(0.3).to_f32(), 0.3125);
+//! assert!(Float8E4m3fn::from_f32(1000.0).is_nan());
+//! assert_eq!(Float8E4m3fn::from_f32_saturating(1000.0).to_f32(), 448.0);
+//! assert_eq!(Float8E5m2::from_f32(1e6).to_f32(), f32::INFINITY);
+//! assert_eq!(Float4E2m1fn::from_f32(5.0).to_f32(), 4.0); // a tie: to the even mantissa
+//! ```
 
+mod cast;
+mod dispatch;
 mod minifloat;
+mod numeric;
 mod vector;
 
+pub use cast::cast;
+pub use dispatch::{
+    ElementVisitor, MAX_DISPATCH_RANK, NumericVisitor, RankVisitor, TensorVisitor, dispatch, dispatch_element,
+    dispatch_rank, dispatch_tensor,
+};
 pub use minifloat::*;
+pub use numeric::Numeric;
 pub use vector::*;
 
 use crate::ffi::{DLDataType, DLDataTypeCode};
@@ -105,6 +151,31 @@ pub const fn dtype_of<T: DlElement>() -> DLDataType {
 /// ```
 pub const fn is_padded_subbyte<T: DlElement>() -> bool {
     (T::DTYPE.bits as usize) * (T::DTYPE.lanes as usize) < 8 * size_of::<T>()
+}
+
+/// The bits one element of `dtype` occupies in memory: `bits · lanes` (whole bytes, or packed
+/// sub-byte values, DLPack's default), or one byte per lane for padded sub-byte storage
+/// (`IS_SUBBYTE_TYPE_PADDED`). `None` where DLPack defines no storage: zero bits or lanes, or a
+/// width of 8 bits or more that is not a whole number of bytes.
+///
+/// ```
+/// use dlspan::dtype::storage_bits;
+/// use dlspan::ffi::{DLDataType, DLDataTypeCode};
+/// let fp4 = DLDataType::new(DLDataTypeCode::kDLFloat4_e2m1fn, 4, 1);
+/// assert_eq!(storage_bits(fp4, false), Some(4)); // two values per byte
+/// assert_eq!(storage_bits(fp4, true), Some(8)); // one value per byte
+/// assert_eq!(storage_bits(DLDataType::new(DLDataTypeCode::kDLFloat, 32, 4), false), Some(128));
+/// assert_eq!(storage_bits(DLDataType::new(DLDataTypeCode::kDLFloat, 12, 1), false), None);
+/// ```
+pub const fn storage_bits(dtype: DLDataType, padded: bool) -> Option<usize> {
+    let (bits, lanes) = (dtype.bits as usize, dtype.lanes as usize);
+    if bits == 0 || lanes == 0 || (bits >= 8 && bits % 8 != 0) {
+        None
+    } else if bits < 8 && padded {
+        Some(8 * lanes)
+    } else {
+        Some(bits * lanes)
+    }
 }
 
 /// Checks the size condition of [`DlElement`]'s safety contract for `T`; `#[derive(DlElement)]`

@@ -87,9 +87,9 @@ fn produced() -> Vec<DlpackError> {
     let mut t = good();
     t.device.device_type = DLDeviceType::kDLCUDA;
     errors.push(t.host::<i32, 2, LayoutRight>());
-    let mut tensor = good();
-    let mut raw = tensor.raw();
-    // SAFETY: metadata only, the conversion fails.
+    let mut device_tensor = good();
+    let mut raw = device_tensor.raw();
+    // SAFETY: metadata only (alive in `device_tensor`), the conversion fails.
     errors.push(unsafe { to_device_mdspan::<i32, 2, LayoutRight>(&raw) }.map(|_| ()).unwrap_err());
     raw.device.device_type = DLDeviceType::kDLVulkan;
     // SAFETY: as above.
@@ -151,7 +151,7 @@ fn produced() -> Vec<DlpackError> {
     // ExtentMismatch: import into a static type, a static mapping, and a view conversion.
     let mut tensor = good();
     let raw = tensor.raw();
-    // SAFETY: `raw` describes `DATA`.
+    // SAFETY: `raw` describes `DATA`; `tensor` keeps its shape and strides alive.
     let err = unsafe { <crate::mdspan!(i32; 3, dyn)>::from_dltensor(&raw) }.map(|_| ()).unwrap_err();
     errors.push(err);
     errors.push(Mapping::<2, (Static<2>, Dyn), LayoutRight>::compact([3, 2]).unwrap_err());
@@ -267,6 +267,36 @@ fn produced() -> Vec<DlpackError> {
 
     // AllocationFailed: a size that overflows isize.
     errors.push(crate::AlignedBuffer::<f64>::try_zeroed(usize::MAX / 4).map(|_| ()).unwrap_err());
+
+    // UnsupportedDtype: a dispatch of float128, and a dynamic view of a 12-bit type.
+    struct Size;
+    impl crate::dtype::NumericVisitor for Size {
+        type Output = usize;
+        fn visit<T: crate::dtype::Numeric>(self) -> usize {
+            size_of::<T>()
+        }
+    }
+    errors.push(crate::dtype::dispatch(DLDataType::new(DLDataTypeCode::kDLFloat, 128, 1), Size).unwrap_err());
+    let mut t = good();
+    t.dtype = DLDataType::new(DLDataTypeCode::kDLInt, 12, 1);
+    let raw = t.raw();
+    // SAFETY: as in `Tensor::host`.
+    errors.push(unsafe { crate::DynMdspan::<crate::Host>::from_dltensor(&raw) }.map(|_| ()).unwrap_err());
+    // UnsupportedRank.
+    struct Rank;
+    impl crate::dtype::RankVisitor for Rank {
+        type Output = usize;
+        fn visit<const R: usize>(self) -> usize {
+            R
+        }
+    }
+    errors.push(crate::dtype::dispatch_rank(12, Rank).unwrap_err());
+    // NegativeNdim: a dynamic view has no rank to compare with.
+    let mut t = good();
+    t.ndim = -2;
+    let raw = t.raw();
+    // SAFETY: as in `Tensor::host`.
+    errors.push(unsafe { crate::DynMdspan::<crate::Host>::from_dltensor(&raw) }.map(|_| ()).unwrap_err());
 
     // A data type code the crate knows but no view asked for reads well too.
     let mut t = good();
@@ -423,11 +453,30 @@ fn claims(err: &DlpackError) -> usize {
             names(&alignment);
             27
         }
+        DlpackError::UnsupportedDtype { dtype } => {
+            names(&dtype);
+            assert!(
+                crate::dtype::storage_bits(dtype, false).is_none() || dtype.bits > 64 || dtype.lanes > 4,
+                "{dtype} has a built-in type"
+            );
+            28
+        }
+        DlpackError::UnsupportedRank { rank, max } => {
+            names(&rank);
+            names(&max);
+            assert!(rank > max);
+            29
+        }
+        DlpackError::NegativeNdim { ndim } => {
+            names(&ndim);
+            assert!(ndim < 0);
+            30
+        }
     }
 }
 
 /// The number of variants: the arms of `claims`.
-const VARIANTS: usize = 28;
+const VARIANTS: usize = 31;
 
 #[test]
 fn every_variant_is_produced_and_its_message_holds() {

@@ -126,6 +126,38 @@ unsafe impl<T: DlElement> TensorOwner for &'static mut [T] {
     }
 }
 
+/// What an export holds: a host owner ([`TensorOwner`], exported as CPU memory) or, inside the
+/// crate, an owner of device memory exported with its device.
+///
+/// # Safety
+///
+/// As [`TensorOwner`]'s contract, with "valid for reads" meaning: in the memory of `device()`.
+pub(crate) unsafe trait ExportOwner: Send + 'static {
+    /// The element type.
+    type Elem: DlElement;
+
+    /// The owner's elements (called once, in the owner's final place).
+    fn storage(&mut self) -> Storage<Self::Elem>;
+
+    /// The device the elements live on.
+    fn device(&self) -> DLDevice;
+}
+
+// SAFETY: a `TensorOwner`'s storage is host memory under the same contract.
+unsafe impl<O: TensorOwner> ExportOwner for O {
+    type Elem = O::Elem;
+
+    #[inline]
+    fn storage(&mut self) -> Storage<O::Elem> {
+        TensorOwner::storage(self)
+    }
+
+    #[inline]
+    fn device(&self) -> DLDevice {
+        DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 }
+    }
+}
+
 /// When an export may copy ([rule M8](crate::rules#m8)).
 ///
 /// ```
@@ -196,7 +228,7 @@ impl<O, const R: usize> Drop for Unfinished<O, R> {
 
 /// Exports `owner` with a validated relaxed mapping (strides in elements; `offset`: the element
 /// offset of index 0 from the owner's first element, carried in `byte_offset`).
-pub(crate) fn export_owner<O: TensorOwner, const R: usize>(
+pub(crate) fn export_owner<O: ExportOwner, const R: usize>(
     owner: O,
     extents: [usize; R],
     strides: [isize; R],
@@ -231,7 +263,7 @@ enum Required {
 /// Boxes the owner with the header, shape and strides, checks that the owner holds the `required`
 /// elements (asking for its storage once, in its final place), and writes the header.
 #[inline]
-fn export_checked<O: TensorOwner, const R: usize>(
+fn export_checked<O: ExportOwner, const R: usize>(
     owner: O,
     shape: [i64; R],
     strides: [i64; R],
@@ -259,7 +291,9 @@ fn export_checked<O: TensorOwner, const R: usize>(
     // the owner and frees the allocation.
     let unfinished = Unfinished { allocation: Allocation(raw) };
     // SAFETY: the owner was just initialised, in its final place (the heap); nothing else reaches it.
-    let storage = unsafe { (*owner_ptr).storage() };
+    let storage = unsafe { ExportOwner::storage(&mut *owner_ptr) };
+    // SAFETY: as above.
+    let device = unsafe { ExportOwner::device(&*owner_ptr) };
     let refusal = match required {
         Required::Exactly(expected) if storage.len != expected => {
             Some(DlpackError::LengthMismatch { expected, found: storage.len })
@@ -292,7 +326,7 @@ fn export_checked<O: TensorOwner, const R: usize>(
             flags,
             dl_tensor: DLTensor {
                 data: if empty { ptr::null_mut() } else { storage.ptr.as_ptr().cast() },
-                device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
+                device,
                 ndim: R as i32,
                 dtype: O::Elem::DTYPE,
                 shape: shape_ptr,
@@ -316,7 +350,7 @@ fn export_checked<O: TensorOwner, const R: usize>(
 ///
 /// `managed` is null or the header of a live `Context<O, R>` of a versioned export, given up by its
 /// owner (DLPack: the deleter is called once).
-unsafe extern "C" fn delete_versioned<O: TensorOwner, const R: usize>(managed: *mut DLManagedTensorVersioned) {
+unsafe extern "C" fn delete_versioned<O: ExportOwner, const R: usize>(managed: *mut DLManagedTensorVersioned) {
     // SAFETY: forwarded: the header is the context's first field.
     unsafe { release::<O, R>(managed.cast()) }
 }
@@ -326,7 +360,7 @@ unsafe extern "C" fn delete_versioned<O: TensorOwner, const R: usize>(managed: *
 /// # Safety
 ///
 /// As for `delete_versioned`, for a legacy header.
-unsafe extern "C" fn delete_legacy<O: TensorOwner, const R: usize>(managed: *mut DLManagedTensor) {
+unsafe extern "C" fn delete_legacy<O: ExportOwner, const R: usize>(managed: *mut DLManagedTensor) {
     // SAFETY: forwarded: the header is the context's first field.
     unsafe { release::<O, R>(managed.cast()) }
 }
@@ -336,7 +370,7 @@ unsafe extern "C" fn delete_legacy<O: TensorOwner, const R: usize>(managed: *mut
 /// # Safety
 ///
 /// `context` is null or a live context from `export_owner`, given up by its owner.
-unsafe fn release<O: TensorOwner, const R: usize>(context: *mut Context<O, R>) {
+unsafe fn release<O: ExportOwner, const R: usize>(context: *mut Context<O, R>) {
     if context.is_null() {
         return;
     }
@@ -368,7 +402,7 @@ unsafe fn release<O: TensorOwner, const R: usize>(context: *mut Context<O, R>) {
 ///
 /// `header` is the header of a live `Context<O, R>` with a versioned header, owned by the caller,
 /// who gives it up as the returned legacy tensor.
-unsafe fn relegacy<O: TensorOwner, const R: usize>(
+unsafe fn relegacy<O: ExportOwner, const R: usize>(
     header: NonNull<DLManagedTensorVersioned>,
 ) -> NonNull<DLManagedTensor> {
     // SAFETY: the header is the first field of a live context, owned uniquely by the caller.
@@ -438,7 +472,7 @@ impl ManagedTensor {
 /// Exports an owner as a compact row-major tensor of `shape` (zero extents count as 1 in the
 /// strides, as PyTorch does), with `extra_flags` set.
 #[inline]
-fn export_compact<O: TensorOwner, const R: usize>(
+pub(crate) fn export_compact<O: ExportOwner, const R: usize>(
     owner: O,
     shape: [usize; R],
     extra_flags: u64,

@@ -29,6 +29,8 @@ mod export;
 mod shim;
 
 pub use export::{CopyMode, Storage, TensorOwner};
+#[cfg(feature = "cuda")]
+pub(crate) use export::{ExportOwner, export_compact};
 
 use crate::convert::{FromDlTensor, ImportOptions};
 use crate::dtype::DlElement;

@@ -264,21 +264,7 @@ impl<const R: usize, E: Extents<R>, L: Layout> Mapping<R, E, L> {
     /// or `(0, 0)` without elements.
     #[inline]
     pub(crate) fn bounds(&self) -> (usize, usize) {
-        if self.extents.contains(&0) {
-            return (0, 0);
-        }
-        let strides = self.strides();
-        let (mut low, mut high) = (self.offset(), self.offset());
-        for (&e, &s) in self.extents.iter().zip(&strides) {
-            // Validated: every term and partial sum fits isize and low stays >= 0.
-            let term = (e - 1) * s.unsigned_abs();
-            if s > 0 {
-                high += term;
-            } else {
-                low -= term;
-            }
-        }
-        (low, high + 1)
+        check::bounds(&self.extents, &self.strides(), self.offset())
     }
 
     /// Elements from the base pointer to one past the highest offset reached (0 when empty): how

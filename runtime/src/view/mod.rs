@@ -8,6 +8,7 @@
 //! ```
 
 mod axis_iter;
+mod dynamic;
 mod elementwise;
 mod extents;
 mod fmt;
@@ -18,6 +19,7 @@ mod mdspan;
 mod rank;
 
 pub use axis_iter::{AxisIter, AxisIterMut};
+pub use dynamic::{DynDlpackTensor, DynMdspan, DynMdspanMut};
 pub use extents::{Dim, Dims, Dyn, Extents, MAX_STATIC_RANK, NestedArray, Static};
 pub use iter::{Iter, IterMut};
 pub use layout::{Layout, LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, RelaxedStrides};

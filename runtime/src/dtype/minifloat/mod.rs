@@ -1,67 +1,25 @@
-//! Storage types for DLPack's FP8, FP6 and FP4 codes.
+//! Storage types for DLPack's FP8, FP6 and FP4 codes, with their decoders and encoders.
 //!
-//! Each type holds the raw bits (`from_bits` / `to_bits`) and decodes to `f32` with `to_f32`.
-//! Equality is bitwise. Single FP6 and FP4 values are *padded* storage (one value in the low bits of
-//! a byte, exchanged with the DLPack flag `IS_SUBBYTE_TYPE_PADDED`); the `X2`/`X4` types are the
-//! *packed* forms (several values per byte, low bits first), such as PyTorch's `float4_e2m1fn_x2`,
-//! which DLPack describes as `(17, 4, 2)`.
+//! Each type holds the raw bits (`from_bits` / `to_bits`), decodes exactly to `f32` (`to_f32`, a
+//! table lookup) and encodes from `f32` or `f64` (`from_f32`, `from_f64`). Equality is bitwise.
+//! Single FP6 and FP4 values are *padded* storage (one value in the low bits of a byte, exchanged
+//! with the DLPack flag `IS_SUBBYTE_TYPE_PADDED`); the `X2`/`X4` types are the *packed* forms
+//! (several values per byte, low bits first), such as PyTorch's `float4_e2m1fn_x2`, which DLPack
+//! describes as `(17, 4, 2)`.
+//!
+//! The encoding rules are documented on the public `dtype` module (this module is private).
+
+mod format;
 
 use super::{DlElement, PlainBits};
 use crate::ffi::{DLDataType, DLDataTypeCode};
 use core::fmt;
-
-/// How a minifloat format spends its special bit patterns.
-#[derive(Clone, Copy)]
-enum Specials {
-    /// IEEE-like: an all-ones exponent means infinity (zero mantissa) or NaN.
-    Ieee,
-    /// Finite (`fn`): no infinities; NaN is only the all-ones exponent and mantissa.
-    FiniteAllOnesNan,
-    /// Finite, unsigned zero (`fnuz`): no infinities, no negative zero; NaN is the sign bit alone.
-    FiniteUnsignedZero,
-    /// Finite with no NaN at all (FP6, FP4).
-    FiniteNoNan,
-}
-
-#[derive(Clone, Copy)]
-struct Format {
-    exponent_bits: u32,
-    mantissa_bits: u32,
-    bias: i32,
-    specials: Specials,
-}
-
-fn decode(bits: u8, format: Format) -> f32 {
-    let Format { exponent_bits, mantissa_bits, bias, specials } = format;
-    let bits = u32::from(bits);
-    let width = exponent_bits + mantissa_bits;
-    let negative = (bits >> width) & 1 == 1;
-    let exponent = (bits >> mantissa_bits) & ((1 << exponent_bits) - 1);
-    let mantissa = bits & ((1 << mantissa_bits) - 1);
-    let exponent_all_ones = exponent == (1 << exponent_bits) - 1;
-    let mantissa_all_ones = mantissa == (1 << mantissa_bits) - 1;
-    match specials {
-        Specials::Ieee if exponent_all_ones => {
-            return if mantissa == 0 { if negative { f32::NEG_INFINITY } else { f32::INFINITY } } else { f32::NAN };
-        }
-        Specials::FiniteAllOnesNan if exponent_all_ones && mantissa_all_ones => return f32::NAN,
-        Specials::FiniteUnsignedZero if negative && exponent == 0 && mantissa == 0 => return f32::NAN,
-        _ => {}
-    }
-    // Every value of these formats is exactly representable in f32.
-    let scale = |power: i32| 2f32.powi(power);
-    let magnitude = if exponent == 0 {
-        mantissa as f32 * scale(1 - bias - mantissa_bits as i32)
-    } else {
-        (1.0 + mantissa as f32 * scale(-(mantissa_bits as i32))) * scale(exponent as i32 - bias)
-    };
-    if negative { -magnitude } else { magnitude }
-}
+use format::{Format, Specials};
 
 macro_rules! minifloat {
     (
         $(#[$meta:meta])*
-        $name:ident: $code:ident, bits $bits:expr, e $e:expr, m $m:expr, bias $bias:expr, $specials:ident, mask $mask:expr;
+        $name:ident: $code:ident, bits $bits:expr, e $e:expr, m $m:expr, bias $bias:expr, $specials:ident;
     ) => {
         $(#[$meta])*
         #[repr(transparent)]
@@ -69,12 +27,20 @@ macro_rules! minifloat {
         pub struct $name(u8);
 
         impl $name {
-            /// Wraps raw bits (bits above the format's width are kept as given).
+            const FORMAT: Format =
+                Format { exponent_bits: $e, mantissa_bits: $m, bias: $bias, specials: Specials::$specials };
+
+            /// Every code's value, indexed by the storage byte.
+            const VALUES: [f32; 256] = Self::FORMAT.decode_table();
+
+            /// Wraps raw bits (bits above the format's width are kept as given, and ignored by
+            /// `to_f32`).
             ///
             /// ```
             #[doc = concat!("use dlspan::dtype::", stringify!($name), ";")]
             #[doc = concat!("assert_eq!(", stringify!($name), "::from_bits(0xFF).to_bits(), 0xFF);")]
             /// ```
+            #[inline]
             pub const fn from_bits(bits: u8) -> Self {
                 Self(bits)
             }
@@ -85,6 +51,7 @@ macro_rules! minifloat {
             #[doc = concat!("use dlspan::dtype::", stringify!($name), ";")]
             #[doc = concat!("assert_eq!(", stringify!($name), "::default().to_bits(), 0);")]
             /// ```
+            #[inline]
             pub const fn to_bits(self) -> u8 {
                 self.0
             }
@@ -99,8 +66,89 @@ macro_rules! minifloat {
             )]
             /// assert_eq!(one.to_f32(), 1.0);
             /// ```
+            #[inline]
             pub fn to_f32(self) -> f32 {
-                decode(self.0 & $mask, Format { exponent_bits: $e, mantissa_bits: $m, bias: $bias, specials: Specials::$specials })
+                Self::VALUES[self.0 as usize]
+            }
+
+            /// The value as `f64` (exact).
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::dtype::", stringify!($name), ";")]
+            #[doc = concat!("assert_eq!(", stringify!($name), "::from_f64(1.0).to_f64(), 1.0);")]
+            /// ```
+            #[inline]
+            pub fn to_f64(self) -> f64 {
+                f64::from(self.to_f32())
+            }
+
+            /// The nearest value to `value` (ties to even), with this format's rule for values it
+            /// cannot hold (see [the encoding rules](crate::dtype#fp8-fp6-and-fp4-encoding)).
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::dtype::", stringify!($name), ";")]
+            #[doc = concat!("let one = ", stringify!($name), "::from_f32(1.0);")]
+            /// assert_eq!(one.to_f32(), 1.0);
+            #[doc = concat!("assert!(", stringify!($name), "::from_f32(f32::NAN).to_f32().is_nan() || !", stringify!($name), "::HAS_NAN);")]
+            /// ```
+            #[inline]
+            pub const fn from_f32(value: f32) -> Self {
+                Self(Self::FORMAT.encode(value as f64, false))
+            }
+
+            /// As [`from_f32`](Self::from_f32), from an `f64` (rounded once, directly).
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::dtype::", stringify!($name), ";")]
+            #[doc = concat!("assert_eq!(", stringify!($name), "::from_f64(2.0).to_f32(), 2.0);")]
+            /// ```
+            #[inline]
+            pub const fn from_f64(value: f64) -> Self {
+                Self(Self::FORMAT.encode(value, false))
+            }
+
+            /// As [`from_f32`](Self::from_f32), but infinities and values that round beyond the
+            /// largest finite value become the largest finite value of their sign (CUDA's
+            /// `__NV_SATFINITE`); NaN stays NaN where the format has one.
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::dtype::", stringify!($name), ";")]
+            #[doc = concat!("let max = ", stringify!($name), "::from_f32_saturating(f32::INFINITY);")]
+            /// assert!(max.to_f32().is_finite());
+            /// ```
+            #[inline]
+            pub const fn from_f32_saturating(value: f32) -> Self {
+                Self(Self::FORMAT.encode(value as f64, true))
+            }
+
+            /// As [`from_f32_saturating`](Self::from_f32_saturating), from an `f64`.
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::dtype::", stringify!($name), ";")]
+            #[doc = concat!("assert!(", stringify!($name), "::from_f64_saturating(1e300).to_f64().is_finite());")]
+            /// ```
+            #[inline]
+            pub const fn from_f64_saturating(value: f64) -> Self {
+                Self(Self::FORMAT.encode(value, true))
+            }
+
+            /// Whether the format has a NaN encoding.
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::dtype::", stringify!($name), ";")]
+            #[doc = concat!("let _: bool = ", stringify!($name), "::HAS_NAN;")]
+            /// ```
+            pub const HAS_NAN: bool = !matches!(Self::FORMAT.specials, Specials::FiniteNoNan);
+
+            /// Whether this is a NaN.
+            ///
+            /// ```
+            #[doc = concat!("use dlspan::dtype::", stringify!($name), ";")]
+            #[doc = concat!("assert!(!", stringify!($name), "::from_f32(1.0).is_nan());")]
+            /// ```
+            #[inline]
+            pub fn is_nan(self) -> bool {
+                self.to_f32().is_nan()
             }
         }
 
@@ -129,7 +177,7 @@ minifloat! {
     /// use dlspan::dtype::Float8E3m4;
     /// assert_eq!(Float8E3m4::from_bits(0x30).to_f32(), 1.0);
     /// ```
-    Float8E3m4: kDLFloat8_e3m4, bits 8, e 3, m 4, bias 3, Ieee, mask 0xFF;
+    Float8E3m4: kDLFloat8_e3m4, bits 8, e 3, m 4, bias 3, Ieee;
 }
 minifloat! {
     /// FP8 `e4m3` (`kDLFloat8_e4m3`): 4 exponent bits, 3 mantissa bits, IEEE-like (with infinities).
@@ -138,7 +186,7 @@ minifloat! {
     /// use dlspan::dtype::Float8E4m3;
     /// assert_eq!(Float8E4m3::from_bits(0x78).to_f32(), f32::INFINITY);
     /// ```
-    Float8E4m3: kDLFloat8_e4m3, bits 8, e 4, m 3, bias 7, Ieee, mask 0xFF;
+    Float8E4m3: kDLFloat8_e4m3, bits 8, e 4, m 3, bias 7, Ieee;
 }
 minifloat! {
     /// FP8 `e4m3b11fnuz` (`kDLFloat8_e4m3b11fnuz`): exponent bias 11, finite, no negative zero.
@@ -148,7 +196,7 @@ minifloat! {
     /// assert!(Float8E4m3b11fnuz::from_bits(0x80).to_f32().is_nan());
     /// assert_eq!(Float8E4m3b11fnuz::from_bits(0x58).to_f32(), 1.0);
     /// ```
-    Float8E4m3b11fnuz: kDLFloat8_e4m3b11fnuz, bits 8, e 4, m 3, bias 11, FiniteUnsignedZero, mask 0xFF;
+    Float8E4m3b11fnuz: kDLFloat8_e4m3b11fnuz, bits 8, e 4, m 3, bias 11, FiniteUnsignedZero;
 }
 minifloat! {
     /// FP8 `e4m3fn` (`kDLFloat8_e4m3fn`): the OCP/CUDA `e4m3` (`__nv_fp8_e4m3`), finite, max 448.
@@ -158,7 +206,7 @@ minifloat! {
     /// assert_eq!(Float8E4m3fn::from_bits(0x7E).to_f32(), 448.0);
     /// assert!(Float8E4m3fn::from_bits(0x7F).to_f32().is_nan());
     /// ```
-    Float8E4m3fn: kDLFloat8_e4m3fn, bits 8, e 4, m 3, bias 7, FiniteAllOnesNan, mask 0xFF;
+    Float8E4m3fn: kDLFloat8_e4m3fn, bits 8, e 4, m 3, bias 7, FiniteAllOnesNan;
 }
 minifloat! {
     /// FP8 `e4m3fnuz` (`kDLFloat8_e4m3fnuz`): bias 8, finite, no negative zero.
@@ -167,7 +215,7 @@ minifloat! {
     /// use dlspan::dtype::Float8E4m3fnuz;
     /// assert_eq!(Float8E4m3fnuz::from_bits(0x40).to_f32(), 1.0);
     /// ```
-    Float8E4m3fnuz: kDLFloat8_e4m3fnuz, bits 8, e 4, m 3, bias 8, FiniteUnsignedZero, mask 0xFF;
+    Float8E4m3fnuz: kDLFloat8_e4m3fnuz, bits 8, e 4, m 3, bias 8, FiniteUnsignedZero;
 }
 minifloat! {
     /// FP8 `e5m2` (`kDLFloat8_e5m2`): the OCP/CUDA `e5m2` (`__nv_fp8_e5m2`), IEEE-like, max 57344.
@@ -176,7 +224,7 @@ minifloat! {
     /// use dlspan::dtype::Float8E5m2;
     /// assert_eq!(Float8E5m2::from_bits(0x7B).to_f32(), 57344.0);
     /// ```
-    Float8E5m2: kDLFloat8_e5m2, bits 8, e 5, m 2, bias 15, Ieee, mask 0xFF;
+    Float8E5m2: kDLFloat8_e5m2, bits 8, e 5, m 2, bias 15, Ieee;
 }
 minifloat! {
     /// FP8 `e5m2fnuz` (`kDLFloat8_e5m2fnuz`): bias 16, finite, no negative zero.
@@ -185,7 +233,20 @@ minifloat! {
     /// use dlspan::dtype::Float8E5m2fnuz;
     /// assert_eq!(Float8E5m2fnuz::from_bits(0x40).to_f32(), 1.0);
     /// ```
-    Float8E5m2fnuz: kDLFloat8_e5m2fnuz, bits 8, e 5, m 2, bias 16, FiniteUnsignedZero, mask 0xFF;
+    Float8E5m2fnuz: kDLFloat8_e5m2fnuz, bits 8, e 5, m 2, bias 16, FiniteUnsignedZero;
+}
+minifloat! {
+    /// FP8 `e8m0fnu` (`kDLFloat8_e8m0fnu`): an unsigned power of two `2^(bits - 127)`, the block
+    /// scale of the MX formats (CUDA `__nv_fp8_e8m0`); `0xFF` is NaN and there is no zero.
+    ///
+    /// ```
+    /// use dlspan::dtype::Float8E8m0fnu;
+    /// assert_eq!(Float8E8m0fnu::from_bits(127).to_f32(), 1.0);
+    /// assert_eq!(Float8E8m0fnu::from_bits(0).to_f32(), 2f32.powi(-127));
+    /// assert!(Float8E8m0fnu::from_bits(0xFF).to_f32().is_nan());
+    /// assert_eq!(Float8E8m0fnu::from_f32(3.0).to_f32(), 4.0); // ties round up, as ml_dtypes
+    /// ```
+    Float8E8m0fnu: kDLFloat8_e8m0fnu, bits 8, e 8, m 0, bias 127, UnsignedNoZero;
 }
 minifloat! {
     /// FP6 `e2m3fn` (`kDLFloat6_e2m3fn`), padded storage: one value in the low 6 bits of a byte.
@@ -194,7 +255,7 @@ minifloat! {
     /// use dlspan::dtype::Float6E2m3fn;
     /// assert_eq!(Float6E2m3fn::from_bits(0x1F).to_f32(), 7.5);
     /// ```
-    Float6E2m3fn: kDLFloat6_e2m3fn, bits 6, e 2, m 3, bias 1, FiniteNoNan, mask 0x3F;
+    Float6E2m3fn: kDLFloat6_e2m3fn, bits 6, e 2, m 3, bias 1, FiniteNoNan;
 }
 minifloat! {
     /// FP6 `e3m2fn` (`kDLFloat6_e3m2fn`), padded storage: one value in the low 6 bits of a byte.
@@ -203,7 +264,7 @@ minifloat! {
     /// use dlspan::dtype::Float6E3m2fn;
     /// assert_eq!(Float6E3m2fn::from_bits(0x1F).to_f32(), 28.0);
     /// ```
-    Float6E3m2fn: kDLFloat6_e3m2fn, bits 6, e 3, m 2, bias 3, FiniteNoNan, mask 0x3F;
+    Float6E3m2fn: kDLFloat6_e3m2fn, bits 6, e 3, m 2, bias 3, FiniteNoNan;
 }
 minifloat! {
     /// FP4 `e2m1fn` (`kDLFloat4_e2m1fn`), padded storage: one value in the low 4 bits of a byte.
@@ -213,79 +274,14 @@ minifloat! {
     /// assert_eq!(Float4E2m1fn::from_bits(0x7).to_f32(), 6.0);
     /// assert_eq!(Float4E2m1fn::from_bits(0xF).to_f32(), -6.0);
     /// ```
-    Float4E2m1fn: kDLFloat4_e2m1fn, bits 4, e 2, m 1, bias 1, FiniteNoNan, mask 0x0F;
+    Float4E2m1fn: kDLFloat4_e2m1fn, bits 4, e 2, m 1, bias 1, FiniteNoNan;
 }
-
-/// FP8 `e8m0fnu` (`kDLFloat8_e8m0fnu`): an unsigned power of two `2^(bits - 127)`, the block scale
-/// of the MX formats; `0xFF` is NaN and there is no zero.
-///
-/// ```
-/// use dlspan::dtype::Float8E8m0fnu;
-/// assert_eq!(Float8E8m0fnu::from_bits(127).to_f32(), 1.0);
-/// assert_eq!(Float8E8m0fnu::from_bits(0).to_f32(), 2f32.powi(-127));
-/// assert!(Float8E8m0fnu::from_bits(0xFF).to_f32().is_nan());
-/// ```
-#[repr(transparent)]
-#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct Float8E8m0fnu(u8);
-
-impl Float8E8m0fnu {
-    /// Wraps raw bits.
-    ///
-    /// ```
-    /// use dlspan::dtype::Float8E8m0fnu;
-    /// assert_eq!(Float8E8m0fnu::from_bits(128).to_f32(), 2.0);
-    /// ```
-    pub const fn from_bits(bits: u8) -> Self {
-        Self(bits)
-    }
-
-    /// The raw bits.
-    ///
-    /// ```
-    /// use dlspan::dtype::Float8E8m0fnu;
-    /// assert_eq!(Float8E8m0fnu::from_bits(127).to_bits(), 127);
-    /// ```
-    pub const fn to_bits(self) -> u8 {
-        self.0
-    }
-
-    /// The value as `f32` (exact).
-    ///
-    /// ```
-    /// use dlspan::dtype::Float8E8m0fnu;
-    /// assert_eq!(Float8E8m0fnu::from_bits(130).to_f32(), 8.0);
-    /// assert_eq!(Float8E8m0fnu::from_bits(124).to_f32(), 0.125);
-    /// ```
-    pub fn to_f32(self) -> f32 {
-        match self.0 {
-            0xFF => f32::NAN,
-            // 2^-127 is an f32 subnormal: only the top mantissa bit set.
-            0 => f32::from_bits(1 << 22),
-            e => f32::from_bits(u32::from(e) << 23),
-        }
-    }
-}
-
-impl fmt::Debug for Float8E8m0fnu {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.to_f32(), f)
-    }
-}
-
-// SAFETY: `#[repr(transparent)]` over `u8`, one byte that is exactly one 8-bit element; any bit
-// pattern is valid.
-unsafe impl DlElement for Float8E8m0fnu {
-    const DTYPE: DLDataType = DLDataType::new(DLDataTypeCode::kDLFloat8_e8m0fnu, 8, 1);
-}
-
-// SAFETY: `#[repr(transparent)]` over `u8`.
-unsafe impl PlainBits for Float8E8m0fnu {}
 
 macro_rules! packed {
     (
         $(#[$meta:meta])*
-        $name:ident($bytes:expr, align $align:literal): $lane:ident, $code:ident, bits $bits:expr, lanes $lanes:expr;
+        $name:ident($bytes:expr, align $align:literal): $lane:ident, $code:ident, bits $bits:expr, lanes $lanes:expr,
+        stride $stride:expr;
     ) => {
         $(#[$meta])*
         #[repr(C, align($align))]
@@ -293,7 +289,7 @@ macro_rules! packed {
         pub struct $name([u8; $bytes]);
 
         impl $name {
-            /// Wraps the packed bytes (lane 0 in the lowest bits of byte 0).
+            /// Wraps the storage bytes (lane 0 in the lowest bits of byte 0).
             ///
             /// ```
             #[doc = concat!("use dlspan::dtype::{", stringify!($lane), ", ", stringify!($name), "};")]
@@ -304,7 +300,7 @@ macro_rules! packed {
                 Self(bytes)
             }
 
-            /// The packed bytes.
+            /// The storage bytes.
             ///
             /// ```
             #[doc = concat!("use dlspan::dtype::", stringify!($name), ";")]
@@ -333,7 +329,7 @@ macro_rules! packed {
                 let mut bytes = [0u8; $bytes];
                 for (i, lane) in lanes.iter().enumerate() {
                     let value = u32::from(lane.to_bits()) & ((1 << $bits) - 1);
-                    let bit = i * $bits;
+                    let bit = i * $stride;
                     // A lane spans at most two bytes (bits <= 8).
                     let wide = value << (bit % 8);
                     bytes[bit / 8] |= wide as u8;
@@ -360,7 +356,7 @@ macro_rules! packed {
             /// ```
             pub fn lane(self, i: usize) -> $lane {
                 assert!(i < $lanes, "lane index {i} out of range for {} lanes", $lanes);
-                let bit = i * $bits;
+                let bit = i * $stride;
                 let mut wide = u32::from(self.0[bit / 8]);
                 if bit / 8 + 1 < $bytes {
                     wide |= u32::from(self.0[bit / 8 + 1]) << 8;
@@ -390,9 +386,10 @@ macro_rules! packed {
             }
         }
 
-        // SAFETY: `#[repr(C)]` over `[u8; $bytes]` with `$bytes * 8 == $bits * $lanes` (packed
-        // storage, checked below); any bit pattern is valid; the alignment only adds no padding
-        // because `$align` divides `$bytes`.
+        // SAFETY: `#[repr(C)]` over `[u8; $bytes]` with `$bytes * 8 == $stride * $lanes` (checked
+        // below): packed storage when `$stride == $bits`, padded storage (one lane per byte, bits
+        // < 8, size == lanes) when `$stride == 8`; any bit pattern is valid; the alignment adds no
+        // padding because `$align` divides `$bytes`.
         unsafe impl DlElement for $name {
             const DTYPE: DLDataType = DLDataType::new(DLDataTypeCode::$code, $bits, $lanes);
         }
@@ -400,7 +397,8 @@ macro_rules! packed {
         // SAFETY: `#[repr(C)]` over a byte array, no padding (`$align` divides `$bytes`).
         unsafe impl PlainBits for $name {}
 
-        const _: () = assert!(core::mem::size_of::<$name>() * 8 == $bits * $lanes);
+        const _: () = assert!(core::mem::size_of::<$name>() * 8 == $stride * $lanes);
+        const _: () = assert!($stride == $bits || $stride == 8);
     };
 }
 
@@ -414,7 +412,7 @@ packed! {
     /// assert_eq!(pair.to_bytes(), [0x72]);
     /// assert_eq!(pair.to_f32_array(), [1.0, 6.0]);
     /// ```
-    Float4E2m1fnX2(1, align 1): Float4E2m1fn, kDLFloat4_e2m1fn, bits 4, lanes 2;
+    Float4E2m1fnX2(1, align 1): Float4E2m1fn, kDLFloat4_e2m1fn, bits 4, lanes 2, stride 4;
 }
 packed! {
     /// Four FP4 `e2m1fn` values packed in two bytes, DLPack `(17, 4, 4)`: CUDA's `__nv_fp4x4_e2m1`.
@@ -423,7 +421,7 @@ packed! {
     /// use dlspan::dtype::Float4E2m1fnX4;
     /// assert_eq!(Float4E2m1fnX4::from_bytes([0x21, 0x43]).to_f32_array(), [0.5, 1.0, 1.5, 2.0]);
     /// ```
-    Float4E2m1fnX4(2, align 2): Float4E2m1fn, kDLFloat4_e2m1fn, bits 4, lanes 4;
+    Float4E2m1fnX4(2, align 2): Float4E2m1fn, kDLFloat4_e2m1fn, bits 4, lanes 4, stride 4;
 }
 packed! {
     /// Four FP6 `e2m3fn` values packed in three bytes, DLPack `(15, 6, 4)`: an element of 3 bytes.
@@ -434,7 +432,7 @@ packed! {
     /// let packed = Float6E2m3fnX4::from_lanes(lanes);
     /// assert_eq!(packed.to_f32_array(), [1.0, 7.5, 0.125, -7.5]);
     /// ```
-    Float6E2m3fnX4(3, align 1): Float6E2m3fn, kDLFloat6_e2m3fn, bits 6, lanes 4;
+    Float6E2m3fnX4(3, align 1): Float6E2m3fn, kDLFloat6_e2m3fn, bits 6, lanes 4, stride 6;
 }
 packed! {
     /// Four FP6 `e3m2fn` values packed in three bytes, DLPack `(16, 6, 4)`.
@@ -444,5 +442,30 @@ packed! {
     /// let packed = Float6E3m2fnX4::from_lanes([0x0C, 0x1F, 0x00, 0x20].map(Float6E3m2fn::from_bits));
     /// assert_eq!(packed.to_f32_array(), [1.0, 28.0, 0.0, -0.0]);
     /// ```
-    Float6E3m2fnX4(3, align 1): Float6E3m2fn, kDLFloat6_e3m2fn, bits 6, lanes 4;
+    Float6E3m2fnX4(3, align 1): Float6E3m2fn, kDLFloat6_e3m2fn, bits 6, lanes 4, stride 6;
+}
+packed! {
+    /// Two FP6 `e2m3fn` values, each in the low 6 bits of its own byte (padded storage), DLPack
+    /// `(15, 6, 2)` with `IS_SUBBYTE_TYPE_PADDED`: CUDA's `__nv_fp6x2_e2m3` (`cuda_fp6.h`: a 16-bit
+    /// storage word, lane `x` in the low byte, 2-byte aligned).
+    ///
+    /// ```
+    /// use dlspan::dtype::{Float6E2m3fn, Float6E2m3fnX2, is_padded_subbyte};
+    /// let pair = Float6E2m3fnX2::from_lanes([Float6E2m3fn::from_f32(1.0), Float6E2m3fn::from_f32(-7.5)]);
+    /// assert_eq!(pair.to_bytes(), [0x08, 0x3F]);
+    /// assert_eq!(pair.to_f32_array(), [1.0, -7.5]);
+    /// assert!(is_padded_subbyte::<Float6E2m3fnX2>());
+    /// ```
+    Float6E2m3fnX2(2, align 2): Float6E2m3fn, kDLFloat6_e2m3fn, bits 6, lanes 2, stride 8;
+}
+packed! {
+    /// Two FP6 `e3m2fn` values, each in the low 6 bits of its own byte (padded storage), DLPack
+    /// `(16, 6, 2)` with `IS_SUBBYTE_TYPE_PADDED`: CUDA's `__nv_fp6x2_e3m2`.
+    ///
+    /// ```
+    /// use dlspan::dtype::{Float6E3m2fn, Float6E3m2fnX2};
+    /// let pair = Float6E3m2fnX2::from_bytes([0x0C, 0x1F]);
+    /// assert_eq!(pair.to_f32_array(), [1.0, 28.0]);
+    /// ```
+    Float6E3m2fnX2(2, align 2): Float6E3m2fn, kDLFloat6_e3m2fn, bits 6, lanes 2, stride 8;
 }

@@ -1,0 +1,191 @@
+//! [`Gpu`]: one CUDA device's primary context, with the kernel modules compiled for it.
+
+use super::error::{CudaError, CudaLibrary};
+use super::kernel::{self, IndexWidth, ModuleKey, Plan, Shape};
+use super::library;
+use super::stream::Stream;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+/// A CUDA device: its primary context and the kernel modules compiled for it (each compiled
+/// once, on first use, and shared by every [`Gpu`] handle of the device in the process).
+///
+/// Cloning is cheap (a reference count).
+///
+/// ```no_run
+/// use dlspan::cuda::Gpu;
+/// let gpu = Gpu::new(0)?;
+/// let stream = gpu.new_stream()?;
+/// assert_eq!(stream.gpu().ordinal(), 0);
+/// # Ok::<(), dlspan::cuda::CudaError>(())
+/// ```
+#[derive(Clone)]
+pub struct Gpu {
+    inner: Arc<GpuInner>,
+}
+
+struct GpuInner {
+    context: Arc<CudaContext>,
+    /// NVRTC's virtual architecture for this device (`compute_90` for compute capability 9.0).
+    arch: String,
+    modules: Mutex<HashMap<ModuleKey, Arc<Module>>>,
+}
+
+/// A loaded module and its kernels loaded so far, by shape and index width.
+struct Module {
+    module: Arc<CudaModule>,
+    functions: Mutex<HashMap<(Shape, IndexWidth), CudaFunction>>,
+}
+
+impl core::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Gpu").field("ordinal", &self.ordinal()).field("arch", &self.inner.arch).finish()
+    }
+}
+
+/// The number of CUDA devices, 0 when the driver is missing.
+///
+/// ```
+/// println!("{} CUDA device(s)", dlspan::cuda::device_count());
+/// ```
+pub fn device_count() -> usize {
+    if !library::driver_present() {
+        return 0;
+    }
+    // `device_count` initialises the driver; no device (or a broken install) counts as none.
+    CudaContext::device_count().map_or(0, |n| usize::try_from(n).unwrap_or(0))
+}
+
+impl Gpu {
+    /// The device of `ordinal`, with its primary context. Every handle of one device shares the
+    /// compiled kernels.
+    ///
+    /// # Errors
+    ///
+    /// [`CudaError::LibraryMissing`] without a driver (checked before any driver call: no panic);
+    /// [`CudaError::NoDevice`] when the driver has no such device; [`CudaError::Driver`].
+    ///
+    /// ```
+    /// use dlspan::cuda::{CudaError, Gpu};
+    /// if let Err(err) = Gpu::new(0) {
+    ///     assert!(matches!(err, CudaError::LibraryMissing { .. } | CudaError::NoDevice { .. } | CudaError::Driver { .. }));
+    /// }
+    /// ```
+    pub fn new(ordinal: usize) -> Result<Self, CudaError> {
+        library::require(CudaLibrary::Driver)?;
+        let count = device_count();
+        if ordinal >= count {
+            return Err(CudaError::NoDevice { ordinal, count });
+        }
+        static DEVICES: OnceLock<Mutex<HashMap<usize, Weak<GpuInner>>>> = OnceLock::new();
+        let devices = DEVICES.get_or_init(Default::default);
+        let mut devices = devices.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(inner) = devices.get(&ordinal).and_then(Weak::upgrade) {
+            return Ok(Self { inner });
+        }
+        let context = CudaContext::new(ordinal)?;
+        let (major, minor) = context.compute_capability()?;
+        let inner = Arc::new(GpuInner {
+            context,
+            arch: format!("compute_{major}{minor}"),
+            modules: Mutex::new(HashMap::new()),
+        });
+        devices.insert(ordinal, Arc::downgrade(&inner));
+        Ok(Self { inner })
+    }
+
+    /// The device ordinal.
+    ///
+    /// ```no_run
+    /// assert_eq!(dlspan::cuda::Gpu::new(0)?.ordinal(), 0);
+    /// # Ok::<(), dlspan::cuda::CudaError>(())
+    /// ```
+    pub fn ordinal(&self) -> usize {
+        self.inner.context.ordinal()
+    }
+
+    /// The cudarc context, for allocating and for cudarc's own operations.
+    ///
+    /// ```no_run
+    /// let gpu = dlspan::cuda::Gpu::new(0)?;
+    /// let bytes = gpu.context().total_mem()?;
+    /// assert!(bytes > 0);
+    /// # Ok::<(), dlspan::cuda::CudaError>(())
+    /// ```
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.inner.context
+    }
+
+    /// NVRTC's virtual architecture for this device, such as `compute_90`.
+    ///
+    /// ```no_run
+    /// assert!(dlspan::cuda::Gpu::new(0)?.arch().starts_with("compute_"));
+    /// # Ok::<(), dlspan::cuda::CudaError>(())
+    /// ```
+    pub fn arch(&self) -> &str {
+        &self.inner.arch
+    }
+
+    /// A new stream on this device (non-blocking with respect to the legacy default stream).
+    ///
+    /// # Errors
+    ///
+    /// [`CudaError::Driver`].
+    ///
+    /// ```no_run
+    /// let stream = dlspan::cuda::Gpu::new(0)?.new_stream()?;
+    /// stream.synchronize()?;
+    /// # Ok::<(), dlspan::cuda::CudaError>(())
+    /// ```
+    pub fn new_stream(&self) -> Result<Stream, CudaError> {
+        Ok(Stream::from_cudarc(self.clone(), self.inner.context.new_stream()?))
+    }
+
+    /// The legacy default stream (DLPack's stream value 1).
+    ///
+    /// ```no_run
+    /// let stream = dlspan::cuda::Gpu::new(0)?.default_stream();
+    /// assert_eq!(stream.dlpack_stream(), 1);
+    /// # Ok::<(), dlspan::cuda::CudaError>(())
+    /// ```
+    pub fn default_stream(&self) -> Stream {
+        Stream::from_cudarc(self.clone(), self.inner.context.default_stream())
+    }
+
+    /// How many modules have been compiled for this device so far.
+    ///
+    /// ```no_run
+    /// let gpu = dlspan::cuda::Gpu::new(0)?;
+    /// println!("{} modules compiled", gpu.compiled_modules());
+    /// # Ok::<(), dlspan::cuda::CudaError>(())
+    /// ```
+    pub fn compiled_modules(&self) -> usize {
+        self.inner.modules.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).len()
+    }
+
+    /// The kernel of `plan` in module `key`, compiling and loading the module on first use.
+    pub(crate) fn function(&self, key: &ModuleKey, plan: &Plan) -> Result<CudaFunction, CudaError> {
+        let module = {
+            let mut modules = self.inner.modules.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            match modules.get(key) {
+                Some(module) => Arc::clone(module),
+                None => {
+                    // Compiled under the lock: two threads asking for one module compile it once.
+                    let ptx = kernel::compile(key, &self.inner.arch)?;
+                    let module = self.inner.context.load_module(ptx)?;
+                    let module = Arc::new(Module { module, functions: Mutex::new(HashMap::new()) });
+                    modules.insert(*key, Arc::clone(&module));
+                    module
+                }
+            }
+        };
+        let mut functions = module.functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(function) = functions.get(&(plan.shape, plan.index)) {
+            return Ok(function.clone());
+        }
+        let function = module.module.load_function(&key.entry(plan.shape, plan.index))?;
+        functions.insert((plan.shape, plan.index), function.clone());
+        Ok(function)
+    }
+}

@@ -1,0 +1,266 @@
+//! Launch planning: the operands' axes merged, the kernel shape and index width chosen, and the
+//! parameters the kernel reads. Pure arithmetic on extents, strides and addresses: the host-logic
+//! tests run the very same plans.
+
+use super::source::MAX_RANK;
+use super::{IndexWidth, Shape};
+use crate::cuda::error::CudaError;
+
+/// Threads per block of every kernel (the preamble's `__launch_bounds__`).
+pub const BLOCK: u32 = 256;
+/// The most blocks a launch uses; the kernels' grid-stride loops cover any larger extent.
+pub const MAX_GRID: u32 = 1 << 16;
+
+/// One operand of a launch: the device address of the element at index 0, its strides in
+/// elements, and its element size and alignment in bytes.
+///
+/// ```
+/// use dlspan::cuda::Operand;
+/// let column = Operand::new(0x1000, [1, 3], 4);
+/// assert_eq!(column.strides, [1, 3]);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Operand<const R: usize> {
+    /// Address of the element at index `[0; R]`.
+    pub address: u64,
+    /// Strides in elements.
+    pub strides: [isize; R],
+    /// Element size in bytes.
+    pub size: usize,
+}
+
+impl<const R: usize> Operand<R> {
+    /// An operand.
+    ///
+    /// ```
+    /// let op = dlspan::cuda::Operand::new(64, [0], 8);
+    /// assert_eq!((op.address, op.size), (64, 8));
+    /// ```
+    pub const fn new(address: u64, strides: [isize; R], size: usize) -> Self {
+        Self { address, strides, size }
+    }
+}
+
+/// One operand as the kernels read it: the address of index 0 and the strides of the merged axes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamOperand {
+    /// Address of the element at index 0.
+    pub ptr: u64,
+    /// Strides in elements, outermost merged axis first.
+    pub stride: [i64; MAX_RANK],
+}
+
+/// Scalar arguments (a fill value, the `a` of `scale` and `axpy`), as bytes of the element type.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scalars(pub [[u8; 64]; 2]);
+
+/// The kernel parameters, mirroring the preamble's `dl_params` field for field.
+///
+/// ```
+/// assert_eq!(core::mem::size_of::<dlspan::cuda::Params>(), 816);
+/// ```
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Params {
+    /// Number of elements.
+    pub n: u64,
+    /// Number of merged axes.
+    pub ndim: i32,
+    /// Unused (keeps the C layout explicit).
+    pub reserved: i32,
+    /// Extents of the merged axes, outermost first.
+    pub extent: [i64; MAX_RANK],
+    /// Multipliers of the 32-bit division by each extent.
+    pub magic: [u32; MAX_RANK],
+    /// Shifts of the 32-bit division by each extent.
+    pub shift: [u32; MAX_RANK],
+    /// Output, first input, second input.
+    pub op: [ParamOperand; 3],
+    /// Scalar arguments.
+    pub scalar: Scalars,
+}
+
+const _: () = assert!(core::mem::size_of::<Params>() == 816);
+
+// SAFETY: `Params` is `#[repr(C)]` plain data laid out exactly as the kernels' `dl_params` (the
+// size is asserted on both sides), passed by value as a kernel parameter.
+unsafe impl cudarc::driver::DeviceRepr for Params {}
+
+/// A planned launch: which kernel of the module, its parameters and its grid.
+///
+/// ```
+/// use dlspan::cuda::{plan, Operand, Shape, IndexWidth};
+/// // A 4x6 row-major f32 copy into a transposed (column-major) output.
+/// let out = Operand::new(0x10000, [1, 4], 4);
+/// let src = Operand::new(0x20000, [6, 1], 4);
+/// let p = plan([4, 6], &[out, src])?.expect("not empty");
+/// assert_eq!((p.shape, p.index), (Shape::Strided { rank: 2 }, IndexWidth::U32));
+/// # Ok::<(), dlspan::cuda::CudaError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// The kernel shape.
+    pub shape: Shape,
+    /// The index width.
+    pub index: IndexWidth,
+    /// Blocks in the grid.
+    pub grid: u32,
+    /// Threads per block.
+    pub block: u32,
+    /// The kernel's parameters (scalars still zero).
+    pub params: Params,
+}
+
+/// Plans an element-wise launch over `extents`: `operands[0]` is the output, the others inputs of
+/// the same extents (zero strides broadcast). `None` when there are no elements.
+///
+/// Axes of extent 1 are dropped, the rest ordered by the output's stride (largest first) and merged
+/// wherever every operand steps through them as through one axis. Every operand contiguous in the
+/// same order gives a flat kernel with the widest aligned vector loads the element sizes allow;
+/// otherwise a strided kernel of the merged rank. Index arithmetic is 32-bit when the element
+/// count and every operand's reach fit `i32`.
+///
+/// # Errors
+///
+/// [`CudaError::RankTooLarge`] when more than [`MAX_RANK`] axes remain after merging.
+///
+/// ```
+/// use dlspan::cuda::{plan, Operand, Shape};
+/// let a = Operand::new(0x1000, [8, 1], 2);
+/// let b = Operand::new(0x2000, [8, 1], 2);
+/// let p = plan([4, 8], &[a, b])?.unwrap();
+/// assert_eq!(p.shape, Shape::Flat { vector: 8 }); // 32 f16 as 16-byte packs
+/// assert!(plan([0, 8], &[a, b])?.is_none());
+/// # Ok::<(), dlspan::cuda::CudaError>(())
+/// ```
+pub fn plan<const R: usize>(extents: [usize; R], operands: &[Operand<R>]) -> Result<Option<Plan>, CudaError> {
+    assert!((1..=3).contains(&operands.len()), "a launch has one to three operands");
+    if extents.contains(&0) {
+        return Ok(None);
+    }
+    let n: usize = extents.iter().product();
+    // Axes of extent > 1, outermost (largest output stride) first.
+    let mut axes: Vec<(usize, [isize; 3])> = (0..R)
+        .filter(|&axis| extents[axis] > 1)
+        .map(|axis| {
+            let mut strides = [0isize; 3];
+            for (slot, op) in strides.iter_mut().zip(operands) {
+                *slot = op.strides[axis];
+            }
+            (extents[axis], strides)
+        })
+        .collect();
+    axes.sort_by_key(|&(_, strides)| core::cmp::Reverse(strides[0].unsigned_abs()));
+    let mut merged: Vec<(usize, [isize; 3])> = Vec::with_capacity(axes.len());
+    for (extent, strides) in axes {
+        if let Some(outer) = merged.last_mut() {
+            let joins = (0..operands.len()).all(|k| outer.1[k] == strides[k] * extent as isize);
+            if joins {
+                outer.0 *= extent;
+                outer.1 = strides;
+                continue;
+            }
+        }
+        merged.push((extent, strides));
+    }
+    if merged.len() > MAX_RANK {
+        return Err(CudaError::RankTooLarge { rank: merged.len(), max: MAX_RANK });
+    }
+    let flat = merged.is_empty() || (merged.len() == 1 && (0..operands.len()).all(|k| merged[0].1[k] == 1));
+
+    // 32-bit indices: the element count and every operand's reach fit i32, and every extent has a
+    // 32-bit divisor.
+    let reach_fits = (0..operands.len()).all(|k| {
+        merged
+            .iter()
+            .try_fold(0usize, |acc, &(e, s)| acc.checked_add((e - 1).checked_mul(s[k].unsigned_abs())?))
+            .is_some_and(|reach| reach <= i32::MAX as usize)
+    });
+    let divisors: Option<Vec<(u32, u32)>> = merged.iter().map(|&(e, _)| divisor(e)).collect();
+    let narrow = n <= i32::MAX as usize && reach_fits && divisors.is_some();
+    let index = if narrow { IndexWidth::U32 } else { IndexWidth::U64 };
+
+    let mut params = Params {
+        n: n as u64,
+        ndim: merged.len() as i32,
+        reserved: 0,
+        extent: [0; MAX_RANK],
+        magic: [0; MAX_RANK],
+        shift: [0; MAX_RANK],
+        op: [ParamOperand { ptr: 0, stride: [0; MAX_RANK] }; 3],
+        scalar: Scalars([[0; 64]; 2]),
+    };
+    for (axis, &(extent, strides)) in merged.iter().enumerate() {
+        params.extent[axis] = extent as i64;
+        for (k, slot) in params.op.iter_mut().enumerate().take(operands.len()) {
+            slot.stride[axis] = strides[k] as i64;
+        }
+        if let Some(divisors) = &divisors {
+            (params.magic[axis], params.shift[axis]) = divisors[axis];
+        }
+    }
+    for (slot, op) in params.op.iter_mut().zip(operands) {
+        slot.ptr = op.address;
+    }
+
+    let shape = if flat {
+        let widest = operands.iter().map(|op| op.size).max().unwrap_or(1);
+        let powers = operands.iter().all(|op| op.size.is_power_of_two());
+        let mut vector = 16 / widest.max(1);
+        while vector > 1 && !(powers && operands.iter().all(|op| op.address % (vector * op.size) as u64 == 0)) {
+            vector /= 2;
+        }
+        Shape::Flat { vector: vector.max(1) as u8 }
+    } else if merged.len() <= 4 {
+        Shape::Strided { rank: merged.len() as u8 }
+    } else {
+        Shape::General
+    };
+    let work = match shape {
+        Shape::Flat { vector } => n.div_ceil(usize::from(vector)),
+        _ => n,
+    };
+    let grid = work.div_ceil(BLOCK as usize).clamp(1, MAX_GRID as usize) as u32;
+    Ok(Some(Plan { shape, index, grid, block: BLOCK, params }))
+}
+
+/// The multiplier and shift of the 32-bit division by `d` (`q = (umulhi(x, m) + x) >> s` for
+/// every `x < 2^31`), or `None` when `d` is too large for it.
+fn divisor(d: usize) -> Option<(u32, u32)> {
+    if d == 0 || d > i32::MAX as usize {
+        return None;
+    }
+    let d = d as u64;
+    let shift = 64 - (d - 1).leading_zeros() as u64;
+    let shift = if d == 1 { 0 } else { shift };
+    let magic = ((1u64 << 32) * ((1u64 << shift) - d)) / d + 1;
+    u32::try_from(magic).ok().map(|m| (m, shift as u32))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn divisor_divides_like_integer_division() {
+        for d in (1..2000usize).chain([65535, 65536, 1 << 20, (1 << 30) + 7, i32::MAX as usize]) {
+            let Some((m, s)) = divisor(d) else { continue };
+            for x in [0u32, 1, 2, 3, d as u32 - 1, d as u32, d as u32 + 1, 123_456_789, i32::MAX as u32] {
+                let hi = ((u64::from(x) * u64::from(m)) >> 32) as u32;
+                assert_eq!((hi + x) >> s, x / d as u32, "x = {x}, d = {d}");
+            }
+        }
+    }
+
+    #[test]
+    fn merges_contiguous_axes_and_keeps_transposes() {
+        let out = Operand::new(0, [12, 4, 1], 4);
+        let p = plan([2, 3, 4], &[out, out]).unwrap().unwrap();
+        assert_eq!(p.shape, Shape::Flat { vector: 4 });
+        let t = Operand::new(0, [1, 2, 6], 4);
+        let p = plan([2, 3, 4], &[out, t]).unwrap().unwrap();
+        assert_eq!(p.shape, Shape::Strided { rank: 3 });
+    }
+}

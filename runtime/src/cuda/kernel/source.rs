@@ -1,0 +1,170 @@
+//! CUDA C++ source of a kernel module, generated from the operation and the element types.
+//!
+//! A module holds one kernel per [`Shape`] and [`IndexWidth`]: the flat kernels (every operand
+//! contiguous, `V` elements per aligned load) and the strided ones (merged axes, rank 1 to 4
+//! unrolled, or any rank up to [`MAX_RANK`]).
+
+use super::{IndexWidth, KernelKind, ModuleKey, Shape};
+use core::fmt::Write as _;
+
+/// The most axes a strided kernel indexes (after merging).
+pub const MAX_RANK: usize = 16;
+
+/// The shared preamble: storage types, parameters, conversions and arithmetic.
+pub(crate) const PREAMBLE: &str = include_str!("preamble.cu");
+
+/// Every kernel shape a module holds for element types of these sizes.
+pub(crate) fn shapes(key: &ModuleKey) -> Vec<Shape> {
+    let mut shapes = Vec::new();
+    let widest = key.out.size.max(key.input.size);
+    let powers = key.out.size.is_power_of_two() && key.input.size.is_power_of_two();
+    let mut vector = 1;
+    while vector == 1 || (powers && vector * widest <= 16) {
+        shapes.push(Shape::Flat { vector: vector as u8 });
+        vector *= 2;
+    }
+    shapes.extend((1..=4).map(|rank| Shape::Strided { rank }));
+    shapes.push(Shape::General);
+    shapes
+}
+
+/// The kernel's entry point name: unique over operations, element types, shapes and index widths.
+pub(crate) fn entry_name(key: &ModuleKey, shape: Shape, index: IndexWidth) -> String {
+    let shape = match shape {
+        Shape::Flat { vector } => format!("flat{vector}"),
+        Shape::Strided { rank } => format!("rank{rank}"),
+        Shape::General => "rankn".to_owned(),
+    };
+    let index = match index {
+        IndexWidth::U32 => "i32",
+        IndexWidth::U64 => "i64",
+    };
+    if key.kind == KernelKind::Cast {
+        format!("dlspan_cast_{}_from_{}_{shape}_{index}", key.out.ident(), key.input.ident())
+    } else {
+        format!("dlspan_{}_{}_{shape}_{index}", key.kind, key.out.ident())
+    }
+}
+
+/// The source of a module without the preamble (the host tests put several in one file).
+pub(crate) fn module_body(key: &ModuleKey) -> String {
+    let out = key.out.c_name();
+    let input = key.input.c_name();
+    let mut src = String::new();
+    let _ = writeln!(src, "\n// {} kernels: {} <- {}", key.kind, key.out, key.input);
+    if key.kind == KernelKind::Cast {
+        src.push_str(&cast_function(key));
+    }
+    for shape in shapes(key) {
+        for index in [IndexWidth::U32, IndexWidth::U64] {
+            let name = entry_name(key, shape, index);
+            src.push_str(&kernel(key, &name, &out, &input, shape, index));
+        }
+    }
+    src
+}
+
+/// The full source NVRTC compiles for a module.
+pub(crate) fn module_source(key: &ModuleKey) -> String {
+    let mut src = String::with_capacity(PREAMBLE.len() + 8192);
+    src.push_str(PREAMBLE);
+    src.push_str(&module_body(key));
+    src
+}
+
+/// The statement computing one output element `o` from inputs `a`, `b` and scalar `s0`.
+fn element_statement(kind: KernelKind, o: &str, a: &str, b: &str) -> String {
+    match kind {
+        KernelKind::Copy => format!("{o} = {a};"),
+        KernelKind::Fill => format!("{o} = s0;"),
+        KernelKind::Add => format!("{o} = dl_add({a}, {b});"),
+        KernelKind::Scale => format!("{o} = dl_mul(s0, {a});"),
+        KernelKind::Axpy => format!("{o} = dl_add(dl_mul(s0, {a}), {b});"),
+        KernelKind::Cast => format!("{o} = dl_cast({a});"),
+    }
+}
+
+fn kernel(key: &ModuleKey, name: &str, out: &str, input: &str, shape: Shape, index: IndexWidth) -> String {
+    let inputs = key.kind.inputs();
+    let (idx, sidx) = match index {
+        IndexWidth::U32 => ("unsigned int", "int"),
+        IndexWidth::U64 => ("dl_u64", "dl_i64"),
+    };
+    let mut s = String::new();
+    let _ = writeln!(s, "DL_KERNEL {name}(const dl_params p) {{");
+    let _ = writeln!(s, "  typedef {idx} dl_idx;\n  typedef {sidx} dl_sidx;");
+    s.push_str("  const dl_idx n = (dl_idx)p.n;\n");
+    s.push_str("  const dl_idx step = (dl_idx)gridDim.x * (dl_idx)blockDim.x;\n");
+    s.push_str("  const dl_idx first = (dl_idx)blockIdx.x * (dl_idx)blockDim.x + (dl_idx)threadIdx.x;\n");
+    let _ = writeln!(s, "  {out}* const out = ({out}*)p.op[0].ptr;");
+    for k in 0..inputs {
+        let _ = writeln!(s, "  const {input}* const in{k} = (const {input}*)p.op[{}].ptr;", k + 1);
+    }
+    if key.kind.scalars() > 0 {
+        let _ = writeln!(s, "  const {out} s0 = dl_scalar<{out}>(p.scalar[0]);");
+    }
+    match shape {
+        Shape::Flat { vector: 1 } => {
+            s.push_str("  for (dl_idx i = first; i < n; i += step) {\n");
+            let _ = writeln!(s, "    {}", element_statement(key.kind, "out[i]", "in0[i]", "in1[i]"));
+            s.push_str("  }\n");
+        }
+        Shape::Flat { vector } => {
+            let v = vector;
+            let _ = writeln!(s, "  const dl_idx packs = n / {v};");
+            s.push_str("  for (dl_idx i = first; i < packs; i += step) {\n");
+            for k in 0..inputs {
+                let _ = writeln!(s, "    const dl_pack<{input}, {v}> a{k} = ((const dl_pack<{input}, {v}>*)in{k})[i];");
+            }
+            let _ = writeln!(s, "    dl_pack<{out}, {v}> o;");
+            let _ = writeln!(s, "#pragma unroll\n    for (int k = 0; k < {v}; ++k) {{");
+            let _ = writeln!(s, "      {}", element_statement(key.kind, "o.e[k]", "a0.e[k]", "a1.e[k]"));
+            s.push_str("    }\n");
+            let _ = writeln!(s, "    ((dl_pack<{out}, {v}>*)out)[i] = o;");
+            s.push_str("  }\n");
+            let _ = writeln!(s, "  for (dl_idx i = packs * {v} + first; i < n; i += step) {{");
+            let _ = writeln!(s, "    {}", element_statement(key.kind, "out[i]", "in0[i]", "in1[i]"));
+            s.push_str("  }\n");
+        }
+        Shape::Strided { .. } | Shape::General => {
+            let operands = 1 + inputs;
+            s.push_str("  for (dl_idx i = first; i < n; i += step) {\n    dl_idx rem = i;\n");
+            for k in 0..operands {
+                let _ = writeln!(s, "    dl_sidx o{k} = 0;");
+            }
+            match shape {
+                Shape::Strided { rank } => {
+                    let _ = writeln!(s, "#pragma unroll\n    for (int k = {} - 1; k >= 1; --k) {{", rank);
+                }
+                _ => s.push_str("    for (int k = p.ndim - 1; k >= 1; --k) {\n"),
+            }
+            match index {
+                IndexWidth::U32 => {
+                    s.push_str("      const dl_idx q = (__umulhi(rem, p.magic[k]) + rem) >> p.shift[k];\n")
+                }
+                IndexWidth::U64 => s.push_str("      const dl_idx q = rem / (dl_idx)p.extent[k];\n"),
+            }
+            s.push_str("      const dl_idx c = rem - q * (dl_idx)p.extent[k];\n      rem = q;\n");
+            for k in 0..operands {
+                let _ = writeln!(s, "      o{k} += (dl_sidx)c * (dl_sidx)p.op[{k}].stride[k];");
+            }
+            s.push_str("    }\n");
+            for k in 0..operands {
+                let _ = writeln!(s, "    o{k} += (dl_sidx)rem * (dl_sidx)p.op[{k}].stride[0];");
+            }
+            let _ = writeln!(s, "    {}", element_statement(key.kind, "out[o0]", "in0[o1]", "in1[o2]"));
+            s.push_str("  }\n");
+        }
+    }
+    s.push_str("}\n");
+    s
+}
+
+/// `dl_cast`: the conversion of one input element to the output type.
+fn cast_function(key: &ModuleKey) -> String {
+    let (Some(to), Some(from)) = (key.out.scalar(), key.input.scalar()) else {
+        return String::new();
+    };
+    let body = super::cast::conversion(to, from);
+    format!("DL_DEV {} dl_cast({} x) {{\n{body}}}\n", to.c_name(), from.c_name())
+}

@@ -1,0 +1,330 @@
+//! Views of cudarc memory: `CudaSlice`, `CudaView`, `CudaViewMut` (and `UnifiedSlice`) as device
+//! views borrowing the allocation, and managed (unified) memory as host-indexable views.
+//!
+//! A view borrows the cudarc object it was made from, so it cannot outlive the allocation; shared
+//! views take `&`, mutable views `&mut`, so the borrow checker keeps one writer. The view's ordinal
+//! is the allocation's device.
+
+use super::error::CudaError;
+use super::stream::Stream;
+use crate::dtype::DlElement;
+use crate::error::DlpackError;
+use crate::space::{Device, Managed};
+use crate::view::{Dims, Extents, Layout, LayoutRight, LayoutStride, LayoutStrideRelaxed, Mapping, Mdspan, MdspanMut};
+use core::ptr::NonNull;
+use cudarc::driver::{DevicePtr, DevicePtrMut, DeviceSlice, HostSlice, UnifiedSlice};
+
+/// The pointer of an allocation of `len` elements at `address` for a view of `mapping`: checks
+/// that the mapping fits, and gives empty allocations a dangling pointer.
+fn checked_pointer<T, const R: usize, E: Extents<R>, L: Layout>(
+    address: u64,
+    len: usize,
+    mapping: &Mapping<R, E, L>,
+) -> Result<NonNull<T>, DlpackError> {
+    let required = mapping.required_span_size();
+    if required > len {
+        return Err(DlpackError::TooFewElements { required, found: len });
+    }
+    // Device addresses carry no host provenance; managed ones are host addresses the driver
+    // mapped, exposed to us as integers.
+    let ptr = core::ptr::with_exposed_provenance_mut::<T>(address as usize);
+    Ok(NonNull::new(ptr).unwrap_or(NonNull::dangling()))
+}
+
+/// The device ordinal of a cudarc allocation.
+fn ordinal_of<T, S: DeviceSlice<T> + ?Sized>(slice: &S) -> i32 {
+    slice.stream().context().ordinal() as i32
+}
+
+impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout> Mdspan<'a, T, R, E, L, Device> {
+    /// A shared device view of `mapping` over cudarc memory (`CudaSlice`, `CudaView`,
+    /// `CudaViewMut`, `UnifiedSlice`), borrowing it: the view cannot outlive the allocation. The
+    /// allocation's own stream is made to wait for its pending writes (cudarc's tracking).
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::TooFewElements`] when the mapping reaches past the allocation.
+    ///
+    /// ```no_run
+    /// use dlspan::{DeviceMdspan, LayoutStride, Mapping};
+    /// let stream = dlspan::cuda::Gpu::new(0)?.new_stream()?;
+    /// let buffer = stream.cudarc().alloc_zeros::<f32>(8)?;
+    /// let padded = Mapping::from_strides([2, 3], [4, 1])?;
+    /// let view = DeviceMdspan::<f32, 2, LayoutStride>::from_cuda_mapping(&buffer, padded)?;
+    /// assert_eq!(view.ordinal(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_cuda_mapping<S: DevicePtr<T>>(slice: &'a S, mapping: Mapping<R, E, L>) -> Result<Self, DlpackError> {
+        let (address, record) = slice.device_ptr(slice.stream());
+        drop(record);
+        let ptr = checked_pointer(address, slice.len(), &mapping)?;
+        // SAFETY: the allocation holds every element the mapping reaches (checked), is device
+        // memory of the allocation's device, aligned for `T` (cudarc allocates whole `T`s from an
+        // aligned base), and stays allocated and unwritten by safe code while borrowed for `'a`.
+        Ok(unsafe { Self::from_parts_unchecked(ptr, mapping, ordinal_of(slice)) })
+    }
+}
+
+impl<'a, T: DlElement, const R: usize> Mdspan<'a, T, R, Dims<R>, LayoutRight, Device> {
+    /// A shared row-major device view of all of a cudarc allocation.
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::LengthMismatch`] when the allocation's length differs from the number of
+    /// elements; [`DlpackError::SpanOverflow`].
+    ///
+    /// ```no_run
+    /// use dlspan::DeviceMdspan;
+    /// let stream = dlspan::cuda::Gpu::new(0)?.new_stream()?;
+    /// let buffer = stream.cudarc().alloc_zeros::<u8>(6)?;
+    /// let view = DeviceMdspan::<u8, 2>::from_cuda(&buffer, [2, 3])?;
+    /// assert_eq!(view.extents(), [2, 3]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_cuda<S: DevicePtr<T>>(slice: &'a S, extents: [usize; R]) -> Result<Self, DlpackError> {
+        let mapping = Mapping::compact(extents)?;
+        if mapping.size() != slice.len() {
+            return Err(DlpackError::LengthMismatch { expected: mapping.size(), found: slice.len() });
+        }
+        Self::from_cuda_mapping(slice, mapping)
+    }
+}
+
+impl<'a, T: DlElement, const R: usize> Mdspan<'a, T, R, Dims<R>, LayoutStride, Device> {
+    /// A shared strided device view (positive strides in elements, the first element at the
+    /// allocation's start).
+    ///
+    /// # Errors
+    ///
+    /// The stride rules of [`LayoutStride`]; [`DlpackError::TooFewElements`].
+    ///
+    /// ```no_run
+    /// use dlspan::{DeviceMdspan, LayoutStride};
+    /// let stream = dlspan::cuda::Gpu::new(0)?.new_stream()?;
+    /// let buffer = stream.cudarc().alloc_zeros::<f32>(6)?;
+    /// let transposed = DeviceMdspan::<f32, 2, LayoutStride>::from_cuda_strided(&buffer, [3, 2], [1, 3])?;
+    /// assert_eq!(transposed.strides(), [1, 3]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_cuda_strided<S: DevicePtr<T>>(
+        slice: &'a S,
+        extents: [usize; R],
+        strides: [isize; R],
+    ) -> Result<Self, DlpackError> {
+        Self::from_cuda_mapping(slice, Mapping::from_strides(extents, strides)?)
+    }
+}
+
+impl<'a, T: DlElement, const R: usize> Mdspan<'a, T, R, Dims<R>, LayoutStrideRelaxed, Device> {
+    /// A shared relaxed device view: any strides (zero broadcasts, negative reverses) and the
+    /// element offset of index 0 from the allocation's start.
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::NegativeReach`], [`DlpackError::SpanOverflow`], [`DlpackError::TooFewElements`].
+    ///
+    /// ```no_run
+    /// use dlspan::{DeviceMdspan, LayoutStrideRelaxed};
+    /// let stream = dlspan::cuda::Gpu::new(0)?.new_stream()?;
+    /// let row = stream.cudarc().alloc_zeros::<f32>(4)?;
+    /// let rows = DeviceMdspan::<f32, 2, LayoutStrideRelaxed>::from_cuda_relaxed(&row, [3, 4], [0, 1], 0)?;
+    /// let reversed = DeviceMdspan::<f32, 1, LayoutStrideRelaxed>::from_cuda_relaxed(&row, [4], [-1], 3)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_cuda_relaxed<S: DevicePtr<T>>(
+        slice: &'a S,
+        extents: [usize; R],
+        strides: [isize; R],
+        offset: usize,
+    ) -> Result<Self, DlpackError> {
+        Self::from_cuda_mapping(slice, Mapping::from_parts(extents, strides, offset)?)
+    }
+}
+
+impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout> MdspanMut<'a, T, R, E, L, Device> {
+    /// A mutable device view of `mapping` over cudarc memory, borrowing it uniquely. The
+    /// allocation's own stream is made to wait for its pending reads and writes.
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::TooFewElements`]; [`DlpackError::OverlappingStrides`] when two indices share
+    /// an element.
+    ///
+    /// ```no_run
+    /// use dlspan::{DeviceMdspanMut, LayoutLeft, Mapping};
+    /// let stream = dlspan::cuda::Gpu::new(0)?.new_stream()?;
+    /// let mut buffer = stream.cudarc().alloc_zeros::<f64>(6)?;
+    /// let view = DeviceMdspanMut::<f64, 2, LayoutLeft>::from_cuda_mapping(&mut buffer, Mapping::compact([2, 3])?)?;
+    /// assert_eq!(view.strides(), [1, 2]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_cuda_mapping<S: DevicePtrMut<T>>(
+        slice: &'a mut S,
+        mapping: Mapping<R, E, L>,
+    ) -> Result<Self, DlpackError> {
+        if !mapping.is_unique() {
+            return Err(DlpackError::OverlappingStrides);
+        }
+        let (len, ordinal) = (slice.len(), ordinal_of(slice));
+        let stream = std::sync::Arc::clone(slice.stream());
+        let (address, record) = slice.device_ptr_mut(&stream);
+        drop(record);
+        let ptr = checked_pointer(address, len, &mapping)?;
+        // SAFETY: as for the shared view, with the allocation borrowed uniquely for `'a` and a
+        // unique mapping.
+        Ok(unsafe { Self::from_parts_unchecked(ptr, mapping, ordinal) })
+    }
+}
+
+impl<'a, T: DlElement, const R: usize> MdspanMut<'a, T, R, Dims<R>, LayoutRight, Device> {
+    /// A mutable row-major device view of all of a cudarc allocation.
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::LengthMismatch`] when the allocation's length differs from the number of
+    /// elements; [`DlpackError::SpanOverflow`].
+    ///
+    /// ```no_run
+    /// use dlspan::DeviceMdspanMut;
+    /// let stream = dlspan::cuda::Gpu::new(0)?.new_stream()?;
+    /// let mut buffer = stream.cudarc().alloc_zeros::<i32>(12)?;
+    /// let mut view = DeviceMdspanMut::<i32, 3>::from_cuda(&mut buffer, [2, 2, 3])?;
+    /// stream.fill(&mut view, 7)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_cuda<S: DevicePtrMut<T>>(slice: &'a mut S, extents: [usize; R]) -> Result<Self, DlpackError> {
+        let mapping = Mapping::compact(extents)?;
+        if mapping.size() != slice.len() {
+            return Err(DlpackError::LengthMismatch { expected: mapping.size(), found: slice.len() });
+        }
+        Self::from_cuda_mapping(slice, mapping)
+    }
+}
+
+impl<'a, T: DlElement, const R: usize> MdspanMut<'a, T, R, Dims<R>, LayoutStride, Device> {
+    /// A mutable strided device view (positive, non-overlapping strides).
+    ///
+    /// # Errors
+    ///
+    /// The stride rules of [`LayoutStride`]; [`DlpackError::TooFewElements`];
+    /// [`DlpackError::OverlappingStrides`].
+    ///
+    /// ```no_run
+    /// use dlspan::{DeviceMdspanMut, LayoutStride};
+    /// let stream = dlspan::cuda::Gpu::new(0)?.new_stream()?;
+    /// let mut buffer = stream.cudarc().alloc_zeros::<f32>(6)?;
+    /// let view = DeviceMdspanMut::<f32, 2, LayoutStride>::from_cuda_strided(&mut buffer, [3, 2], [1, 3])?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_cuda_strided<S: DevicePtrMut<T>>(
+        slice: &'a mut S,
+        extents: [usize; R],
+        strides: [isize; R],
+    ) -> Result<Self, DlpackError> {
+        Self::from_cuda_mapping(slice, Mapping::from_strides(extents, strides)?)
+    }
+}
+
+impl<'a, T: DlElement, const R: usize> MdspanMut<'a, T, R, Dims<R>, LayoutStrideRelaxed, Device> {
+    /// A mutable relaxed device view: negative strides and an offset (no zero strides: a mutable
+    /// view is unique).
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::NegativeReach`], [`DlpackError::SpanOverflow`],
+    /// [`DlpackError::TooFewElements`], [`DlpackError::OverlappingStrides`].
+    ///
+    /// ```no_run
+    /// use dlspan::{DeviceMdspanMut, LayoutStrideRelaxed};
+    /// let stream = dlspan::cuda::Gpu::new(0)?.new_stream()?;
+    /// let mut buffer = stream.cudarc().alloc_zeros::<u16>(4)?;
+    /// let reversed = DeviceMdspanMut::<u16, 1, LayoutStrideRelaxed>::from_cuda_relaxed(&mut buffer, [4], [-1], 3)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_cuda_relaxed<S: DevicePtrMut<T>>(
+        slice: &'a mut S,
+        extents: [usize; R],
+        strides: [isize; R],
+        offset: usize,
+    ) -> Result<Self, DlpackError> {
+        Self::from_cuda_mapping(slice, Mapping::from_parts(extents, strides, offset)?)
+    }
+}
+
+/// Managed (unified) memory read and written on the host: views of a `UnifiedSlice`, taken after
+/// the GPU work that touches it has run.
+impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout> Mdspan<'a, T, R, E, L, Managed> {
+    /// A shared managed view of `mapping` over a `UnifiedSlice`, host-indexable. Waits (on the host)
+    /// for the work of `stream` and for the slice's recorded work, so the host reads what the GPU
+    /// wrote.
+    ///
+    /// # Errors
+    ///
+    /// [`CudaError::Driver`] when the host may not access the memory (attached to another stream)
+    /// or a wait fails; [`CudaError::View`] with [`DlpackError::TooFewElements`].
+    ///
+    /// ```no_run
+    /// use dlspan::{ManagedMdspan, Mapping};
+    /// let gpu = dlspan::cuda::Gpu::new(0)?;
+    /// let stream = gpu.new_stream()?;
+    /// // SAFETY: zero bytes are valid `u32`s; the memory is zeroed below before it is read.
+    /// let mut unified = unsafe { gpu.context().alloc_unified::<u32>(6, true) }?;
+    /// unified.as_mut_slice()?.fill(5);
+    /// let view = ManagedMdspan::<u32, 2>::from_unified_mapping(&unified, Mapping::compact([2, 3])?, &stream)?;
+    /// assert_eq!(view[[1, 2]], 5);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_unified_mapping(
+        slice: &'a UnifiedSlice<T>,
+        mapping: Mapping<R, E, L>,
+        stream: &Stream,
+    ) -> Result<Self, CudaError> {
+        slice.check_host_access()?;
+        // SAFETY: the slice is only read through the view after the synchronisation below, and the
+        // record made at the end of this block covers no further work.
+        let (host, record) = unsafe { slice.stream_synced_slice(stream.cudarc()) };
+        drop(record);
+        stream.synchronize()?;
+        let ptr = checked_pointer(host.as_ptr() as usize as u64, host.len(), &mapping)?;
+        // SAFETY: managed memory is host-accessible (checked); the GPU work touching it has run
+        // (synchronised); the slice is borrowed for `'a`, so safe code does not free or write it.
+        Ok(unsafe { Self::from_parts_unchecked(ptr, mapping, ()) })
+    }
+}
+
+impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout> MdspanMut<'a, T, R, E, L, Managed> {
+    /// A mutable managed view of `mapping` over a `UnifiedSlice`, host-indexable and writable.
+    ///
+    /// # Errors
+    ///
+    /// As [`Mdspan::from_unified_mapping`], and [`DlpackError::OverlappingStrides`].
+    ///
+    /// ```no_run
+    /// use dlspan::{ManagedMdspanMut, Mapping};
+    /// let gpu = dlspan::cuda::Gpu::new(0)?;
+    /// let stream = gpu.new_stream()?;
+    /// // SAFETY: zero bytes are valid `f32`s and the memory is written before it is read.
+    /// let mut unified = unsafe { gpu.context().alloc_unified::<f32>(4, true) }?;
+    /// let mut view = ManagedMdspanMut::<f32, 1>::from_unified_mapping(&mut unified, Mapping::compact([4])?, &stream)?;
+    /// view[[3]] = 1.0;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_unified_mapping(
+        slice: &'a mut UnifiedSlice<T>,
+        mapping: Mapping<R, E, L>,
+        stream: &Stream,
+    ) -> Result<Self, CudaError> {
+        if !mapping.is_unique() {
+            return Err(DlpackError::OverlappingStrides.into());
+        }
+        slice.check_host_access()?;
+        // SAFETY: as for the shared view.
+        let (host, record) = unsafe { slice.stream_synced_mut_slice(stream.cudarc()) };
+        drop(record);
+        stream.synchronize()?;
+        let (address, len) = (host.as_mut_ptr() as usize as u64, host.len());
+        let ptr = checked_pointer(address, len, &mapping)?;
+        // SAFETY: as for the shared view, with the slice borrowed uniquely and a unique mapping.
+        Ok(unsafe { Self::from_parts_unchecked(ptr, mapping, ()) })
+    }
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs dlspan's prebuilt GPU binaries on a machine with a CUDA GPU and no Rust toolchain (built by
+# scripts/gpu-build.sh): the GPU tests (every kernel against the CPU reference on fresh random data,
+# outputs poisoned first), the same tests under compute-sanitizer memcheck and racecheck, and the
+# bandwidth table. NVRTC comes from the system toolkit or the pip wheel `nvidia-cuda-nvrtc`.
+#
+#   bash gpu.sh            (from the bundle directory, or with DLSPAN_GPU_BUNDLE=dir)
+set -uo pipefail
+bundle="${DLSPAN_GPU_BUNDLE:-$(cd "$(dirname "$0")" && pwd)}"
+step() { printf '\n==> %s\n' "$*"; }
+
+# NVRTC from the pip wheel when the toolkit's is not on the library path.
+wheel_lib=$(python3 -c 'import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], "cu13", "lib"))' 2> /dev/null || true)
+if [ -n "$wheel_lib" ] && [ -d "$wheel_lib" ]; then
+  export LD_LIBRARY_PATH="$wheel_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+export DLSPAN_REQUIRE_NVRTC=1
+failed=0
+
+step "device"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || failed=1
+
+step "GPU tests (correctness against the CPU reference, poisoned outputs)"
+"$bundle/cuda_gpu" --test-threads=1 --nocapture || failed=1
+
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2> /dev/null || true)
+if [ -n "$sanitizer" ]; then
+  for tool in memcheck racecheck; do
+    step "compute-sanitizer $tool"
+    "$sanitizer" --tool "$tool" --error-exitcode 42 "$bundle/cuda_gpu" --test-threads=1 || failed=1
+  done
+else
+  echo "compute-sanitizer not found" >&2
+  failed=1
+fi
+
+step "bandwidth (256 MiB tensors)"
+"$bundle/cuda_bandwidth" || failed=1
+
+if [ "$failed" = 0 ]; then step "GPU run passed"; else step "GPU run FAILED"; fi
+exit $failed
