@@ -3,9 +3,9 @@
 //!
 //! The header comes from the `apache-tvm-ffi` wheel on PyPI; `scripts/test.sh` downloads it into
 //! `deps/include` of the target directory (honouring `CARGO_TARGET_DIR`) and sets
-//! `DLSPAN_DLPACK_INCLUDE`. A plain `cargo test` without it skips
-//! the C tests with a message, unless `DLSPAN_REQUIRE_DLPACK_H=1` turns the skip into a failure (the
-//! test command sets it, so CI never passes by skipping). Likewise the reference Python (a virtual
+//! `DLSPAN_DLPACK_INCLUDE`. A plain `cargo test` without it skips the C tests with a message, unless
+//! `DLSPAN_REQUIRE_DLPACK_H=1` turns the skip into a failure (the test command sets it, so CI never
+//! passes by skipping). Likewise the reference Python (a virtual
 //! environment with `ml_dtypes`, which the test command creates in `.venv`) is found through
 //! `DLSPAN_PYTHON` or `.venv/bin/python`, and `DLSPAN_REQUIRE_ML_DTYPES=1` forbids skipping.
 #![allow(dead_code, unreachable_pub)]
