@@ -75,30 +75,9 @@ impl Oracle {
     }
 }
 
-/// Every index of `extents` in row-major order (none when there are more than `LIMIT`).
-fn indices(extents: &[usize]) -> Vec<Vec<usize>> {
-    const LIMIT: usize = 4096;
-    let size = extents.iter().try_fold(1usize, |a, &e| a.checked_mul(e)).unwrap_or(usize::MAX);
-    if size > LIMIT {
-        return Vec::new();
-    }
-    let mut out = Vec::with_capacity(size);
-    let mut index = vec![0usize; extents.len()];
-    for _ in 0..size {
-        out.push(index.clone());
-        for axis in (0..extents.len()).rev() {
-            index[axis] += 1;
-            if index[axis] < extents[axis] {
-                break;
-            }
-            index[axis] = 0;
-        }
-    }
-    out
-}
-
-fn fixed<const Q: usize>(index: &[usize]) -> [usize; Q] {
-    index.try_into().expect("an index of the view's rank")
+/// Every index of `extents` in row-major order (none when there are more than this many).
+fn indices<const Q: usize>(extents: [usize; Q]) -> Vec<[usize; Q]> {
+    support::indices(extents, 4096)
 }
 
 /// What a derived view's index is in the root tensor.
@@ -141,10 +120,10 @@ impl Check<'_> {
         to_root: ToRoot<'_>,
     ) {
         CHECKED.fetch_add(1, Ordering::Relaxed);
-        for index in indices(&view.extents()) {
-            let offset = view.mapping().index_offset(fixed::<Q>(&index)).expect("in bounds");
+        for index in indices(view.extents()) {
+            let offset = view.mapping().index_offset(index).expect("in bounds");
             let address = view.data_handle() as i128 + offset as i128 * size_of::<T>() as i128;
-            self.element(address as *const T, &to_root(&index), "mapping");
+            self.element(address as *const T, &to_root(&index[..]), "mapping");
         }
     }
 
@@ -154,14 +133,14 @@ impl Check<'_> {
         Rank<Q>: PerRank<Q>,
     {
         CHECKED.fetch_add(1, Ordering::Relaxed);
-        let all = indices(&view.extents());
+        let all = indices(view.extents());
         if !view.is_empty() {
             self.position(view.data_handle(), "data_handle");
         }
         for index in &all {
             let root = to_root(index);
-            self.element(view.get(fixed::<Q>(index)).expect("in bounds"), &root, "get");
-            self.element(&view[fixed::<Q>(index)], &root, "index");
+            self.element(view.get(*index).expect("in bounds"), &root, "get");
+            self.element(&view[*index], &root, "index");
         }
         if all.len() != view.size() {
             return; // too large to enumerate
@@ -210,16 +189,16 @@ impl Check<'_> {
         if view.is_empty() {
             assert!(tensor.data.is_null());
         }
-        for index in indices(&view.extents()) {
+        for index in indices(view.extents()) {
             let offset: i64 = index.iter().zip(dl.strides()).map(|(&i, &s)| i as i64 * s).sum();
             let address = tensor.data as i64 + tensor.byte_offset as i64 + offset * size_of::<T>() as i64;
-            self.element(address as *const T, &to_root(&index), "exported DLTensor");
+            self.element(address as *const T, &to_root(&index[..]), "exported DLTensor");
         }
         // SAFETY: the export describes the view's elements, alive and unwritten during this call.
         let back = unsafe { to_host_mdspan::<T, Q, L>(&tensor) }.expect("an export re-imports with its layout");
         assert_eq!((back.extents(), back.strides(), back.offset()), (view.extents(), view.strides(), view.offset()));
-        for index in indices(&view.extents()) {
-            self.element(&back[fixed::<Q>(&index)], &to_root(&index), "re-imported export");
+        for index in indices(view.extents()) {
+            self.element(&back[index], &to_root(&index[..]), "re-imported export");
         }
     }
 
@@ -245,9 +224,9 @@ impl Check<'_> {
             let (lo, hi) = self.oracle.span();
             assert!(lo as isize <= low && high < hi as isize, "ndarray reaches [{low:#x}, {high:#x}]");
         }
-        for index in indices(&view.extents()) {
-            let element = &array[ndarray::Dim(fixed::<Q>(&index))];
-            self.element(element, &to_root(&index), "ndarray");
+        for index in indices(view.extents()) {
+            let element = &array[ndarray::Dim(index)];
+            self.element(element, &to_root(&index[..]), "ndarray");
         }
     }
 
@@ -292,14 +271,14 @@ impl Check<'_> {
         Rank<Q>: PerRank<Q>,
     {
         CHECKED.fetch_add(1, Ordering::Relaxed);
-        let all = indices(&view.extents());
+        let all = indices(view.extents());
         if all.len() != view.size() {
             return;
         }
         let roots: Vec<Vec<usize>> = all.iter().map(|i| to_root(i)).collect();
         let expected: Vec<usize> = roots.iter().map(|r| self.oracle.address(r)).collect();
         for (index, root) in all.iter().zip(&roots) {
-            let element: *const T = view.get_mut(fixed::<Q>(index)).expect("in bounds");
+            let element: *const T = view.get_mut(*index).expect("in bounds");
             self.element(element, root, "get_mut");
         }
         let mut seen = Vec::new();
@@ -332,7 +311,7 @@ impl Check<'_> {
     fn ndarray_of_mutable<T: Elem, const Q: usize, L: Layout>(
         &self,
         view: HostMdspanMut<'_, T, Q, L>,
-        all: &[Vec<usize>],
+        all: &[[usize; Q]],
         roots: &[Vec<usize>],
     ) where
         [usize; Q]: ndarray::IntoDimension<Dim = ndarray::Dim<[usize; Q]>>,
@@ -340,7 +319,7 @@ impl Check<'_> {
     {
         let array = view.into_ndarray();
         for (index, root) in all.iter().zip(roots) {
-            self.element(&array[ndarray::Dim(fixed::<Q>(index))], root, "into_ndarray");
+            self.element(&array[ndarray::Dim(*index)], root, "into_ndarray");
         }
     }
 }
@@ -351,7 +330,7 @@ trait PerRank<const Q: usize> {
     fn ndarray_mut<T: Elem, L: Layout>(
         check: &Check<'_>,
         view: HostMdspanMut<'_, T, Q, L>,
-        all: &[Vec<usize>],
+        all: &[[usize; Q]],
         roots: &[Vec<usize>],
     );
     fn sub_views<T: Elem, L: Layout>(check: &Check<'_>, view: &HostMdspan<'_, T, Q, L>, seed: u64);
@@ -372,7 +351,7 @@ macro_rules! per_rank {
             fn ndarray_mut<T: Elem, L: Layout>(
                 check: &Check<'_>,
                 view: HostMdspanMut<'_, T, $q, L>,
-                all: &[Vec<usize>],
+                all: &[[usize; $q]],
                 roots: &[Vec<usize>],
             ) {
                 #[cfg(feature = "ndarray")]
