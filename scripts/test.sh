@@ -6,7 +6,8 @@
 # Tiers, in order: formatting and lints; Rust unit, integration and doc tests (with the ABI
 # comparison against a real dlpack.h, the C round trip compiled with gcc, the README's examples,
 # and the CUDA tiers: every kernel compiled to PTX by NVRTC, the kernels' logic run on the host,
-# the GPU tests skipped without a device); compile-fail UI cases; the test binaries again under valgrind memcheck; the examples;
+# the GPU tests skipped without a device; the NVRTC tier's kernel x dtype matrix printed after);
+# compile-fail UI cases; the test binaries again under valgrind memcheck; the examples;
 # the benches in test mode; documentation with warnings denied.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,24 +15,15 @@ root=$(pwd)
 
 step() { printf '\n==> %s\n' "$*"; }
 
-# A real dlpack.h (1.3), from the apache-tvm-ffi wheel on PyPI, for the ABI and C round-trip tests.
-deps="$root/target/deps"
-if [ ! -f "$deps/include/dlpack/dlpack.h" ]; then
-  step "fetching dlpack.h from the apache-tvm-ffi wheel"
-  mkdir -p "$deps/wheels"
-  python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$deps/wheels" "apache-tvm-ffi==0.1.15.post2"
-  python3 - "$deps" <<'PY'
-import glob, os, sys, zipfile
-deps = sys.argv[1]
-wheel = glob.glob(os.path.join(deps, "wheels", "apache_tvm_ffi-*.whl"))[0]
-with zipfile.ZipFile(wheel) as z:
-    data = z.read("tvm_ffi/include/dlpack/dlpack.h")
-os.makedirs(os.path.join(deps, "include", "dlpack"), exist_ok=True)
-with open(os.path.join(deps, "include", "dlpack", "dlpack.h"), "wb") as f:
-    f.write(data)
-PY
+# Output redirected to a file or a pipe gets no colour codes: trybuild colours its report whenever
+# TERM allows it, without asking whether standard error is a terminal.
+if [ ! -t 2 ]; then
+  export NO_COLOR=1 CARGO_TERM_COLOR=never
 fi
-export DLSPAN_DLPACK_INCLUDE="$deps/include"
+
+# A real dlpack.h (1.3), from the apache-tvm-ffi wheel on PyPI, for the ABI and C round-trip tests.
+DLSPAN_DLPACK_INCLUDE=$(bash scripts/deps.sh dlpack)
+export DLSPAN_DLPACK_INCLUDE
 export DLSPAN_REQUIRE_DLPACK_H=1
 grep -q '#define DLPACK_MINOR_VERSION 3' "$DLSPAN_DLPACK_INCLUDE/dlpack/dlpack.h"
 
@@ -48,21 +40,7 @@ export DLSPAN_REQUIRE_ML_DTYPES=1
 
 # NVRTC 13 from the nvidia-cuda-nvrtc wheel on PyPI: the CUDA tests compile every kernel module to
 # PTX with it (no GPU needed). cudarc finds the library through LD_LIBRARY_PATH.
-nvrtc="$deps/nvrtc/lib"
-if [ ! -f "$nvrtc/libnvrtc.so.13" ]; then
-  step "fetching NVRTC from the nvidia-cuda-nvrtc wheel"
-  mkdir -p "$deps/wheels" "$nvrtc"
-  python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$deps/wheels" "nvidia-cuda-nvrtc==13.0.88"
-  python3 - "$deps" "$nvrtc" <<'PY'
-import glob, os, sys, zipfile
-deps, lib = sys.argv[1], sys.argv[2]
-wheel = glob.glob(os.path.join(deps, "wheels", "nvidia_cuda_nvrtc-13.0.88-*.whl"))[0]
-with zipfile.ZipFile(wheel) as z:
-    for name in ("libnvrtc.so.13", "libnvrtc-builtins.so.13.0"):
-        with open(os.path.join(lib, name), "wb") as f:
-            f.write(z.read("nvidia/cu13/lib/" + name))
-PY
-fi
+nvrtc=$(bash scripts/deps.sh nvrtc)
 export LD_LIBRARY_PATH="$nvrtc${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export DLSPAN_REQUIRE_NVRTC=1
 
@@ -73,7 +51,13 @@ step "cargo clippy (workspace, all targets, warnings denied)"
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
 step "cargo test (unit, integration, doc, UI)"
+# The NVRTC tier writes the kernel x dtype matrix it compiled here (test output is captured).
+matrix="${CARGO_TARGET_DIR:-$root/target}/tmp/nvrtc-matrix.txt"
+rm -f "$matrix"
 cargo test --workspace --all-features --locked
+
+step "kernels compiled to PTX by the NVRTC tier"
+cat "$matrix"
 
 step "memcheck: test binaries under valgrind (invalid accesses and leaks fail)"
 bash scripts/valgrind.sh

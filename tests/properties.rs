@@ -38,6 +38,7 @@ struct Input {
     byte_offset: u64,
     data: Data,
     device: i32,
+    device_id: i32,
     dtype: DLDataType,
 }
 
@@ -98,6 +99,7 @@ fn well_formed() -> impl Strategy<Value = Input> {
                 byte_offset: offset_elements * size,
                 data: Data::Buffer(if misalign == 0 { 1 } else { 8 * misalign }),
                 device: 1,
+                device_id: 0,
                 dtype,
             }
         })
@@ -118,6 +120,7 @@ fn hostile() -> impl Strategy<Value = Input> {
         1 => prop_oneof![Just(usize::MAX - 15), Just(1usize << 47), Just(3usize)].prop_map(Data::Fake),
     ];
     let device = prop_oneof![6 => Just(1i32), 1 => Just(2), 1 => Just(3), 1 => Just(13), 1 => Just(99)];
+    let device_id = prop_oneof![6 => Just(0i32), 1 => Just(1), 1 => Just(-1), 1 => Just(i32::MIN)];
     let dtype = prop_oneof![
         3 => Just(u8::DTYPE),
         3 => Just(i32::DTYPE),
@@ -125,14 +128,15 @@ fn hostile() -> impl Strategy<Value = Input> {
         1 => (0u8..20, prop_oneof![Just(8u8), Just(32), Just(64)], 1u16..3)
             .prop_map(|(code, bits, lanes)| DLDataType { code, bits, lanes }),
     ];
-    (dims, shape, strides, byte_offset, data, device, dtype).prop_map(
-        |(ndim, shape, strides, byte_offset, data, device, dtype)| Input {
+    (dims, shape, strides, byte_offset, data, (device, device_id), dtype).prop_map(
+        |(ndim, shape, strides, byte_offset, data, (device, device_id), dtype)| Input {
             ndim,
             shape,
             strides,
             byte_offset,
             data,
             device,
+            device_id,
             dtype,
         },
     )
@@ -151,7 +155,7 @@ impl World {
         };
         support::Crafted {
             data,
-            device: DLDevice { device_type: DLDeviceType(input.device), device_id: 0 },
+            device: DLDevice { device_type: DLDeviceType(input.device), device_id: input.device_id },
             ndim: input.ndim,
             dtype: input.dtype,
             // Always 8 entries: reading `ndim` (at most 4) of them stays in bounds.
@@ -167,31 +171,6 @@ impl World {
     }
 }
 
-/// Every index of `extents` in row-major order, for views of at most `limit` elements.
-fn indices<const R: usize>(extents: [usize; R], limit: usize) -> Vec<[usize; R]> {
-    let size = if extents.contains(&0) {
-        0
-    } else {
-        extents.iter().try_fold(1usize, |a, &e| a.checked_mul(e)).unwrap_or(usize::MAX)
-    };
-    if size > limit {
-        return Vec::new();
-    }
-    let mut out = Vec::with_capacity(size);
-    let mut index = [0usize; R];
-    for _ in 0..size {
-        out.push(index);
-        for axis in (0..R).rev() {
-            index[axis] += 1;
-            if index[axis] < extents[axis] {
-                break;
-            }
-            index[axis] = 0;
-        }
-    }
-    out
-}
-
 /// Checks the promises of an accepted view (any space): offsets in range, bytes in range.
 fn check_mapping<T, const R: usize, L: Layout>(mapping: &Mapping<R, Dims<R>, L>, address: usize) {
     ACCEPTED.fetch_add(1, Ordering::Relaxed);
@@ -205,7 +184,7 @@ fn check_mapping<T, const R: usize, L: Layout>(mapping: &Mapping<R, Dims<R>, L>,
         mapping.extents().iter().try_fold(1usize, |a, &e| a.checked_mul(e)).expect("an accepted view's size fits usize")
     };
     assert_eq!(mapping.size(), expected_size);
-    for index in indices(mapping.extents(), 4096) {
+    for index in support::indices(mapping.extents(), 4096) {
         let offset = mapping.index_offset(index).expect("in-bounds index");
         assert!(offset >= 0 && (offset as usize) < span, "offset {offset} of {index:?} outside [0, {span})");
     }
@@ -224,7 +203,7 @@ fn check_host_view<T: DlElement + PartialEq + std::fmt::Debug, const R: usize, L
     }
     let values = view.to_vec();
     assert_eq!(values.len(), view.size());
-    let by_index: Vec<T> = indices(view.extents(), 4096).into_iter().map(|i| view[i]).collect();
+    let by_index: Vec<T> = support::indices(view.extents(), 4096).into_iter().map(|i| view[i]).collect();
     assert_eq!(values, by_index);
     let dl = to_dlpack_tensor(view).expect("an accepted view exports");
     let handle = dl.get();
@@ -296,6 +275,7 @@ macro_rules! try_every_conversion {
                 // SAFETY: as above.
                 if let Ok(v) = unsafe { to_device_mdspan::<$t, $r, $l>(&tensor) } {
                     check_mapping::<$t, $r, $l>(v.mapping(), v.data_handle() as usize);
+                    assert!(v.ordinal() >= 0, "a device view's ordinal is a CUDA ordinal (rule I2)");
                     let _ = to_dlpack_tensor(&v);
                 }
                 // SAFETY: as above.
@@ -368,7 +348,7 @@ proptest! {
         if let Ok(v) = HostMdspan::<u16, 3, LayoutStrideRelaxed>::from_slice_relaxed(&data, extents, strides, offset) {
             prop_assert!(v.mapping().required_span_size() <= len);
             prop_assert_eq!(v.to_vec().len(), v.size());
-            for (i, index) in indices(extents, 1000).into_iter().enumerate() {
+            for (i, index) in support::indices(extents, 1000).into_iter().enumerate() {
                 prop_assert_eq!(Some(&v.to_vec()[i]), v.get(index));
             }
         }

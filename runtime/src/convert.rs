@@ -74,11 +74,12 @@ pub(crate) type Parts<T, const R: usize, E, L, S> = (NonNull<T>, Mapping<R, E, L
 /// Validates a `DLTensor` for a view of `T`, rank `R`, extents `E`, layout `L`, space `S`;
 /// `unique` additionally requires that no two indices share an element.
 ///
-/// The common case takes [`import_fast`]: every check computed without branches, one test at the
-/// end. Anything else (an error, or a valid but unusual tensor: no elements, null legacy strides,
-/// pinned memory, padded sub-byte data) takes [`import_ordered`], which applies the rules in the
-/// order of [section I](crate::rules#i) and reports the first that fails. Both accept exactly the
-/// same tensors.
+/// The common case takes [`import_fast`]: tensors within one bound, where no arithmetic can
+/// overflow. Anything else (an error, or a valid but unusual tensor: no elements, null legacy
+/// strides, pinned memory, padded sub-byte data, negative strides, numbers beyond the bound) takes
+/// [`import_ordered`], which applies the rules in the order of [section I](crate::rules#i) and
+/// reports the first that fails. The fast path accepts only what the ordered one accepts, with the
+/// same view.
 ///
 /// # Safety
 ///
@@ -99,10 +100,11 @@ pub(crate) unsafe fn import<T: DlElement, const R: usize, E: Extents<R>, L: Layo
 }
 
 /// The common case of [`import`]: a current producer's tensor in `S`'s usual device type, with
-/// non-null data, shape and strides, at least one element, no sub-byte padding question. Every rule
-/// is evaluated without branching and folded into one flag; `None` hands the tensor to
-/// [`import_ordered`]. It never accepts a tensor `import_ordered` rejects, and builds the same view
-/// for those it accepts.
+/// non-null data, shape and strides, at least one element, no sub-byte padding question, every
+/// extent, stride and offset within [`check::fast_bound`] (so no sum or product of them can
+/// overflow, and the view spans at most [`check::FAST_SPAN_BYTES`]), and the first element below
+/// address 2^63. `None` hands the tensor to [`import_ordered`]. It never accepts a tensor
+/// `import_ordered` rejects, and builds the same view for those it accepts.
 ///
 /// # Safety
 ///
@@ -134,21 +136,23 @@ unsafe fn import_fast<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S:
         let strides = unsafe { *tensor.strides.cast::<[i64; R]>() };
         (shape, strides)
     };
-    // Rules I7-I8: the first element (or the base and an element offset) and its alignment.
-    let data = tensor.data.addr();
     let size = size_of::<T>();
+    let bound = const { check::fast_bound(R, size_of::<T>()) };
+    // Rules I7-I8: the first element (or the base and an element offset below the bound) and its
+    // alignment.
+    let data = tensor.data.addr();
     let mut bad = false;
     let (address, offset) = if L::HAS_OFFSET {
-        bad |= tensor.byte_offset % size as u64 != 0 || tensor.byte_offset > isize::MAX as u64;
-        (data, (tensor.byte_offset / size as u64) as usize)
+        // A byte offset that is not a whole number of elements gives an offset beyond the bound,
+        // which the layout's check rejects.
+        (data, check::element_offset_fast(tensor.byte_offset, size))
     } else {
         let (address, overflow) = data.overflowing_add(tensor.byte_offset as usize);
         bad |= overflow;
         (address, 0)
     };
     bad |= address % align_of::<T>() != 0;
-    // Rule I10 needs no test of its own here: a negative extent is huge as `usize`, so the size the
-    // layout computes below overflows or exceeds isize::MAX (or is zero), and the slow path decides.
+    // Rule I10 needs no test of its own here: a negative extent is huge as `usize`, beyond the bound.
     let extents = shape.map(|e| e as usize);
     let strides = strides.map(|s| s as isize);
     // Static extents of `E`.
@@ -159,10 +163,10 @@ unsafe fn import_fast<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S:
             }
         }
     }
-    // Rules I12-I15 for the layout, then the byte range.
-    let (stored, span) = L::validate_fast(&extents, &strides, offset)?;
-    let (bytes, overflow) = span.overflowing_mul(size);
-    bad |= overflow | (bytes > isize::MAX as usize) | address.overflowing_add(bytes).1;
+    // Rules I12-I15 for the layout, then the byte range: under the bound the view spans at most
+    // FAST_SPAN_BYTES (below 2^63), so a range starting below 2^63 cannot wrap.
+    let stored = L::validate_fast(&extents, &strides, offset, bound)?;
+    bad |= address > isize::MAX as usize;
     if bad {
         return None;
     }
@@ -410,8 +414,8 @@ macro_rules! to_mdspan {
         /// # Errors
         ///
         /// The first rule of [section I](crate::rules#i) that fails, as a [`DlpackError`] variant, in
-        /// this order: device, rank, data type, null data, byte offset, alignment, shape, strides,
-        /// overflow.
+        /// this order: device type, device id, rank, data type, null data, byte offset, alignment,
+        /// shape, strides, overflow.
         ///
         /// # Safety
         ///
@@ -716,11 +720,11 @@ pub trait ToDlpackTensor<const R: usize> {
 /// `shape[i] = extent(i)`, `strides[i] = stride(i)`; `data` is the view's base pointer, null when
 /// the view has no elements; `byte_offset` is 0, except for relaxed views with an offset, whose
 /// offset it carries in bytes (CCCL drops it); the device is `kDLCPU`/0 for host views,
-/// `kDLCUDA`/ordinal for device views, `kDLCUDAManaged`/0 for managed views.
+/// `kDLCUDA`/ordinal for device views, `kDLCUDAManaged`/0 for managed views ([section
+/// E](crate::rules#e) of the rules page).
 ///
 /// # Errors
 ///
-/// [`DlpackError::ExportOverflow`] when an extent or stride does not fit `int64_t`;
 /// [`DlpackError::PaddedSubbyteExport`] for padded sub-byte element types, which a plain `DLTensor`
 /// cannot describe.
 ///
@@ -746,18 +750,11 @@ fn export<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout>(
         return Err(DlpackError::PaddedSubbyteExport);
     }
     let extents = mapping.extents();
-    let all_strides = mapping.strides();
-    // One test for every axis (the error path then finds the axis): extents and strides fit int64_t.
-    let too_large = extents.iter().fold(0usize, |acc, &e| acc | e) > i64::MAX as usize
-        || all_strides.iter().any(|&s| i64::try_from(s).is_err());
-    if too_large {
-        let axis = (0..R)
-            .find(|&axis| i64::try_from(extents[axis]).is_err() || i64::try_from(all_strides[axis]).is_err())
-            .unwrap_or(0);
-        return Err(DlpackError::ExportOverflow { axis });
-    }
+    // Rule E4: a validated mapping's extents and strides fit isize (rules I14 and I17), hence
+    // int64_t on every target whose isize is at most 64 bits.
+    const { assert!(isize::BITS <= i64::BITS, "extents and strides are exported as int64_t") };
     let shape = extents.map(|e| e as i64);
-    let strides = all_strides.map(|s| s as i64);
+    let strides = mapping.strides().map(|s| s as i64);
     // Emptiness needs no product: a zero extent.
     let empty = extents.contains(&0);
     let byte_offset = if empty { 0 } else { (mapping.offset() * size_of::<T>()) as u64 };
@@ -790,16 +787,30 @@ impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> ToD
     }
 }
 
+/// Seals [`FromDlTensor`]: only view types of this crate implement it.
+pub(crate) mod sealed {
+    /// A view type of this crate.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is not a view type of dlspan",
+        note = "`FromDlTensor` is sealed: its `MUTABLE` constant is what keeps read-only managed tensors read-only, so only dlspan's own view types implement it"
+    )]
+    pub trait Sealed {}
+}
+
 /// View types a `DLTensor` converts into: [`Mdspan`] (shared) and [`MdspanMut`] (mutable) of any
 /// element type, rank, extents, layout and memory space. Used by
 /// [`ManagedTensor::view_as`](crate::ManagedTensor::view_as) to produce any view type.
+///
+/// Sealed: [`ManagedTensor::view_mut_as`](crate::ManagedTensor::view_mut_as) refuses a `READ_ONLY`
+/// tensor only when [`MUTABLE`](Self::MUTABLE) says the view writes, so an outside implementation
+/// that said otherwise could write to read-only memory.
 ///
 /// ```
 /// use dlspan::{FromDlTensor, HostMdspan, HostMdspanMut};
 /// assert!(!<HostMdspan<'static, f32, 2> as FromDlTensor<'static>>::MUTABLE);
 /// assert!(<HostMdspanMut<'static, f32, 2> as FromDlTensor<'static>>::MUTABLE);
 /// ```
-pub trait FromDlTensor<'a>: Sized {
+pub trait FromDlTensor<'a>: Sized + sealed::Sealed {
     /// Whether the view writes its elements (see the trait's example).
     const MUTABLE: bool;
 
@@ -827,6 +838,16 @@ pub trait FromDlTensor<'a>: Sized {
     unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError>;
 }
 
+impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> sealed::Sealed
+    for Mdspan<'_, T, R, E, L, S>
+{
+}
+
+impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> sealed::Sealed
+    for MdspanMut<'_, T, R, E, L, S>
+{
+}
+
 impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> FromDlTensor<'a>
     for Mdspan<'a, T, R, E, L, S>
 {
@@ -850,3 +871,6 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
         unsafe { Self::from_dltensor_with(tensor, options) }
     }
 }
+
+#[cfg(test)]
+mod fast_path_tests;

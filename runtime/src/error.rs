@@ -53,6 +53,11 @@ pub enum DlpackError {
         /// The tensor's device.
         found: DLDevice,
     },
+    /// A CUDA device or managed tensor's device id is negative: a CUDA ordinal never is.
+    NegativeDeviceId {
+        /// The tensor's device.
+        device: DLDevice,
+    },
     /// `ndim` differs from the view's rank (a negative `ndim` is always a mismatch).
     RankMismatch {
         /// The view's rank.
@@ -150,6 +155,16 @@ pub enum DlpackError {
     /// proven to: sorted by magnitude, some axis' stride does not exceed what the smaller axes reach
     /// (zero strides, overlapping axes, or a rare interleaving the sufficient test cannot prove).
     OverlappingStrides,
+    /// The view type states an alignment ([`Aligned`](crate::Aligned)) that the first element's
+    /// address does not have (checked after every import rule).
+    Underaligned {
+        /// The address of the first element (index `[0; R]`).
+        address: usize,
+        /// The alignment the view type requires, in bytes.
+        required: usize,
+        /// The largest power of two that divides the address.
+        found: usize,
+    },
     /// A slice or owner holds a different number of elements than the extents do (a compact view or
     /// export takes exactly that many).
     LengthMismatch {
@@ -185,11 +200,6 @@ pub enum DlpackError {
         end: usize,
         /// The axis' extent.
         extent: usize,
-    },
-    /// An extent or stride does not fit DLPack's `int64_t` on export.
-    ExportOverflow {
-        /// The axis.
-        axis: usize,
     },
     /// Padded sub-byte data cannot be described by a plain `DLTensor` (which means packed); export
     /// it as a managed tensor, which carries the `IS_SUBBYTE_TYPE_PADDED` flag.
@@ -246,6 +256,11 @@ impl fmt::Display for DlpackError {
                 }
                 Ok(())
             }
+            Self::NegativeDeviceId { device } => write!(
+                f,
+                "device id {} of {:?} is negative, and device ordinals never are",
+                device.device_id, device.device_type
+            ),
             Self::RankMismatch { expected, found } => write!(f, "ndim is {found}, the view's rank is {expected}"),
             Self::DtypeMismatch { expected, found } => write!(f, "tensor has dtype {found}, expected {expected}"),
             Self::SubbytePacking { element_padded, tensor_padded } => write!(
@@ -264,6 +279,10 @@ impl fmt::Display for DlpackError {
             Self::Misaligned { address, alignment } => {
                 write!(f, "element address {address:#x} is not a multiple of the element alignment {alignment}")
             }
+            Self::Underaligned { address, required, found } => write!(
+                f,
+                "first element at {address:#x} is aligned to {found} bytes, but the view type requires {required}"
+            ),
             Self::NullShape => f.write_str("tensor shape is null, which only a rank-0 tensor may have"),
             Self::NegativeExtent { axis, extent } => write!(f, "extent {extent} of axis {axis} is negative"),
             Self::ExtentMismatch { axis, expected, found } => {
@@ -307,7 +326,6 @@ impl fmt::Display for DlpackError {
                     write!(f, "sub-view range {start}..{end} of axis {axis} exceeds its extent {extent}")
                 }
             }
-            Self::ExportOverflow { axis } => write!(f, "extent or stride of axis {axis} does not fit int64_t"),
             Self::PaddedSubbyteExport => {
                 f.write_str("padded sub-byte data needs a managed tensor with IS_SUBBYTE_TYPE_PADDED")
             }

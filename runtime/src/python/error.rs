@@ -133,7 +133,6 @@ fn class(err: &DlpackError) -> Class {
         | E::NullStrides { .. }
         | E::SpanOverflow
         | E::NegativeReach { .. }
-        | E::ExportOverflow { .. }
         | E::PaddedSubbyteExport
         | E::UnsupportedVersion { .. }
         | E::NullManagedTensor
@@ -165,7 +164,7 @@ variant_names!(kind, DlpackError:
     DeviceMismatch, RankMismatch, DtypeMismatch, SubbytePacking, NullData, ByteOffsetOverflow,
     ByteOffsetNotElementMultiple, Misaligned, NullShape, NegativeExtent, ExtentMismatch, NullStrides,
     StridesIncompatible, NonPositiveStride, SpanOverflow, NegativeReach, OverlappingStrides, LengthMismatch,
-    TooFewElements, ShapeMismatch, SubviewOutOfBounds, ExportOverflow, PaddedSubbyteExport, UnsupportedVersion,
+    TooFewElements, ShapeMismatch, SubviewOutOfBounds, PaddedSubbyteExport, UnsupportedVersion,
     NullManagedTensor, ReadOnly, CopyRequired, AllocationFailed, UnsupportedDtype, UnsupportedRank, NegativeNdim,
 );
 

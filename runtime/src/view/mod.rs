@@ -7,6 +7,7 @@
 //! assert_eq!(m.to_vec(), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
 //! ```
 
+mod aligned;
 mod axis_iter;
 mod dynamic;
 mod elementwise;
@@ -18,6 +19,7 @@ mod mapping;
 mod mdspan;
 mod rank;
 
+pub use aligned::{Aligned, AlignedView};
 pub use axis_iter::{AxisIter, AxisIterMut};
 pub use dynamic::{DynDlpackTensor, DynMdspan, DynMdspanMut};
 pub use extents::{Dim, Dims, Dyn, Extents, MAX_STATIC_RANK, NestedArray, Static};
