@@ -128,6 +128,8 @@ fn class(err: &DlpackError) -> Class {
         | E::ByteOffsetOverflow { .. }
         | E::ByteOffsetNotElementMultiple { .. }
         | E::Misaligned { .. }
+        | E::Underaligned { .. }
+        | E::NegativeDeviceId { .. }
         | E::NullShape
         | E::NegativeExtent { .. }
         | E::NullStrides { .. }
@@ -161,7 +163,7 @@ macro_rules! variant_names {
 }
 
 variant_names!(kind, DlpackError:
-    DeviceMismatch, RankMismatch, DtypeMismatch, SubbytePacking, NullData, ByteOffsetOverflow,
+    DeviceMismatch, NegativeDeviceId, Underaligned, RankMismatch, DtypeMismatch, SubbytePacking, NullData, ByteOffsetOverflow,
     ByteOffsetNotElementMultiple, Misaligned, NullShape, NegativeExtent, ExtentMismatch, NullStrides,
     StridesIncompatible, NonPositiveStride, SpanOverflow, NegativeReach, OverlappingStrides, LengthMismatch,
     TooFewElements, ShapeMismatch, SubviewOutOfBounds, PaddedSubbyteExport, UnsupportedVersion,
