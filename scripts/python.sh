@@ -2,7 +2,7 @@
 # The Python tier of the test command: builds the `dlspan` module (one abi3 wheel, release) with
 # maturin into the local virtual environment .venv (created with the packages of
 # python/requirements-test.txt when missing or out of date), runs its pytest suite against NumPy,
-# PyTorch and JAX, and checks that the same wheel loads on Python 3.12 when one is installed.
+# PyTorch and JAX, and checks that the same wheel loads on Python 3.12 and 3.13 where installed.
 #
 #   bash scripts/python.sh            (scripts/test.sh calls it; needs python3 >= 3.11 with pip)
 set -euo pipefail
@@ -42,12 +42,29 @@ step "pytest: python/tests against NumPy, PyTorch and JAX"
 "$venv/bin/python" -m pytest python/tests -q -p no:cacheprovider
 "$venv/bin/python" python/examples/autograd_square.py > /dev/null
 
-step "the same wheel on Python 3.12"
-if command -v python3.12 > /dev/null; then
-  venv312="$target/deps/venv312"
-  [ -x "$venv312/bin/python" ] || python3.12 -m venv "$venv312"
-  "$venv312/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
-  "$venv312/bin/python" - <<'PY'
+# A python3.X that runs: pyenv installs shims for versions it has but has not selected, which fail.
+find_python() {
+  local candidate
+  for candidate in "python$1" "$(pyenv root 2> /dev/null)/versions/$1".*/bin/"python$1"; do
+    if "$candidate" -c '' 2> /dev/null; then
+      command -v "$candidate"
+      return
+    fi
+  done
+  return 1
+}
+
+# The abi3 wheel built above for 3.11 loads unchanged on later versions: 3.12 is the GPU machine's.
+for version in 3.12 3.13; do
+  step "the same wheel on Python $version"
+  if ! interpreter=$(find_python "$version"); then
+    echo "skipped: no working python$version to load the abi3 wheel with"
+    continue
+  fi
+  venv_other="$target/deps/venv$version"
+  [ -x "$venv_other/bin/python" ] || "$interpreter" -m venv "$venv_other"
+  "$venv_other/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
+  "$venv_other/bin/python" - <<'PY'
 import sys
 import dlspan
 
@@ -61,6 +78,4 @@ back = dlspan.from_dlpack(capsule)
 assert back.shape == (6,) and dlspan.live_borrows() == 0
 print(f"the abi3 wheel loads and runs on Python {sys.version.split()[0]}")
 PY
-else
-  echo "skipped: no python3.12 on PATH to load the abi3 wheel with"
-fi
+done

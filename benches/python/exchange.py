@@ -8,6 +8,7 @@ load.
 """
 
 import argparse
+from importlib import metadata
 import platform
 import statistics
 import sys
@@ -115,7 +116,7 @@ def main():
             samples[name].append(timer.timeit(number) / number * 1e9)
     median = {name: statistics.median(values) for name, values in samples.items()}
 
-    print(f"# dlspan {dlspan.__name__}, Python {platform.python_version()}, NumPy {np.__version__}, "
+    print(f"# dlspan {metadata.version('dlspan')}, Python {platform.python_version()}, NumPy {np.__version__}, "
           f"PyTorch {torch.__version__}, {platform.machine()}, median of {args.rounds} interleaved rounds")
     if args.markdown:
         print("| operation | ns/call | peer | peer ns/call | ratio | target | met |")
@@ -135,7 +136,9 @@ def main():
             print("| " + " | ".join(line) + " |")
         else:
             print(f"{line[0]:42s} {line[1]:>7s} ns  {line[4]:>5s}x {line[5]:>7s} {line[6]}")
-    return 0 if failed == 0 else 0  # a benchmark reports; it does not fail
+    targets = sum(target is not None for *_, target in rows)
+    print(f"# {targets - failed} of {targets} targets met")
+    return 0  # a benchmark reports; it does not fail
 
 
 if __name__ == "__main__":
