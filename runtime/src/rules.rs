@@ -6,5 +6,6 @@
 use crate::{
     CopyMode, DlElement, DlpackError, DlpackTensor, DynMdspan, DynMdspanMut, ImportOptions, IntoLegacyError,
     LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, ManagedTensor, Mapping, Mdspan, MdspanMut,
-    ToDlpackTensor, dtype, to_device_mdspan, to_dlpack_tensor, to_host_mdspan, to_managed_mdspan,
+    PackedMdspan, PackedMdspanMut, ToDlpackTensor, dtype, to_device_mdspan, to_dlpack_tensor, to_host_mdspan,
+    to_managed_mdspan,
 };

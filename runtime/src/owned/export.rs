@@ -6,7 +6,8 @@
 //! drops the owner inside `catch_unwind`, so a panicking `Drop` never unwinds into C.
 
 use super::ManagedTensor;
-use crate::dtype::{DlElement, is_padded_subbyte};
+use crate::convert::Element;
+use crate::dtype::DlElement;
 use crate::error::DlpackError;
 use crate::ffi::{
     DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPACK_FLAG_BITMASK_IS_COPIED,
@@ -219,15 +220,17 @@ pub(crate) fn export_owner<O: ExportOwner, const R: usize>(
         empty,
         byte_offset,
         extra_flags,
+        Element::of::<O::Elem>(),
     )
 }
 
-/// How many elements the owner must hold: exactly the tensor's (compact exports), or at least the
-/// span its strides reach.
+/// How many elements the owner must hold: exactly the tensor's (compact exports), at least the
+/// span its strides reach, or exactly the bytes of packed sub-byte values (an owner of bytes).
 #[derive(Clone, Copy)]
 enum Required {
     Exactly(usize),
     AtLeast(usize),
+    PackedBytes(usize),
 }
 
 /// Extents or strides as `int64_t`, or the axis that does not fit.
@@ -240,8 +243,10 @@ fn exported<const R: usize>(values: [i128; R]) -> Result<[i64; R], DlpackError> 
 }
 
 /// Boxes the owner with the header, shape and strides, checks that the owner holds the `required`
-/// elements (asking for its storage once, in its final place), and writes the header.
+/// elements (asking for its storage once, in its final place), and writes the header, whose dtype
+/// and padding flag come from `element`.
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn export_checked<O: ExportOwner, const R: usize>(
     owner: O,
     shape: [i64; R],
@@ -250,6 +255,7 @@ fn export_checked<O: ExportOwner, const R: usize>(
     empty: bool,
     byte_offset: u64,
     extra_flags: u64,
+    element: Element,
 ) -> Result<ManagedTensor, DlpackError> {
     // The context is written in place, field by field: building it on the stack and moving it into
     // a box would copy it whole (header included) only to write the header again.
@@ -277,6 +283,9 @@ fn export_checked<O: ExportOwner, const R: usize>(
         Required::AtLeast(required) if storage.len < required => {
             Some(DlpackError::TooFewElements { required, found: storage.len })
         }
+        Required::PackedBytes(required) if storage.len != required => {
+            Some(DlpackError::PackedByteLength { required, found: storage.len })
+        }
         _ => None,
     };
     if let Some(refusal) = refusal {
@@ -291,7 +300,7 @@ fn export_checked<O: ExportOwner, const R: usize>(
     if !storage.writable {
         flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
     }
-    if is_padded_subbyte::<O::Elem>() {
+    if element.padded {
         flags |= DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
     }
     // Pointers into the context, derived from `raw` (the deleter later uses `raw` itself).
@@ -307,7 +316,7 @@ fn export_checked<O: ExportOwner, const R: usize>(
                 data: if empty { ptr::null_mut() } else { storage.ptr.as_ptr().cast() },
                 device,
                 ndim: R as i32,
-                dtype: O::Elem::DTYPE,
+                dtype: element.dtype,
                 shape: shape_ptr,
                 strides: strides_ptr,
                 byte_offset,
@@ -445,6 +454,37 @@ impl ManagedTensor {
     ) -> Result<Self, DlpackError> {
         export_owner(owner, shape, strides, offset, 0)
     }
+
+    /// Exports an owner of bytes as packed sub-byte values of `T` (for example
+    /// [`Float4E2m1fn`](crate::dtype::Float4E2m1fn), exported as `(17, 4, 1)` without
+    /// `IS_SUBBYTE_TYPE_PADDED`) in a compact row-major tensor of `shape`, without copying: the owner
+    /// holds exactly `ceil(numel · bits / 8)` bytes, values low bits first
+    /// ([rule P4](crate::rules#p4)).
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::PackedByteLength`] when the owner holds another number of bytes;
+    /// [`DlpackError::SpanOverflow`]. The owner is dropped on error.
+    ///
+    /// ```
+    /// use dlspan::{DlpackError, ManagedTensor, PackedMdspan};
+    /// use dlspan::dtype::Float4E2m1fn;
+    /// let t = ManagedTensor::from_packed::<Float4E2m1fn, _, 1>(vec![0x21u8, 0x07], [3])?;
+    /// assert_eq!((t.dtype().bits, t.dtype().lanes, t.shape()), (4, 1, &[3i64][..]));
+    /// assert!(!t.is_subbyte_padded());
+    /// let values = t.view_as::<PackedMdspan<Float4E2m1fn, 1>>()?.to_vec();
+    /// assert_eq!(values.iter().map(|x| x.to_f32()).collect::<Vec<_>>(), [0.5, 1.0, 6.0]);
+    /// let short = ManagedTensor::from_packed::<Float4E2m1fn, _, 1>(vec![0x21u8], [3]);
+    /// assert!(matches!(short, Err(DlpackError::PackedByteLength { required: 2, found: 1 })));
+    /// # Ok::<(), DlpackError>(())
+    /// ```
+    pub fn from_packed<T: DlElement + crate::dtype::PlainBits, O: TensorOwner<Elem = u8>, const R: usize>(
+        owner: O,
+        shape: [usize; R],
+    ) -> Result<Self, DlpackError> {
+        const { assert!(crate::dtype::is_packable::<T>(), "packed values are sub-byte one-value storage types") };
+        export_packed::<T, O, R>(owner, shape, 0)
+    }
 }
 
 /// Exports an owner as a compact row-major tensor of `shape` (zero extents count as 1 in the
@@ -467,6 +507,31 @@ pub(crate) fn export_compact<O: ExportOwner, const R: usize>(
         empty,
         0,
         extra_flags,
+        Element::of::<O::Elem>(),
+    )
+}
+
+/// Exports an owner of bytes as packed sub-byte values of `T` in a compact row-major tensor of
+/// `shape`: exactly `ceil(numel · bits / 8)` bytes, low bits first.
+pub(crate) fn export_packed<T: DlElement, O: ExportOwner<Elem = u8>, const R: usize>(
+    owner: O,
+    shape: [usize; R],
+    extra_flags: u64,
+) -> Result<ManagedTensor, DlpackError> {
+    let strides = crate::check::compact_strides(&shape, crate::LayoutKind::Right)?;
+    let empty = shape.contains(&0);
+    // Validated: the product of the extents (each at least 1 here) fits isize.
+    let size = if empty { 0 } else { shape.iter().fold(1usize, |acc, &e| acc.wrapping_mul(e)) };
+    let bytes = crate::dtype::packed_bytes(T::DTYPE, size).ok_or(DlpackError::SpanOverflow)?;
+    export_checked(
+        owner,
+        shape.map(|e| e as i64),
+        strides.map(|s| s as i64),
+        Required::PackedBytes(bytes),
+        empty,
+        0,
+        extra_flags,
+        Element::packed::<T>(),
     )
 }
 

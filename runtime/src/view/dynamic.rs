@@ -10,12 +10,12 @@
 //! The rules are on the types and on the rules page ([D1–D3](crate::rules#d)).
 
 use crate::check;
-use crate::convert::{DlTensorRef, FromDlTensor, ImportOptions, import};
-use crate::dtype::{DlElement, is_padded_subbyte, storage_bits};
+use crate::convert::{DlTensorRef, Element, FromDlTensor, ImportOptions, RawParts, import, import_element};
+use crate::dtype::{DlElement, PlainBits, storage_bits};
 use crate::error::{DlpackError, LayoutKind};
 use crate::ffi::{DLDataType, DLDevice, DLPackVersion, DLTensor};
 use crate::space::{Host, MemorySpace};
-use crate::view::{Dims, Extents, Layout, Mdspan, MdspanMut};
+use crate::view::{Dims, Extents, Layout, Mdspan, MdspanMut, PackedMdspan, PackedMdspanMut};
 use core::ffi::c_void;
 use core::fmt;
 use core::marker::PhantomData;
@@ -186,19 +186,21 @@ impl<S: MemorySpace> DynParts<S> {
         Ok(Some(Located { byte, bit, span: reach.span }))
     }
 
-    /// The parts of a typed view (valid by the typed view's invariants).
-    fn of_typed<T: DlElement>(
-        data: *mut T,
+    /// The parts of a typed or packed view (valid by that view's invariants): `data` is its base,
+    /// `byte_offset` the bytes to index 0.
+    fn of_view(
+        data: *mut u8,
+        byte_offset: usize,
+        element: Element,
         extents: &[usize],
         strides: &[isize],
-        offset: usize,
         ordinal: S::Ordinal,
     ) -> Self {
         Self {
-            data: data.cast(),
-            byte_offset: (offset * size_of::<T>()) as u64,
-            dtype: T::DTYPE,
-            padded: is_padded_subbyte::<T>(),
+            data,
+            byte_offset: byte_offset as u64,
+            dtype: element.dtype,
+            padded: element.padded,
             ordinal,
             extents: Axes::from_slice(extents),
             strides: Axes::from_slice(strides),
@@ -232,6 +234,26 @@ impl<S: MemorySpace> DynParts<S> {
         &self,
         unique: bool,
     ) -> Result<crate::convert::Parts<T, R, Dims<R>, L, S>, DlpackError> {
+        self.with_tensor::<R, _>(|tensor, options| {
+            // SAFETY: when `ndim == R`, shape and strides point to `R` entries (`with_tensor`).
+            unsafe { import::<T, R, Dims<R>, L, S>(tensor, options, unique) }
+        })
+    }
+
+    /// A packed view's parts, by the typed import's rules with positions in bits.
+    fn packed<T: DlElement, const R: usize, L: Layout>(
+        &self,
+        unique: bool,
+    ) -> Result<RawParts<R, Dims<R>, L, S>, DlpackError> {
+        self.with_tensor::<R, _>(|tensor, options| {
+            // SAFETY: when `ndim == R`, shape and strides point to `R` entries (`with_tensor`).
+            unsafe { import_element::<R, Dims<R>, L, S>(tensor, options, unique, Element::packed::<T>()) }
+        })
+    }
+
+    /// Runs `import` on this view's own `DLTensor` (shape and strides as `R` entries when the rank
+    /// is `R`) and what its producer said.
+    fn with_tensor<const R: usize, Out>(&self, import: impl FnOnce(&DLTensor, ImportOptions) -> Out) -> Out {
         let (mut shape, mut strides) = ([0i64; R], [0i64; R]);
         if self.extents.as_slice().len() == R {
             for axis in 0..R {
@@ -249,9 +271,7 @@ impl<S: MemorySpace> DynParts<S> {
             strides: strides.as_mut_ptr(),
             byte_offset: self.byte_offset,
         };
-        let options = ImportOptions { version: DLPackVersion::CURRENT, subbyte_padded: self.padded };
-        // SAFETY: when `ndim == R`, shape and strides point to the `R` entries above.
-        unsafe { import::<T, R, Dims<R>, L, S>(&tensor, options, unique) }
+        import(&tensor, ImportOptions { version: DLPackVersion::CURRENT, subbyte_padded: self.padded })
     }
 
     fn export(&self) -> Result<DynDlpackTensor<'_>, DlpackError> {
@@ -703,7 +723,86 @@ impl<'a, S: MemorySpace> DynMdspan<'a, S> {
     }
 }
 
+impl<'a, S: MemorySpace> DynMdspan<'a, S> {
+    /// The packed view of sub-byte values of `T` (packed data: DLPack's default), rank `R`,
+    /// layout `L`, by the typed import's rules with positions in bits ([rule P2](crate::rules#p2)).
+    ///
+    /// # Errors
+    ///
+    /// As [`typed`](Self::typed); [`DlpackError::SubbytePacking`] for padded data.
+    ///
+    /// ```
+    /// use dlspan::{DynMdspan, LayoutRight, PackedMdspan};
+    /// use dlspan::dtype::Float4E2m1fn;
+    /// let bytes = [0x21u8, 0x07];
+    /// let view: DynMdspan = PackedMdspan::<Float4E2m1fn, 1>::from_bytes(&bytes, [3])?.into();
+    /// assert_eq!((view.element_bits(), view.shape()), (4, &[3usize][..]));
+    /// let packed = view.typed_packed::<Float4E2m1fn, 1, LayoutRight>()?;
+    /// assert_eq!(packed.get([2]).map(|x| x.to_f32()), Some(6.0));
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn typed_packed<T: DlElement + PlainBits, const R: usize, L: Layout>(
+        &self,
+    ) -> Result<PackedMdspan<'a, T, R, Dims<R>, L, S>, DlpackError> {
+        let (base, start_bit, mapping, ordinal) = self.parts.packed::<T, R, L>(false)?;
+        // SAFETY: validated by the typed import with positions in bits; the bytes are alive and
+        // unwritten for `'a` (this view's invariant).
+        Ok(unsafe { PackedMdspan::from_validated(base, start_bit, mapping, ordinal) })
+    }
+}
+
 impl<'a, S: MemorySpace> DynMdspanMut<'a, S> {
+    /// A mutable packed view of sub-byte values of `T`, borrowing this one; see
+    /// [`DynMdspan::typed_packed`].
+    ///
+    /// # Errors
+    ///
+    /// As [`DynMdspan::typed_packed`].
+    ///
+    /// ```
+    /// use dlspan::{DynMdspanMut, LayoutRight, PackedMdspanMut};
+    /// use dlspan::dtype::Float6E2m3fn;
+    /// let mut bytes = [0u8; 3];
+    /// let mut view: DynMdspanMut = PackedMdspanMut::<Float6E2m3fn, 1>::from_bytes(&mut bytes, [4])?.into();
+    /// view.typed_packed_mut::<Float6E2m3fn, 1, LayoutRight>()?.fill(Float6E2m3fn::from_f32(1.0));
+    /// assert_eq!(view.as_view().typed_packed::<Float6E2m3fn, 1, LayoutRight>()?.get([3]).unwrap().to_f32(), 1.0);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn typed_packed_mut<T: DlElement + PlainBits, const R: usize, L: Layout>(
+        &mut self,
+    ) -> Result<PackedMdspanMut<'_, T, R, Dims<R>, L, S>, DlpackError> {
+        let (base, start_bit, mapping, ordinal) = self.parts.packed::<T, R, L>(true)?;
+        // SAFETY: validated (unique included); the bytes are reached only through this borrow.
+        Ok(unsafe { PackedMdspanMut::from_validated(base, start_bit, mapping, ordinal) })
+    }
+
+    /// The mutable packed view of sub-byte values of `T`, consuming this one; see
+    /// [`DynMdspan::typed_packed`].
+    ///
+    /// # Errors
+    ///
+    /// As [`DynMdspan::typed_packed`].
+    ///
+    /// ```
+    /// use dlspan::{DynMdspanMut, LayoutRight, PackedMdspanMut};
+    /// use dlspan::dtype::Float4E2m1fn;
+    /// let mut bytes = [0u8; 2];
+    /// let view: DynMdspanMut = PackedMdspanMut::<Float4E2m1fn, 1>::from_bytes(&mut bytes, [3])?.into();
+    /// view.into_typed_packed::<Float4E2m1fn, 1, LayoutRight>()?.set([2], Float4E2m1fn::from_f32(6.0));
+    /// assert_eq!(bytes, [0x00, 0x07]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn into_typed_packed<T: DlElement + PlainBits, const R: usize, L: Layout>(
+        self,
+    ) -> Result<PackedMdspanMut<'a, T, R, Dims<R>, L, S>, DlpackError> {
+        let (base, start_bit, mapping, ordinal) = self.parts.packed::<T, R, L>(true)?;
+        // SAFETY: validated (unique included); this view's unique access for `'a` moves on.
+        Ok(unsafe { PackedMdspanMut::from_validated(base, start_bit, mapping, ordinal) })
+    }
+
     /// A mutable dynamic view of a `DLTensor` from a current (1.3) producer.
     ///
     /// # Errors
@@ -845,13 +944,10 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
 {
     #[inline]
     fn from(view: Mdspan<'a, T, R, E, L, S>) -> Self {
-        let parts = DynParts::of_typed(
-            view.data_handle().cast_mut(),
-            &view.extents(),
-            &view.strides(),
-            view.offset(),
-            view.ordinal(),
-        );
+        let (extents, strides) = (view.extents(), view.strides());
+        let byte_offset = view.offset() * size_of::<T>();
+        let data = view.data_handle().cast_mut().cast();
+        let parts = DynParts::of_view(data, byte_offset, Element::of::<T>(), &extents, &strides, view.ordinal());
         Self { parts, _borrow: PhantomData }
     }
 }
@@ -861,8 +957,52 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
 {
     #[inline]
     fn from(view: MdspanMut<'a, T, R, E, L, S>) -> Self {
-        let parts =
-            DynParts::of_typed(view.data_handle(), &view.extents(), &view.strides(), view.offset(), view.ordinal());
+        let (extents, strides) = (view.extents(), view.strides());
+        let byte_offset = view.offset() * size_of::<T>();
+        let parts = DynParts::of_view(
+            view.data_handle().cast(),
+            byte_offset,
+            Element::of::<T>(),
+            &extents,
+            &strides,
+            view.ordinal(),
+        );
+        Self { parts, _borrow: PhantomData }
+    }
+}
+
+impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
+    From<PackedMdspan<'a, T, R, E, L, S>> for DynMdspan<'a, S>
+{
+    #[inline]
+    fn from(view: PackedMdspan<'a, T, R, E, L, S>) -> Self {
+        let (extents, strides) = (view.extents(), view.strides());
+        let parts = DynParts::of_view(
+            view.data_handle().cast_mut(),
+            view.index_zero_byte(),
+            Element::packed::<T>(),
+            &extents,
+            &strides,
+            view.ordinal(),
+        );
+        Self { parts, _borrow: PhantomData }
+    }
+}
+
+impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
+    From<PackedMdspanMut<'a, T, R, E, L, S>> for DynMdspanMut<'a, S>
+{
+    #[inline]
+    fn from(view: PackedMdspanMut<'a, T, R, E, L, S>) -> Self {
+        let (extents, strides) = (view.extents(), view.strides());
+        let parts = DynParts::of_view(
+            view.data_handle().cast_mut(),
+            view.index_zero_byte(),
+            Element::packed::<T>(),
+            &extents,
+            &strides,
+            view.ordinal(),
+        );
         Self { parts, _borrow: PhantomData }
     }
 }

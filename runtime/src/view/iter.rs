@@ -12,7 +12,7 @@ use core::marker::PhantomData;
 use core::ptr::NonNull;
 
 /// The position of an iteration: an index and its element offset from the base pointer.
-struct Cursor<T, const R: usize> {
+pub(super) struct Cursor<T, const R: usize> {
     ptr: NonNull<T>,
     extents: [usize; R],
     strides: [isize; R],
@@ -25,7 +25,7 @@ struct Cursor<T, const R: usize> {
 }
 
 impl<T, const R: usize> Cursor<T, R> {
-    fn new<E: Extents<R>, L: Layout>(ptr: NonNull<T>, map: &Mapping<R, E, L>) -> Self {
+    pub(super) fn new<E: Extents<R>, L: Layout>(ptr: NonNull<T>, map: &Mapping<R, E, L>) -> Self {
         Self {
             ptr,
             extents: map.extents(),
@@ -54,6 +54,24 @@ impl<T, const R: usize> Cursor<T, R> {
             self.offset = self.offset.wrapping_sub((self.extents[axis] as isize).wrapping_mul(self.strides[axis]));
             self.index[axis] = 0;
         }
+    }
+
+    /// The element offset of the current index, and a step forward; `None` when none remain.
+    /// Packed views address bits, not `T`s, so they walk offsets.
+    #[inline(always)]
+    pub(super) fn next_offset(&mut self) -> Option<isize> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let offset = self.offset;
+        self.advance();
+        Some(offset)
+    }
+
+    /// The number of elements left.
+    pub(super) fn remaining(&self) -> usize {
+        self.remaining
     }
 
     /// The pointer to the current element, and a step forward.
