@@ -495,20 +495,7 @@ pub(crate) fn export_compact<O: ExportOwner, const R: usize>(
     shape: [usize; R],
     extra_flags: u64,
 ) -> Result<ManagedTensor, DlpackError> {
-    let strides = crate::check::compact_strides(&shape, crate::LayoutKind::Right)?;
-    let empty = shape.contains(&0);
-    // Validated: the product of the extents (each at least 1 here) fits isize.
-    let size = if empty { 0 } else { shape.iter().fold(1usize, |acc, &e| acc.wrapping_mul(e)) };
-    export_checked(
-        owner,
-        shape.map(|e| e as i64),
-        strides.map(|s| s as i64),
-        Required::Exactly(size),
-        empty,
-        0,
-        extra_flags,
-        Element::of::<O::Elem>(),
-    )
+    export_compact_as(owner, shape, extra_flags, Element::of::<O::Elem>(), |size| Ok(Required::Exactly(size)))
 }
 
 /// Exports an owner of bytes as packed sub-byte values of `T` in a compact row-major tensor of
@@ -518,20 +505,34 @@ pub(crate) fn export_packed<T: DlElement, O: ExportOwner<Elem = u8>, const R: us
     shape: [usize; R],
     extra_flags: u64,
 ) -> Result<ManagedTensor, DlpackError> {
+    export_compact_as(owner, shape, extra_flags, Element::packed::<T>(), |size| {
+        crate::dtype::packed_bytes(T::DTYPE, size).map(Required::PackedBytes).ok_or(DlpackError::SpanOverflow)
+    })
+}
+
+/// A compact row-major export of elements laid out as `element` says; `required` turns the number
+/// of elements into what the owner must hold.
+#[inline]
+fn export_compact_as<O: ExportOwner, const R: usize>(
+    owner: O,
+    shape: [usize; R],
+    extra_flags: u64,
+    element: Element,
+    required: impl FnOnce(usize) -> Result<Required, DlpackError>,
+) -> Result<ManagedTensor, DlpackError> {
     let strides = crate::check::compact_strides(&shape, crate::LayoutKind::Right)?;
     let empty = shape.contains(&0);
     // Validated: the product of the extents (each at least 1 here) fits isize.
     let size = if empty { 0 } else { shape.iter().fold(1usize, |acc, &e| acc.wrapping_mul(e)) };
-    let bytes = crate::dtype::packed_bytes(T::DTYPE, size).ok_or(DlpackError::SpanOverflow)?;
     export_checked(
         owner,
         shape.map(|e| e as i64),
         strides.map(|s| s as i64),
-        Required::PackedBytes(bytes),
+        required(size)?,
         empty,
         0,
         extra_flags,
-        Element::packed::<T>(),
+        element,
     )
 }
 

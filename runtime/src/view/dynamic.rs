@@ -939,72 +939,34 @@ impl<'a, S: MemorySpace> DynMdspanMut<'a, S> {
     }
 }
 
-impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> From<Mdspan<'a, T, R, E, L, S>>
-    for DynMdspan<'a, S>
-{
-    #[inline]
-    fn from(view: Mdspan<'a, T, R, E, L, S>) -> Self {
-        let (extents, strides) = (view.extents(), view.strides());
-        let byte_offset = view.offset() * size_of::<T>();
-        let data = view.data_handle().cast_mut().cast();
-        let parts = DynParts::of_view(data, byte_offset, Element::of::<T>(), &extents, &strides, view.ordinal());
-        Self { parts, _borrow: PhantomData }
-    }
+/// `From` a typed or packed view: its base, the bytes to index 0, and its element's layout.
+macro_rules! from_view {
+    ($($view:ident => $dyn:ident, [$($bound:tt)+], $element:ident, $index_zero_byte:expr;)*) => {$(
+        impl<'a, T: $($bound)+, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
+            From<$view<'a, T, R, E, L, S>> for $dyn<'a, S>
+        {
+            #[inline]
+            fn from(view: $view<'a, T, R, E, L, S>) -> Self {
+                let index_zero_byte: fn(&$view<'a, T, R, E, L, S>) -> usize = $index_zero_byte;
+                let parts = DynParts::of_view(
+                    view.data_handle() as *mut u8,
+                    index_zero_byte(&view),
+                    Element::$element::<T>(),
+                    &view.extents(),
+                    &view.strides(),
+                    view.ordinal(),
+                );
+                Self { parts, _borrow: PhantomData }
+            }
+        }
+    )*};
 }
 
-impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> From<MdspanMut<'a, T, R, E, L, S>>
-    for DynMdspanMut<'a, S>
-{
-    #[inline]
-    fn from(view: MdspanMut<'a, T, R, E, L, S>) -> Self {
-        let (extents, strides) = (view.extents(), view.strides());
-        let byte_offset = view.offset() * size_of::<T>();
-        let parts = DynParts::of_view(
-            view.data_handle().cast(),
-            byte_offset,
-            Element::of::<T>(),
-            &extents,
-            &strides,
-            view.ordinal(),
-        );
-        Self { parts, _borrow: PhantomData }
-    }
-}
-
-impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
-    From<PackedMdspan<'a, T, R, E, L, S>> for DynMdspan<'a, S>
-{
-    #[inline]
-    fn from(view: PackedMdspan<'a, T, R, E, L, S>) -> Self {
-        let (extents, strides) = (view.extents(), view.strides());
-        let parts = DynParts::of_view(
-            view.data_handle().cast_mut(),
-            view.index_zero_byte(),
-            Element::packed::<T>(),
-            &extents,
-            &strides,
-            view.ordinal(),
-        );
-        Self { parts, _borrow: PhantomData }
-    }
-}
-
-impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
-    From<PackedMdspanMut<'a, T, R, E, L, S>> for DynMdspanMut<'a, S>
-{
-    #[inline]
-    fn from(view: PackedMdspanMut<'a, T, R, E, L, S>) -> Self {
-        let (extents, strides) = (view.extents(), view.strides());
-        let parts = DynParts::of_view(
-            view.data_handle().cast_mut(),
-            view.index_zero_byte(),
-            Element::packed::<T>(),
-            &extents,
-            &strides,
-            view.ordinal(),
-        );
-        Self { parts, _borrow: PhantomData }
-    }
+from_view! {
+    Mdspan => DynMdspan, [DlElement], of, |view| view.offset() * size_of::<T>();
+    MdspanMut => DynMdspanMut, [DlElement], of, |view| view.offset() * size_of::<T>();
+    PackedMdspan => DynMdspan, [DlElement + PlainBits], packed, PackedMdspan::index_zero_byte;
+    PackedMdspanMut => DynMdspanMut, [DlElement + PlainBits], packed, PackedMdspanMut::index_zero_byte;
 }
 
 impl<'a, S: MemorySpace> FromDlTensor<'a> for DynMdspan<'a, S> {
