@@ -826,8 +826,14 @@ pub(crate) fn export_element<'a, const R: usize, E: Extents<R>, L: Layout>(
     let strides = all_strides.map(|s| s as i64);
     // Emptiness needs no product: a zero extent.
     let empty = extents.contains(&0);
-    // Validated: the bits up to index 0 fit isize bytes.
-    let byte_offset = if empty { 0 } else { ((start_bit + mapping.offset() * element.bits) / 8) as u64 };
+    // Validated: the bytes up to index 0 fit isize (their bits may not: counted in 128 bits).
+    let byte_offset = if empty {
+        0
+    } else if element.bits % 8 == 0 {
+        (mapping.offset() * (element.bits / 8)) as u64
+    } else {
+        ((start_bit as u128 + mapping.offset() as u128 * element.bits as u128) / 8) as u64
+    };
     Ok(DlpackTensor {
         data: if empty { ptr::null_mut() } else { data },
         device,

@@ -100,7 +100,87 @@ impl<S: MemorySpace> DynParts<S> {
     ///
     /// `tensor.shape` and `tensor.strides`, when non-null and `ndim > 0`, each point to `ndim`
     /// readable `int64_t`.
+    #[inline]
     unsafe fn import(tensor: &DLTensor, options: ImportOptions, unique: bool) -> Result<Self, DlpackError> {
+        // SAFETY: forwarded to the caller.
+        if let Some(parts) = unsafe { Self::import_fast(tensor, unique) } {
+            return Ok(parts);
+        }
+        // SAFETY: forwarded to the caller.
+        unsafe { Self::import_ordered(tensor, options, unique) }
+    }
+
+    /// The common case of [`import`](Self::import), as the typed import's fast path: the space's
+    /// own device type, rank up to 8 with non-null data, shape and strides, a dtype of whole bytes,
+    /// at least one element, non-negative strides and a byte offset below 2^32. The axes are
+    /// padded to 4 or 8 (extent 1, stride 0, which reach nothing) so that two instantiations of the
+    /// typed fast path's reach check serve every rank. `None` hands the tensor to
+    /// [`import_ordered`](Self::import_ordered), which accepts everything this accepts.
+    ///
+    /// # Safety
+    ///
+    /// As for [`import`](Self::import).
+    #[inline]
+    unsafe fn import_fast(tensor: &DLTensor, unique: bool) -> Option<Self> {
+        let ordinal = S::fast_accept(tensor.device)?;
+        let rank = usize::try_from(tensor.ndim).ok().filter(|&rank| rank <= INLINE_AXES)?;
+        let dtype = tensor.dtype;
+        let bits = storage_bits(dtype, false).filter(|bits| bits % 8 == 0)?;
+        let arrays_null = rank > 0 && (tensor.shape.is_null() || tensor.strides.is_null());
+        if tensor.data.is_null() || arrays_null || tensor.byte_offset >= 1 << 32 {
+            return None;
+        }
+        let (mut extents, mut strides) = ([1usize; INLINE_AXES], [0isize; INLINE_AXES]);
+        if rank > 0 {
+            // SAFETY: non-null, `ndim` entries (caller).
+            let shape = unsafe { core::slice::from_raw_parts(tensor.shape, rank) };
+            // SAFETY: as above.
+            let given = unsafe { core::slice::from_raw_parts(tensor.strides, rank) };
+            for axis in 0..rank {
+                // A negative extent or stride is huge as unsigned and fails the reach check's bound.
+                extents[axis] = shape[axis] as usize;
+                strides[axis] = given[axis] as isize;
+            }
+        }
+        // Non-negative strides: no element lies below index 0, which is `byte_offset` into `data`.
+        // Most tensors have at most 4 axes: their check reads half the padding.
+        let span = if rank <= 4 {
+            let (extents, strides) =
+                ([extents[0], extents[1], extents[2], extents[3]], [strides[0], strides[1], strides[2], strides[3]]);
+            check::reach_fast::<4, false>(&extents, &strides, 0)
+        } else {
+            check::reach_fast::<INLINE_AXES, false>(&extents, &strides, 0)
+        }?;
+        let (bytes, overflow) = span.overflowing_mul(bits / 8);
+        let end = bytes.wrapping_add(tensor.byte_offset as usize);
+        if overflow || end > isize::MAX as usize || tensor.data.addr().overflowing_add(end).1 {
+            return None;
+        }
+        if unique && !check::unique(&extents[..rank], &strides[..rank]) {
+            return None;
+        }
+        let values = |len| Axes::Inline { len: len as u8, values: extents };
+        let steps = |len| Axes::Inline { len: len as u8, values: strides };
+        Some(Self {
+            data: tensor.data.cast(),
+            byte_offset: tensor.byte_offset,
+            dtype,
+            padded: false,
+            ordinal,
+            extents: values(rank),
+            strides: steps(rank),
+        })
+    }
+
+    /// [`import`](Self::import) rule by rule, in the typed import's order, reporting the first
+    /// rule that fails.
+    ///
+    /// # Safety
+    ///
+    /// As for [`import`](Self::import).
+    #[cold]
+    #[inline(never)]
+    unsafe fn import_ordered(tensor: &DLTensor, options: ImportOptions, unique: bool) -> Result<Self, DlpackError> {
         let ordinal = S::accept(tensor.device)?;
         let rank = usize::try_from(tensor.ndim).map_err(|_| DlpackError::NegativeNdim { ndim: tensor.ndim })?;
         let dtype = tensor.dtype;

@@ -189,6 +189,15 @@ const fn assert_packable<T: DlElement>() {
     );
 }
 
+/// The byte and the bit in it where element offset `k` starts, `start_bit + k·bits` bits after the
+/// base, computed without the bit count itself (which may not fit `usize` where the bytes do).
+#[inline]
+fn position(start_bit: usize, k: usize, bits: usize) -> (usize, usize) {
+    // Eight values take exactly `bits` bytes.
+    let low = start_bit + (k % 8) * bits;
+    ((k / 8) * bits + low / 8, low % 8)
+}
+
 /// The bits of the element at element offset `k`.
 ///
 /// # Safety
@@ -197,8 +206,7 @@ const fn assert_packable<T: DlElement>() {
 /// for reads; `bits < 8`.
 #[inline]
 unsafe fn read_bits(base: NonNull<u8>, start_bit: usize, k: usize, bits: usize) -> u8 {
-    let bit = start_bit + k * bits;
-    let (byte, shift) = (bit / 8, bit % 8);
+    let (byte, shift) = position(start_bit, k, bits);
     // SAFETY: the first byte holding the value lies in the bytes the caller vouches for.
     let first = unsafe { base.add(byte) };
     // SAFETY: as above, valid for reads.
@@ -220,8 +228,7 @@ unsafe fn read_bits(base: NonNull<u8>, start_bit: usize, k: usize, bits: usize) 
 /// As for [`read_bits`], with the bytes valid for writes and reached through nothing else.
 #[inline]
 unsafe fn write_bits(base: NonNull<u8>, start_bit: usize, k: usize, bits: usize, value: u8) {
-    let bit = start_bit + k * bits;
-    let (byte, shift) = (bit / 8, bit % 8);
+    let (byte, shift) = position(start_bit, k, bits);
     let mask = ((1u16 << bits) - 1) << shift;
     let value = (u16::from(value) << shift) & mask;
     // SAFETY: the first byte holding the value lies in the bytes the caller vouches for.
@@ -375,8 +382,9 @@ macro_rules! packed_queries {
             /// ```
             #[inline]
             pub fn byte_len(&self) -> usize {
-                let span = self.map.required_span_size();
-                if span == 0 { 0 } else { (self.start_bit + span * self.element_bits()).div_ceil(8) }
+                let span = self.map.required_span_size() as u128;
+                // Validated: the byte count fits isize; its bits are counted in 128 bits.
+                if span == 0 { 0 } else { (self.start_bit as u128 + span * self.element_bits() as u128).div_ceil(8) as usize }
             }
 
             /// The address the values are counted from (the first byte for a compact view). A
@@ -398,7 +406,8 @@ macro_rules! packed_queries {
             /// (always a whole byte).
             #[inline]
             pub(crate) fn index_zero_byte(&self) -> usize {
-                (self.start_bit + self.map.offset() * self.element_bits()) / 8
+                // Validated: the byte count fits isize; its bits are counted in 128 bits.
+                ((self.start_bit as u128 + self.map.offset() as u128 * self.element_bits() as u128) / 8) as usize
             }
 
             /// The memory space's record of the device (the CUDA ordinal of device views).
