@@ -1,25 +1,40 @@
 #!/usr/bin/env bash
 # Runs every benchmark (dlspan beside dlpark, ndarray and hand-written floors), counts the
 # instructions of the import and export paths with callgrind (deterministic, where timings on a
-# shared machine are not), and regenerates BENCHMARKS.md. Takes several minutes; run it on a quiet
+# shared machine are not; the import beside CCCL's C++ original, whose headers it fetches into the
+# build's deps folder), and regenerates BENCHMARKS.md. Takes several minutes; run it on a quiet
 # machine.
 #
 #   bash scripts/bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rm -f target/criterion/allocations.tsv
+target="${CARGO_TARGET_DIR:-target}"
+out="$target/criterion"
+rm -f "$out/allocations.tsv"
 cargo bench --locked -p dlspan-benches "$@"
 
-mkdir -p target/criterion
+mkdir -p "$out"
 cargo build --locked --release -p dlspan-benches --bin import_instructions --bin export_instructions
-for harness in import_instructions export_instructions; do
-  valgrind --tool=callgrind --callgrind-out-file="target/criterion/$harness.callgrind" \
-    "target/release/$harness" > /dev/null 2>&1
-  callgrind_annotate --inclusive=yes "target/criterion/$harness.callgrind" > "target/criterion/$harness.txt" 2> /dev/null
+
+# The peer of the import harness: CCCL's cuda::to_host_mdspan, built with g++ -O3 (the optimisation
+# level of Rust's release profile) from the headers of CCCL's PyPI wheels.
+cccl_dirs=$(bash scripts/deps.sh cccl)
+mapfile -t cccl_include <<< "$cccl_dirs"
+g++ -std=c++17 -O3 "${cccl_include[@]/#/-I}" benches/cccl/import_instructions.cpp -o "$target/release/cccl_import_instructions"
+
+for harness in import_instructions export_instructions cccl_import_instructions; do
+  valgrind --tool=callgrind --callgrind-out-file="$out/$harness.callgrind" \
+    "$target/release/$harness" > "$out/$harness.out" 2> /dev/null
+  callgrind_annotate --inclusive=yes --threshold=100 "$out/$harness.callgrind" > "$out/$harness.txt" 2> /dev/null
 done
+# Same tensors in, same views out (their parts, summed), or the comparison is void.
+if ! diff "$out/import_instructions.out" "$out/cccl_import_instructions.out"; then
+  echo "the dlspan and CCCL import harnesses disagree (above): fix the harnesses before comparing" >&2
+  exit 1
+fi
 
 # Wall-clock of the managed exports in a plain interleaved loop (beside criterion's batched medians).
-target/release/export_instructions --time > target/criterion/export_time.txt
+"$target/release/export_instructions" --time > "$out/export_time.txt"
 
 python3 scripts/bench_report.py > BENCHMARKS.md
 echo "wrote BENCHMARKS.md"

@@ -15,23 +15,8 @@ root=$(pwd)
 step() { printf '\n==> %s\n' "$*"; }
 
 # A real dlpack.h (1.3), from the apache-tvm-ffi wheel on PyPI, for the ABI and C round-trip tests.
-deps="$root/target/deps"
-if [ ! -f "$deps/include/dlpack/dlpack.h" ]; then
-  step "fetching dlpack.h from the apache-tvm-ffi wheel"
-  mkdir -p "$deps/wheels"
-  python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$deps/wheels" "apache-tvm-ffi==0.1.15.post2"
-  python3 - "$deps" <<'PY'
-import glob, os, sys, zipfile
-deps = sys.argv[1]
-wheel = glob.glob(os.path.join(deps, "wheels", "apache_tvm_ffi-*.whl"))[0]
-with zipfile.ZipFile(wheel) as z:
-    data = z.read("tvm_ffi/include/dlpack/dlpack.h")
-os.makedirs(os.path.join(deps, "include", "dlpack"), exist_ok=True)
-with open(os.path.join(deps, "include", "dlpack", "dlpack.h"), "wb") as f:
-    f.write(data)
-PY
-fi
-export DLSPAN_DLPACK_INCLUDE="$deps/include"
+DLSPAN_DLPACK_INCLUDE=$(bash scripts/deps.sh dlpack)
+export DLSPAN_DLPACK_INCLUDE
 export DLSPAN_REQUIRE_DLPACK_H=1
 grep -q '#define DLPACK_MINOR_VERSION 3' "$DLSPAN_DLPACK_INCLUDE/dlpack/dlpack.h"
 
@@ -48,21 +33,7 @@ export DLSPAN_REQUIRE_ML_DTYPES=1
 
 # NVRTC 13 from the nvidia-cuda-nvrtc wheel on PyPI: the CUDA tests compile every kernel module to
 # PTX with it (no GPU needed). cudarc finds the library through LD_LIBRARY_PATH.
-nvrtc="$deps/nvrtc/lib"
-if [ ! -f "$nvrtc/libnvrtc.so.13" ]; then
-  step "fetching NVRTC from the nvidia-cuda-nvrtc wheel"
-  mkdir -p "$deps/wheels" "$nvrtc"
-  python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$deps/wheels" "nvidia-cuda-nvrtc==13.0.88"
-  python3 - "$deps" "$nvrtc" <<'PY'
-import glob, os, sys, zipfile
-deps, lib = sys.argv[1], sys.argv[2]
-wheel = glob.glob(os.path.join(deps, "wheels", "nvidia_cuda_nvrtc-13.0.88-*.whl"))[0]
-with zipfile.ZipFile(wheel) as z:
-    for name in ("libnvrtc.so.13", "libnvrtc-builtins.so.13.0"):
-        with open(os.path.join(lib, name), "wb") as f:
-            f.write(z.read("nvidia/cu13/lib/" + name))
-PY
-fi
+nvrtc=$(bash scripts/deps.sh nvrtc)
 export LD_LIBRARY_PATH="$nvrtc${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export DLSPAN_REQUIRE_NVRTC=1
 

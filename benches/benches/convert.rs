@@ -6,62 +6,13 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use dlspan::ffi::{DLDevice, DLDeviceType, DLTensor};
 use dlspan::*;
+use dlspan_benches::import::{ELEMENTS, SHAPE_1, SHAPE_2, SHAPE_3, SHAPE_4, Tensor};
 use dlspan_benches::{CountingAllocator, record_allocations};
 use std::hint::black_box;
 use std::time::Duration;
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
-
-/// Every tensor has this many elements, whatever its rank.
-const ELEMENTS: usize = 1 << 18;
-
-/// A float32 CPU tensor over a shared buffer, owning its shape and strides.
-struct Tensor<const R: usize> {
-    shape: [i64; R],
-    strides: [i64; R],
-}
-
-impl<const R: usize> Tensor<R> {
-    fn row_major(shape: [i64; R]) -> Self {
-        let mut strides = [0i64; R];
-        let mut acc = 1;
-        for axis in (0..R).rev() {
-            strides[axis] = acc;
-            acc *= shape[axis];
-        }
-        Self { shape, strides }
-    }
-
-    fn column_major(shape: [i64; R]) -> Self {
-        let mut strides = [0i64; R];
-        let mut acc = 1;
-        for axis in 0..R {
-            strides[axis] = acc;
-            acc *= shape[axis];
-        }
-        Self { shape, strides }
-    }
-
-    /// Row-major with the outermost stride doubled: a padded ("pitched") layout, not compact.
-    fn pitched(shape: [i64; R]) -> Self {
-        let mut tensor = Self::row_major(shape);
-        tensor.strides[0] *= 2;
-        tensor
-    }
-
-    fn dl(&mut self, data: &mut [f32]) -> DLTensor {
-        DLTensor {
-            data: data.as_mut_ptr().cast(),
-            device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
-            ndim: R as i32,
-            dtype: f32::DTYPE,
-            shape: self.shape.as_mut_ptr(),
-            strides: self.strides.as_mut_ptr(),
-            byte_offset: 0,
-        }
-    }
-}
 
 /// Every routine returns a checksum of what it produced (pointer and extents), so each measures its
 /// own work plus the same small harness cost, and none can be optimised away.
@@ -257,10 +208,10 @@ fn export_group<const R: usize>(c: &mut Criterion, data: &[f32], shape: [usize; 
 
 fn benches(c: &mut Criterion) {
     let mut data = vec![1.0f32; 2 * ELEMENTS];
-    import_group::<1>(c, &mut data, [ELEMENTS as i64]);
-    import_group::<2>(c, &mut data, [512, 512]);
-    import_group::<3>(c, &mut data, [64, 64, 64]);
-    import_group::<4>(c, &mut data, [16, 16, 32, 32]);
+    import_group(c, &mut data, SHAPE_1);
+    import_group(c, &mut data, SHAPE_2);
+    import_group(c, &mut data, SHAPE_3);
+    import_group(c, &mut data, SHAPE_4);
     export_group::<2>(c, &data, [512, 512]);
     export_group::<4>(c, &data, [16, 16, 32, 32]);
 }

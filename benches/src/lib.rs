@@ -237,3 +237,124 @@ pub mod managed {
         }
     }
 }
+
+/// The tensors the import benches convert, shared by the criterion bench (`convert`) and the
+/// instruction-count harness (`import_instructions`), and mirrored value for value by CCCL's harness
+/// (`benches/cccl/import_instructions.cpp`): float32 CPU tensors of [`ELEMENTS`](import::ELEMENTS)
+/// elements at every rank, row-major, column-major and pitched.
+pub mod import {
+    use dlspan::DlElement;
+    use dlspan::ffi::{DLDevice, DLDeviceType, DLTensor};
+
+    /// Every tensor has this many elements, whatever its rank (a pitched one spans twice as many).
+    ///
+    /// ```
+    /// assert_eq!(dlspan_benches::import::SHAPE_4.iter().product::<i64>(), dlspan_benches::import::ELEMENTS as i64);
+    /// ```
+    pub const ELEMENTS: usize = 1 << 18;
+
+    /// The rank-1 shape.
+    ///
+    /// ```
+    /// assert_eq!(dlspan_benches::import::SHAPE_1, [1 << 18]);
+    /// ```
+    pub const SHAPE_1: [i64; 1] = [ELEMENTS as i64];
+
+    /// The rank-2 shape.
+    ///
+    /// ```
+    /// assert_eq!(dlspan_benches::import::SHAPE_2, [512, 512]);
+    /// ```
+    pub const SHAPE_2: [i64; 2] = [512, 512];
+
+    /// The rank-3 shape.
+    ///
+    /// ```
+    /// assert_eq!(dlspan_benches::import::SHAPE_3, [64, 64, 64]);
+    /// ```
+    pub const SHAPE_3: [i64; 3] = [64, 64, 64];
+
+    /// The rank-4 shape.
+    ///
+    /// ```
+    /// assert_eq!(dlspan_benches::import::SHAPE_4, [16, 16, 32, 32]);
+    /// ```
+    pub const SHAPE_4: [i64; 4] = [16, 16, 32, 32];
+
+    /// A float32 CPU tensor's shape and strides; [`dl`](Self::dl) points a `DLTensor` at them.
+    ///
+    /// ```
+    /// use dlspan_benches::import::Tensor;
+    /// let pitched = Tensor::pitched([2, 3]);
+    /// assert_eq!((pitched.shape, pitched.strides), ([2, 3], [6, 1]));
+    /// ```
+    #[derive(Clone, Copy, Debug)]
+    pub struct Tensor<const R: usize> {
+        /// Extents.
+        pub shape: [i64; R],
+        /// Strides, in elements.
+        pub strides: [i64; R],
+    }
+
+    impl<const R: usize> Tensor<R> {
+        /// Compact row-major (C order).
+        ///
+        /// ```
+        /// assert_eq!(dlspan_benches::import::Tensor::row_major([2, 3, 4]).strides, [12, 4, 1]);
+        /// ```
+        pub fn row_major(shape: [i64; R]) -> Self {
+            let mut strides = [0i64; R];
+            let mut acc = 1;
+            for axis in (0..R).rev() {
+                strides[axis] = acc;
+                acc *= shape[axis];
+            }
+            Self { shape, strides }
+        }
+
+        /// Compact column-major (Fortran order).
+        ///
+        /// ```
+        /// assert_eq!(dlspan_benches::import::Tensor::column_major([2, 3, 4]).strides, [1, 2, 6]);
+        /// ```
+        pub fn column_major(shape: [i64; R]) -> Self {
+            let mut strides = [0i64; R];
+            let mut acc = 1;
+            for axis in 0..R {
+                strides[axis] = acc;
+                acc *= shape[axis];
+            }
+            Self { shape, strides }
+        }
+
+        /// Row-major with the outermost stride doubled: a padded ("pitched") layout, not compact.
+        ///
+        /// ```
+        /// assert_eq!(dlspan_benches::import::Tensor::pitched([8]).strides, [2]);
+        /// ```
+        pub fn pitched(shape: [i64; R]) -> Self {
+            let mut tensor = Self::row_major(shape);
+            tensor.strides[0] *= 2;
+            tensor
+        }
+
+        /// A `DLTensor` over `data` with this shape and these strides, valid while both live.
+        ///
+        /// ```
+        /// let mut data = [0f32; 6];
+        /// let mut tensor = dlspan_benches::import::Tensor::row_major([2, 3]);
+        /// assert_eq!(tensor.dl(&mut data).ndim, 2);
+        /// ```
+        pub fn dl(&mut self, data: &mut [f32]) -> DLTensor {
+            DLTensor {
+                data: data.as_mut_ptr().cast(),
+                device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
+                ndim: R as i32,
+                dtype: f32::DTYPE,
+                shape: self.shape.as_mut_ptr(),
+                strides: self.strides.as_mut_ptr(),
+                byte_offset: 0,
+            }
+        }
+    }
+}

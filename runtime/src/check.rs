@@ -234,56 +234,85 @@ pub(crate) fn reach<const POSITIVE: bool>(
     }
 }
 
-/// The fast path of [`reach`]: the span, or `None` whenever `reach` might fail or the tensor is
-/// empty (the caller then runs `reach`).
+/// The most bytes a view accepted by the fast import path spans: with every number within
+/// [`fast_bound`], its mapping reaches fewer than `(rank + 1)·B²` elements, at most this many bytes.
+/// So the fast path computes no span: its bytes fit `isize`, and a range starting below `2^63`
+/// cannot wrap the address space.
+pub(crate) const FAST_SPAN_BYTES: usize = 1 << 62;
+
+/// The bound of the fast import path for rank `rank` and elements of `size` bytes: the largest
+/// power of two `B` with `(rank + 1)·B²·size ≤` [`FAST_SPAN_BYTES`] (0 when there is none).
 ///
-/// One bound replaces per-operation overflow checks: with every extent and stride below 2^30 and at
-/// most 8 axes, no term `(e - 1)·s` reaches 2^60 and no sum of them 2^63, so the offset arithmetic
-/// cannot overflow; only the size (a product) keeps an overflow flag. Larger tensors, and negative
-/// strides (rare: reversed axes), take the slow path.
+/// A tensor whose extents lie in `[1, B]`, whose strides lie in `[0, B)` (`[1, B]` where they must
+/// be positive) and whose element offset lies below `B` needs no overflow check in its offset
+/// arithmetic: every term `(e - 1)·s` is below `B²` and the offset below `B`, so the highest offset
+/// reached is below `(rank + 1)·B²`, and a product of two bounded numbers is exact. Only the number
+/// of elements (a product of up to `rank` extents) can still overflow, from rank 3 on. Anything
+/// outside the bound (empty tensors, negative strides, which are huge as unsigned numbers, large
+/// numbers) takes the ordered path, which decides precisely.
+pub(crate) const fn fast_bound(rank: usize, size: usize) -> usize {
+    // ceil(log2(x)) for x >= 1.
+    const fn ceil_log2(x: usize) -> u32 {
+        usize::BITS - (x - 1).leading_zeros()
+    }
+    if size == 0 {
+        return 0;
+    }
+    match FAST_SPAN_BYTES.trailing_zeros().checked_sub(ceil_log2(size) + ceil_log2(rank + 1)) {
+        Some(bits) => 1 << (bits / 2),
+        None => 0,
+    }
+}
+
+/// A relaxed mapping's element offset, for the fast path: `byte_offset / size` when `byte_offset`
+/// is a whole number of elements, and a number at or above any [`fast_bound`] when it is not (for a
+/// power-of-two size, one rotation moves the remainder into the top bits).
+#[inline(always)]
+pub(crate) fn element_offset_fast(byte_offset: u64, size: usize) -> usize {
+    let byte_offset = byte_offset as usize;
+    if size.is_power_of_two() {
+        // A remainder (below 2^trailing_zeros) lands at bit 64 - trailing_zeros or above: beyond
+        // the bound, which is below 2^31 and shrinks as the size grows.
+        byte_offset.rotate_right(size.trailing_zeros())
+    } else if byte_offset.checked_rem(size) == Some(0) {
+        byte_offset / size
+    } else {
+        usize::MAX
+    }
+}
+
+/// `magnitudes` or'ed with `extent - 1` of every axis: below a bound `B` only if every extent lies in
+/// `[1, B]` (0 and negative extents wrap to huge numbers), for one comparison with the bound.
+#[inline(always)]
+pub(crate) fn extents_fast<const R: usize>(extents: &[usize; R], magnitudes: usize) -> usize {
+    extents.iter().fold(magnitudes, |acc, &e| acc | e.wrapping_sub(1))
+}
+
+/// The fast path of [`reach`] for tensors within [`fast_bound`] `bound`: `true` when `reach`
+/// accepts the tensor, `false` when it might not or the tensor is outside the bound (the caller then
+/// runs `reach`). The span is not computed: under the bound it is at most [`FAST_SPAN_BYTES`].
 #[inline(always)]
 pub(crate) fn reach_fast<const R: usize, const POSITIVE: bool>(
     extents: &[usize; R],
     strides: &[isize; R],
     offset: usize,
-) -> Option<usize> {
-    const BOUND: usize = 1 << 30;
-    if R > 8 {
-        return None;
-    }
-    // Under the bound a product of at most two extents stays below 2^60: only larger ranks need an
-    // overflow flag on the size.
-    let size_may_overflow = R > 2;
-    // An offset of 2^32 or more takes the slow path: below it, the sums stay below 2^63 too.
-    let mut magnitudes = if offset >= 1 << 32 { BOUND } else { 0 };
-    let mut not_positive = 0isize;
-    let mut size: usize = 1;
+    bound: usize,
+) -> bool {
+    // A stride that must be positive and is 0 (or any negative stride) is huge as unsigned here.
+    let magnitudes = strides.iter().fold(extents_fast(extents, offset), |acc, &s| {
+        acc | if POSITIVE { (s as usize).wrapping_sub(1) } else { s as usize }
+    });
+    // The number of elements fits isize: each pair's product is exact under the bound, so only
+    // combining pairs (rank 3 on) can overflow.
+    let mut size = 1isize;
     let mut size_overflow = false;
-    let mut high = offset;
-    for (&e, &s) in extents.iter().zip(strides) {
-        // Strides as unsigned: a negative stride is huge, fails the bound and takes the slow path
-        // (which handles reversed axes); so every term here is non-negative and nothing is reached
-        // below the offset.
-        magnitudes |= e | s as usize;
-        if POSITIVE {
-            not_positive |= s.wrapping_sub(1);
-        }
-        if size_may_overflow {
-            let (next, overflow) = size.overflowing_mul(e);
-            size = next;
-            size_overflow |= overflow;
-        } else {
-            size = size.wrapping_mul(e);
-        }
-        // (e - 1)·s: under the bound, below 2^60 (for e == 0 the size is 0 and the caller decides).
-        high = high.wrapping_add(e.wrapping_sub(1).wrapping_mul(s as usize));
+    for pair in extents.chunks(2) {
+        let pair = pair.iter().fold(1usize, |acc, &e| acc.wrapping_mul(e));
+        let (next, overflow) = size.overflowing_mul(pair as isize);
+        size = next;
+        size_overflow |= overflow;
     }
-    let bad = magnitudes >= BOUND
-        || (POSITIVE && not_positive < 0)
-        || size_overflow
-        || size == 0
-        || size > isize::MAX as usize;
-    if bad { None } else { Some(high + 1) }
+    (magnitudes < bound) & !size_overflow
 }
 
 /// Rule I14 for a view's bytes, its positions counted in bits (packed sub-byte elements): `span`

@@ -74,11 +74,12 @@ pub(crate) type Parts<T, const R: usize, E, L, S> = (NonNull<T>, Mapping<R, E, L
 /// Validates a `DLTensor` for a view of `T`, rank `R`, extents `E`, layout `L`, space `S`;
 /// `unique` additionally requires that no two indices share an element.
 ///
-/// The common case takes [`import_fast`]: every check computed without branches, one test at the
-/// end. Anything else (an error, or a valid but unusual tensor: no elements, null legacy strides,
-/// pinned memory, padded sub-byte data) takes [`import_ordered`], which applies the rules in the
-/// order of [section I](crate::rules#i) and reports the first that fails. Both accept exactly the
-/// same tensors.
+/// The common case takes [`import_fast`]: tensors within one bound, where no arithmetic can
+/// overflow. Anything else (an error, or a valid but unusual tensor: no elements, null legacy
+/// strides, pinned memory, padded sub-byte data, negative strides, numbers beyond the bound) takes
+/// [`import_ordered`], which applies the rules in the order of [section I](crate::rules#i) and
+/// reports the first that fails. The fast path accepts only what the ordered one accepts, with the
+/// same view.
 ///
 /// # Safety
 ///
@@ -99,10 +100,11 @@ pub(crate) unsafe fn import<T: DlElement, const R: usize, E: Extents<R>, L: Layo
 }
 
 /// The common case of [`import`]: a current producer's tensor in `S`'s usual device type, with
-/// non-null data, shape and strides, at least one element, no sub-byte padding question. Every rule
-/// is evaluated without branching and folded into one flag; `None` hands the tensor to
-/// [`import_ordered`]. It never accepts a tensor `import_ordered` rejects, and builds the same view
-/// for those it accepts.
+/// non-null data, shape and strides, at least one element, no sub-byte padding question, every
+/// extent, stride and offset within [`check::fast_bound`] (so no sum or product of them can
+/// overflow, and the view spans at most [`check::FAST_SPAN_BYTES`]), and the first element below
+/// address 2^63. `None` hands the tensor to [`import_ordered`]. It never accepts a tensor
+/// `import_ordered` rejects, and builds the same view for those it accepts.
 ///
 /// # Safety
 ///
@@ -134,21 +136,23 @@ unsafe fn import_fast<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S:
         let strides = unsafe { *tensor.strides.cast::<[i64; R]>() };
         (shape, strides)
     };
-    // Rules I7-I8: the first element (or the base and an element offset) and its alignment.
-    let data = tensor.data.addr();
     let size = size_of::<T>();
+    let bound = const { check::fast_bound(R, size_of::<T>()) };
+    // Rules I7-I8: the first element (or the base and an element offset below the bound) and its
+    // alignment.
+    let data = tensor.data.addr();
     let mut bad = false;
     let (address, offset) = if L::HAS_OFFSET {
-        bad |= tensor.byte_offset % size as u64 != 0 || tensor.byte_offset > isize::MAX as u64;
-        (data, (tensor.byte_offset / size as u64) as usize)
+        // A byte offset that is not a whole number of elements gives an offset beyond the bound,
+        // which the layout's check rejects.
+        (data, check::element_offset_fast(tensor.byte_offset, size))
     } else {
         let (address, overflow) = data.overflowing_add(tensor.byte_offset as usize);
         bad |= overflow;
         (address, 0)
     };
     bad |= address % align_of::<T>() != 0;
-    // Rule I10 needs no test of its own here: a negative extent is huge as `usize`, so the size the
-    // layout computes below overflows or exceeds isize::MAX (or is zero), and the slow path decides.
+    // Rule I10 needs no test of its own here: a negative extent is huge as `usize`, beyond the bound.
     let extents = shape.map(|e| e as usize);
     let strides = strides.map(|s| s as isize);
     // Static extents of `E`.
@@ -159,10 +163,10 @@ unsafe fn import_fast<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S:
             }
         }
     }
-    // Rules I12-I15 for the layout, then the byte range.
-    let (stored, span) = L::validate_fast(&extents, &strides, offset)?;
-    let (bytes, overflow) = span.overflowing_mul(size);
-    bad |= overflow | (bytes > isize::MAX as usize) | address.overflowing_add(bytes).1;
+    // Rules I12-I15 for the layout, then the byte range: under the bound the view spans at most
+    // FAST_SPAN_BYTES (below 2^63), so a range starting below 2^63 cannot wrap.
+    let stored = L::validate_fast(&extents, &strides, offset, bound)?;
+    bad |= address > isize::MAX as usize;
     if bad {
         return None;
     }
@@ -923,3 +927,6 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
         unsafe { Self::from_dltensor_with(tensor, options) }
     }
 }
+
+#[cfg(test)]
+mod fast_path_tests;

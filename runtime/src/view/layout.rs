@@ -60,17 +60,19 @@ pub trait Layout: sealed::Sealed + Copy + Default + Debug + Send + Sync + 'stati
         offset: usize,
     ) -> Result<(Self::Strides<R>, Reach), DlpackError>;
 
-    /// The fast path of [`validate`](Self::validate) for the common case: no branches, overflow
-    /// collected in flags. Returns the stored form and the span, or `None` whenever `validate`
-    /// might reject the input *or* the input is unusual (no elements): the caller then runs
-    /// `validate`, which decides precisely. Never accepts what `validate` rejects, and agrees with
-    /// it on what it accepts.
+    /// The fast path of [`validate`](Self::validate) for tensors within `bound` (a
+    /// [`fast_bound`](check::fast_bound)), where no arithmetic can overflow: returns the stored
+    /// form, or `None` whenever `validate` might reject the input *or* the input is outside the
+    /// bound (no elements, negative strides, large numbers): the caller then runs `validate`, which
+    /// decides precisely. Never accepts what `validate` rejects, and agrees with it on what it
+    /// accepts; what it accepts spans at most [`FAST_SPAN_BYTES`](check::FAST_SPAN_BYTES) bytes.
     #[doc(hidden)]
     fn validate_fast<const R: usize>(
         extents: &[usize; R],
         strides: &[isize; R],
         offset: usize,
-    ) -> Option<(Self::Strides<R>, usize)>;
+        bound: usize,
+    ) -> Option<Self::Strides<R>>;
 
     /// The stored form of strides and offset that are already known to satisfy this layout's rules
     /// (taken from a validated mapping of a parent view).
@@ -190,32 +192,31 @@ macro_rules! compact_layout {
                 extents: &[usize; R],
                 strides: &[isize; R],
                 _offset: usize,
-            ) -> Option<((), usize)> {
+                bound: usize,
+            ) -> Option<()> {
                 if R == 0 {
-                    return Some(((), 1));
+                    return Some(());
                 }
                 let at = |k| compact_axis::<R>($left, k);
                 // Canonical strides, checked pairwise: the innermost is 1, and each other equals its
-                // inner neighbour's stride times that neighbour's extent. The products are
-                // independent of each other (no serial chain), and by induction the strides are the
-                // canonical ones.
+                // inner neighbour's stride times that neighbour's extent. Under the bound each product
+                // is exact (both factors are bounded), the products are independent of each other
+                // (no serial chain), and by induction the strides are the canonical ones.
                 let mut bad = strides[at(R - 1)] != 1;
+                // Every extent in [1, bound] and every outer stride below it: then every product is
+                // of two bounded numbers, and so is the size (the outermost extent times its stride).
+                let mut magnitudes = check::extents_fast(extents, 0);
                 for k in 0..R - 1 {
                     let (outer, inner) = (at(k), at(k + 1));
-                    // The neighbour of the innermost axis needs no product: its stride is 1.
-                    let (product, overflow) = if k + 1 == R - 1 {
-                        (extents[inner], false)
+                    magnitudes |= strides[outer] as usize;
+                    let product = if k + 1 == R - 1 {
+                        extents[inner]
                     } else {
-                        extents[inner].overflowing_mul(strides[inner] as usize)
+                        extents[inner].wrapping_mul(strides[inner] as usize)
                     };
-                    bad |= overflow | (strides[outer] as usize != product);
+                    bad |= strides[outer] as usize != product;
                 }
-                let (size, overflow) = extents[at(0)].overflowing_mul(strides[at(0)] as usize);
-                // A size of zero (an empty tensor, whose strides are free) goes to the slow path; a
-                // size beyond isize::MAX also fails the caller's byte-range test (bytes = size ·
-                // element size).
-                bad |= overflow || size == 0;
-                if bad { None } else { Some(((), size)) }
+                if bad | (magnitudes >= bound) { None } else { Some(()) }
             }
 
             #[inline]
@@ -283,8 +284,9 @@ impl Layout for LayoutStride {
         extents: &[usize; R],
         strides: &[isize; R],
         _offset: usize,
-    ) -> Option<([isize; R], usize)> {
-        check::reach_fast::<R, true>(extents, strides, 0).map(|span| (*strides, span))
+        bound: usize,
+    ) -> Option<[isize; R]> {
+        check::reach_fast::<R, true>(extents, strides, 0, bound).then_some(*strides)
     }
 
     #[inline]
@@ -338,9 +340,10 @@ impl Layout for LayoutStrideRelaxed {
         extents: &[usize; R],
         strides: &[isize; R],
         offset: usize,
-    ) -> Option<(RelaxedStrides<R>, usize)> {
-        check::reach_fast::<R, false>(extents, strides, offset)
-            .map(|span| (RelaxedStrides { strides: *strides, offset }, span))
+        bound: usize,
+    ) -> Option<RelaxedStrides<R>> {
+        check::reach_fast::<R, false>(extents, strides, offset, bound)
+            .then_some(RelaxedStrides { strides: *strides, offset })
     }
 
     #[inline]
