@@ -929,4 +929,4 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
 }
 
 #[cfg(test)]
-mod fast_path_tests;
+pub(crate) mod fast_path_tests;

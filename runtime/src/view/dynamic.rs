@@ -142,18 +142,20 @@ impl<S: MemorySpace> DynParts<S> {
                 strides[axis] = given[axis] as isize;
             }
         }
-        // Non-negative strides: no element lies below index 0, which is `byte_offset` into `data`.
-        // Most tensors have at most 4 axes: their check reads half the padding.
-        let span = if rank <= 4 {
+        // Non-negative strides within the typed fast path's bound: no element lies below index 0,
+        // which is `byte_offset` (below 2^32) into `data`, and the bytes reached from there are at
+        // most FAST_SPAN_BYTES, so a first element below 2^63 cannot wrap. Most tensors have at
+        // most 4 axes: their check reads half the padding.
+        let size = bits / 8;
+        let within = if rank <= 4 {
             let (extents, strides) =
                 ([extents[0], extents[1], extents[2], extents[3]], [strides[0], strides[1], strides[2], strides[3]]);
-            check::reach_fast::<4, false>(&extents, &strides, 0)
+            check::reach_fast::<4, false>(&extents, &strides, 0, check::fast_bound(4, size))
         } else {
-            check::reach_fast::<INLINE_AXES, false>(&extents, &strides, 0)
-        }?;
-        let (bytes, overflow) = span.overflowing_mul(bits / 8);
-        let end = bytes.wrapping_add(tensor.byte_offset as usize);
-        if overflow || end > isize::MAX as usize || tensor.data.addr().overflowing_add(end).1 {
+            check::reach_fast::<INLINE_AXES, false>(&extents, &strides, 0, check::fast_bound(INLINE_AXES, size))
+        };
+        let (first, wrapped) = tensor.data.addr().overflowing_add(tensor.byte_offset as usize);
+        if !within || wrapped || first > isize::MAX as usize {
             return None;
         }
         if unique && !check::unique(&extents[..rank], &strides[..rank]) {
@@ -1161,5 +1163,82 @@ impl fmt::Debug for DynDlpackTensor<'_> {
             .field("strides", &self.strides())
             .field("byte_offset", &self.byte_offset)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::fast_path_tests::{Input, input};
+    use crate::dtype::{Float4E2m1fn, Float6E2m3fnX4};
+    use crate::{Device, Host};
+    use proptest::prelude::*;
+    use proptest::test_runner::{TestCaseError, TestRunner};
+
+    /// Runs both import paths of a dynamic view on `input` as rank `rank`, data type `dtype`:
+    /// whatever the fast path accepts, the ordered one accepts identically. Returns how many each
+    /// accepted.
+    fn agree<S: MemorySpace>(input: &Input, rank: usize, dtype: DLDataType) -> Result<[usize; 2], TestCaseError> {
+        let mut shape = input.shape;
+        let mut strides = input.strides(rank);
+        let size = storage_bits(dtype, false).unwrap_or(8).div_ceil(8) as u64;
+        let tensor = DLTensor {
+            data: core::ptr::without_provenance_mut(input.data),
+            device: input.device,
+            ndim: input.ndim.unwrap_or(rank as i32),
+            dtype: input.dtype.unwrap_or(dtype),
+            shape: shape.as_mut_ptr(),
+            strides: strides.as_mut_ptr(),
+            byte_offset: if input.whole_elements { input.byte_offset.wrapping_mul(size) } else { input.byte_offset },
+        };
+        let mut counts = [0; 2];
+        for unique in [false, true] {
+            // SAFETY: shape and strides hold 8 entries (the rank is at most 8); nothing reads data.
+            let fast = unsafe { DynParts::<S>::import_fast(&tensor, unique) };
+            // SAFETY: as above.
+            let ordered = unsafe { DynParts::<S>::import_ordered(&tensor, ImportOptions::CURRENT, unique) };
+            if let Some(fast) = fast {
+                let Ok(ordered) = ordered else {
+                    return Err(TestCaseError::fail(format!("fast path accepted what the ordered refuses: {input:?}")));
+                };
+                let parts = |p: &DynParts<S>| {
+                    (
+                        p.data,
+                        p.byte_offset,
+                        p.dtype,
+                        p.padded,
+                        p.extents.as_slice().to_vec(),
+                        p.strides.as_slice().to_vec(),
+                    )
+                };
+                prop_assert_eq!(parts(&fast), parts(&ordered), "{:?}", input);
+                counts[0] += 1;
+                counts[1] += 1;
+            } else {
+                counts[1] += usize::from(ordered.is_ok());
+            }
+        }
+        Ok(counts)
+    }
+
+    #[test]
+    fn fast_path_accepts_only_what_the_ordered_path_accepts() {
+        let cases = 3000;
+        let config = ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() };
+        let counts = core::cell::Cell::new([0usize; 2]);
+        TestRunner::new(config)
+            .run(&(input(), 0usize..=8), |(input, rank)| {
+                for dtype in [u8::DTYPE, f32::DTYPE, f64::DTYPE, Float6E2m3fnX4::DTYPE, Float4E2m1fn::DTYPE] {
+                    for [fast, ordered] in [agree::<Host>(&input, rank, dtype)?, agree::<Device>(&input, rank, dtype)?]
+                    {
+                        let [f, o] = counts.get();
+                        counts.set([f + fast, o + ordered]);
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+        let [fast, ordered] = counts.get();
+        assert!(fast > cases as usize && ordered > fast, "fast {fast}, ordered {ordered}");
     }
 }
