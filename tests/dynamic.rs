@@ -376,3 +376,19 @@ fn typed_views_round_trip_through_dynamic_views() {
     assert_eq!((view.ordinal(), view.device().device_type), (2, DLDeviceType::kDLCUDA));
     assert_eq!(view.typed::<f32, 1, LayoutRight>().unwrap().ordinal(), 2);
 }
+
+#[test]
+fn empty_tensors_with_null_data_get_aligned_pointers() {
+    // A view of no elements still holds a pointer aligned for its type (a slice of it is made from
+    // that pointer); 32-byte vectors need more than a word's alignment.
+    let mut t = Crafted::cpu(std::ptr::null::<F64x4>(), &[0, 3], Some(&[3, 1]));
+    t.data = std::ptr::null_mut();
+    let tensor = t.tensor();
+    // SAFETY: no element is read: the tensor is empty.
+    let view = unsafe { to_host_mdspan::<F64x4, 2, LayoutRight>(&tensor) }.unwrap();
+    assert_eq!(view.data_handle() as usize % 32, 0);
+    assert_eq!(view.as_slice().map(<[F64x4]>::len), Some(0));
+    let dynamic = dynamic(&tensor).unwrap();
+    let typed = dynamic.typed::<F64x4, 2, LayoutStrideRelaxed>().unwrap();
+    assert_eq!(typed.data_handle() as usize % 32, 0);
+}

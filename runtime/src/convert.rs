@@ -310,7 +310,9 @@ pub(crate) unsafe fn import_element<const R: usize, E: Extents<R>, L: Layout, S:
     }
 
     let base = if data == 0 {
-        NonNull::<u64>::dangling().cast()
+        // Dangling and aligned for the element, as `NonNull::dangling` makes one: its address is the
+        // alignment (a power of two, never 0).
+        NonNull::new(ptr::without_provenance_mut(element.align)).unwrap_or(NonNull::dangling())
     } else {
         check::bit_range(address, start_bit, span, element.bits)?;
         // Pointer arithmetic that keeps the pointer's provenance; `address` is its address.
