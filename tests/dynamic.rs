@@ -392,3 +392,20 @@ fn empty_tensors_with_null_data_get_aligned_pointers() {
     let typed = dynamic.typed::<F64x4, 2, LayoutStrideRelaxed>().unwrap();
     assert_eq!(typed.data_handle() as usize % 32, 0);
 }
+
+#[test]
+fn padding_decides_the_size_of_sub_byte_vectors() {
+    // (17, 4, 2): one byte packed (PyTorch's float4_e2m1fn_x2), two bytes padded.
+    let data = [0u8; 8];
+    let mut t = Crafted::cpu(data.as_ptr(), &[4], Some(&[1]));
+    t.dtype = Float4E2m1fnX2::DTYPE;
+    let tensor = t.tensor();
+    // SAFETY: the tensor describes `data` (4 or 8 bytes of 8).
+    let packed = unsafe { DynMdspan::<Host>::from_dltensor(&tensor) }.unwrap();
+    let padded = ImportOptions { subbyte_padded: true, ..ImportOptions::CURRENT };
+    // SAFETY: as above.
+    let padded = unsafe { DynMdspan::<Host>::from_dltensor_with(&tensor, padded) }.unwrap();
+    assert_eq!((packed.element_bits(), packed.byte_range().len()), (8, 4));
+    assert_eq!((padded.element_bits(), padded.byte_range().len()), (16, 8));
+    assert!(packed.typed::<Float4E2m1fnX2, 1, LayoutRight>().is_ok());
+}

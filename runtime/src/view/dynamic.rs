@@ -111,7 +111,8 @@ impl<S: MemorySpace> DynParts<S> {
     }
 
     /// The common case of [`import`](Self::import), as the typed import's fast path: the space's
-    /// own device type, rank up to 8 with non-null data, shape and strides, a dtype of whole bytes,
+    /// own device type, rank up to 8 with non-null data, shape and strides, a dtype of whole bytes
+    /// with lanes of at least 8 bits,
     /// at least one element, non-negative strides and a byte offset below 2^32. The axes are
     /// padded to 4 or 8 (extent 1, stride 0, which reach nothing) so that two instantiations of the
     /// typed fast path's reach check serve every rank. `None` hands the tensor to
@@ -125,7 +126,8 @@ impl<S: MemorySpace> DynParts<S> {
         let ordinal = S::fast_accept(tensor.device)?;
         let rank = usize::try_from(tensor.ndim).ok().filter(|&rank| rank <= INLINE_AXES)?;
         let dtype = tensor.dtype;
-        let bits = storage_bits(dtype, false).filter(|bits| bits % 8 == 0)?;
+        // Whole bytes, and no sub-byte lanes (whose padding only the ordered path considers).
+        let bits = storage_bits(dtype, false).filter(|bits| bits % 8 == 0 && dtype.bits >= 8)?;
         let arrays_null = rank > 0 && (tensor.shape.is_null() || tensor.strides.is_null());
         if tensor.data.is_null() || arrays_null || tensor.byte_offset >= 1 << 32 {
             return None;
@@ -161,16 +163,14 @@ impl<S: MemorySpace> DynParts<S> {
         if unique && !check::unique(&extents[..rank], &strides[..rank]) {
             return None;
         }
-        let values = |len| Axes::Inline { len: len as u8, values: extents };
-        let steps = |len| Axes::Inline { len: len as u8, values: strides };
         Some(Self {
             data: tensor.data.cast(),
             byte_offset: tensor.byte_offset,
             dtype,
             padded: false,
             ordinal,
-            extents: values(rank),
-            strides: steps(rank),
+            extents: Axes::Inline { len: rank as u8, values: extents },
+            strides: Axes::Inline { len: rank as u8, values: strides },
         })
     }
 
