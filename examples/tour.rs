@@ -4,7 +4,7 @@ use dlspan::dtype::*;
 use dlspan::half::{bf16, f16};
 use dlspan::num_complex::Complex;
 use dlspan::{
-    CopyMode, DlElement, DlRecord, DlpackError, HostMdspan, HostMdspanMut, LayoutRight, LayoutStride,
+    AlignedBuffer, CopyMode, DlElement, DlRecord, DlpackError, HostMdspan, HostMdspanMut, LayoutRight, LayoutStride,
     LayoutStrideRelaxed, ManagedTensor, Storage, TensorOwner, mdspan, to_dlpack_tensor, to_host_mdspan,
 };
 
@@ -120,7 +120,7 @@ fn views() -> Result<(), DlpackError> {
     let dl = to_dlpack_tensor(&reversed)?;
     println!("reversed: {:?}, exported with byte_offset {}", reversed.to_vec(), dl.get().byte_offset);
 
-    println!("\n== element-wise, in memory order ==");
+    println!("\n== element-wise: memory order is the fast order ==");
     let x: Vec<f32> = (0..12).map(|v| v as f32).collect();
     let column_major = HostMdspan::<f32, 2, dlspan::LayoutLeft>::from_slice(&x, [3, 4])?;
     println!(
@@ -130,15 +130,24 @@ fn views() -> Result<(), DlpackError> {
     );
     let mut y = vec![1.0f32; 12];
     let mut y_view = HostMdspanMut::<f32, 2, dlspan::LayoutLeft>::from_slice(&mut y, [3, 4])?;
-    y_view.zip_with(&column_major, |y, &x| *y += 0.5 * x)?; // axpy
-    println!("axpy y += 0.5 x: {:?}", y_view.to_vec());
+    // axpy in y's memory order; `y.iter_mut().zip(x.iter())` gives the same result in logical
+    // order, which for column-major views steps a whole column per element.
+    y_view.zip_with(&column_major, |y, &x| *y += 0.5 * x)?;
+    y_view.for_each_unordered(|y| *y -= 1.0);
+    println!("axpy y += 0.5 x, then y -= 1: {:?}", y_view.to_vec());
 
-    println!("\n== mutable views ==");
+    println!("\n== rows, columns, mutable views ==");
     let mut grid = [0u8; 6];
     let mut m = HostMdspanMut::<u8, 2>::from_slice(&mut grid, [2, 3])?;
-    m.subview_mut((.., 1..2)).iter_mut().for_each(|x| *x = 7);
+    for (i, mut row) in m.outer_iter_mut().enumerate() {
+        row[[0]] = i as u8 + 1; // rows of a row-major view are row-major (contiguous)
+    }
+    m.index_axis_mut(1, 1).iter_mut().for_each(|x| *x = 7); // column 1, rank inferred
     m[[1, 2]] = 9;
-    println!("{m:?}");
+    let column_sums: Vec<u32> = m.axis_iter(1).map(|c| c.iter().map(|&v| u32::from(v)).sum()).collect();
+    println!("{m:?}, column sums {column_sums:?}");
+    let nested = <mdspan!(u8; 2, 3)>::from_nested(&[[1, 2, 3], [4, 5, 6]]); // shape checked by `cargo check`
+    println!("from a nested array: {:?}", nested.to_vec());
     Ok(())
 }
 
@@ -189,7 +198,21 @@ fn owned_exchange() -> Result<(), DlpackError> {
     println!("never copying a borrowed view: {}", view.to_managed(CopyMode::Never).unwrap_err());
     let shared = ManagedTensor::from_owner(std::sync::Arc::<[u8]>::from(data), [4])?;
     println!("a shared Arc owner exports read-only: {}", shared.is_read_only());
+
+    println!("\n== alignment: owned buffers and aligned views ==");
+    let mut buffer = AlignedBuffer::<f32>::from_fn(32, |i| i as f32); // 64-byte aligned
+    scale_rows(buffer.view_mut([4, 8])?, 0.5);
+    let tensor = ManagedTensor::from_owner(buffer, [4, 8])?; // no copy
+    let aligned = tensor.view_as::<mdspan!(f32; dyn, dyn; align = 64)>()?; // the import checks it
+    println!("imported with its alignment: first element at {:p}, sum {}", aligned.data_handle(), aligned.sum());
+    let shifted = aligned.subview_aligned((.., 1..));
+    println!("a sub-view one column in is not 64-byte aligned: {}", shifted.unwrap_err());
     Ok(())
+}
+
+/// A kernel that may use 64-byte vector loads: its argument's type says the data allows them.
+fn scale_rows(mut rows: mdspan!(mut f32; dyn, dyn; align = 64), factor: f32) {
+    rows.view_mut().for_each_unordered(|v| *v *= factor);
 }
 
 /// A record: member views give one field of every record, zero-copy.

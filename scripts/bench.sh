@@ -36,5 +36,15 @@ fi
 # Wall-clock of the managed exports in a plain interleaved loop (beside criterion's batched medians).
 "$target/release/export_instructions" --time > "$out/export_time.txt"
 
+# Logical-order iteration: instructions per element of each variant and layout (callgrind), and
+# wall-clock medians of interleaved rounds.
+cargo build --locked --release -p dlspan-benches --bin iteration_time
+for layout in row column transposed relaxed; do
+  valgrind --tool=callgrind --callgrind-out-file="$out/iteration_$layout.callgrind" \
+    "$target/release/iteration_time" 1 "$layout" > /dev/null 2>&1
+  callgrind_annotate --inclusive=yes "$out/iteration_$layout.callgrind" > "$out/iteration_$layout.txt" 2> /dev/null
+done
+"$target/release/iteration_time" 21 > "$out/iteration_time.txt"
+
 python3 scripts/bench_report.py > BENCHMARKS.md
 echo "wrote BENCHMARKS.md"

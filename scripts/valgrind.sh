@@ -17,7 +17,7 @@ fi
 command -v valgrind > /dev/null || { echo "valgrind unavailable: memcheck tier cannot run" >&2; exit 1; }
 
 # The memcheck tier's test binaries, by target name (the lib's unit tests are `dlspan`).
-targets="dlspan dtype views axis_iteration bad_input export no_alloc owned buffer c_roundtrip records properties elementwise ndarray_interop dynamic packed"
+targets="dlspan dtype views iteration aligned bad_input export no_alloc owned buffer c_roundtrip records properties elementwise ndarray_interop dynamic packed"
 
 bins=$(cargo test --workspace --all-features --locked --no-run --message-format=json 2> /dev/null | python3 -c '
 import json, sys

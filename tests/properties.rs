@@ -167,31 +167,6 @@ impl World {
     }
 }
 
-/// Every index of `extents` in row-major order, for views of at most `limit` elements.
-fn indices<const R: usize>(extents: [usize; R], limit: usize) -> Vec<[usize; R]> {
-    let size = if extents.contains(&0) {
-        0
-    } else {
-        extents.iter().try_fold(1usize, |a, &e| a.checked_mul(e)).unwrap_or(usize::MAX)
-    };
-    if size > limit {
-        return Vec::new();
-    }
-    let mut out = Vec::with_capacity(size);
-    let mut index = [0usize; R];
-    for _ in 0..size {
-        out.push(index);
-        for axis in (0..R).rev() {
-            index[axis] += 1;
-            if index[axis] < extents[axis] {
-                break;
-            }
-            index[axis] = 0;
-        }
-    }
-    out
-}
-
 /// Checks the promises of an accepted view (any space): offsets in range, bytes in range.
 fn check_mapping<T, const R: usize, L: Layout>(mapping: &Mapping<R, Dims<R>, L>, address: usize) {
     ACCEPTED.fetch_add(1, Ordering::Relaxed);
@@ -205,7 +180,7 @@ fn check_mapping<T, const R: usize, L: Layout>(mapping: &Mapping<R, Dims<R>, L>,
         mapping.extents().iter().try_fold(1usize, |a, &e| a.checked_mul(e)).expect("an accepted view's size fits usize")
     };
     assert_eq!(mapping.size(), expected_size);
-    for index in indices(mapping.extents(), 4096) {
+    for index in support::indices(mapping.extents(), 4096) {
         let offset = mapping.index_offset(index).expect("in-bounds index");
         assert!(offset >= 0 && (offset as usize) < span, "offset {offset} of {index:?} outside [0, {span})");
     }
@@ -224,7 +199,7 @@ fn check_host_view<T: DlElement + PartialEq + std::fmt::Debug, const R: usize, L
     }
     let values = view.to_vec();
     assert_eq!(values.len(), view.size());
-    let by_index: Vec<T> = indices(view.extents(), 4096).into_iter().map(|i| view[i]).collect();
+    let by_index: Vec<T> = support::indices(view.extents(), 4096).into_iter().map(|i| view[i]).collect();
     assert_eq!(values, by_index);
     let dl = to_dlpack_tensor(view).expect("an accepted view exports");
     let handle = dl.get();
@@ -368,7 +343,7 @@ proptest! {
         if let Ok(v) = HostMdspan::<u16, 3, LayoutStrideRelaxed>::from_slice_relaxed(&data, extents, strides, offset) {
             prop_assert!(v.mapping().required_span_size() <= len);
             prop_assert_eq!(v.to_vec().len(), v.size());
-            for (i, index) in indices(extents, 1000).into_iter().enumerate() {
+            for (i, index) in support::indices(extents, 1000).into_iter().enumerate() {
                 prop_assert_eq!(Some(&v.to_vec()[i]), v.get(index));
             }
         }

@@ -5,7 +5,10 @@
 //! - `sum`: raw `slice.iter().sum()`; dlspan `iter().sum()` (logical order), `fold_unordered`
 //!   (memory order) and `sum()` (memory order, eight partial sums); ndarray `iter().sum()` (logical
 //!   order) and `sum()` (its eight-accumulator reduction);
-//! - `axpy` (y += a·x): raw zip loop; dlspan `zip_with` and `iter_mut().zip(iter())`; ndarray `Zip`;
+//! - `axpy` (y += a·x): raw zip loop; dlspan `zip_with` (memory order); in logical order, dlspan
+//!   `iter_mut().zip(iter())` beside a hand-written loop in that order, ndarray's
+//!   `iter_mut().zip(iter())`, and dlspan's shared `iter().zip(iter())` over the same views; ndarray
+//!   `Zip` (memory order);
 //! - `rows`: a sum per row through sub-views (dlspan `index_axis` and `outer_iter`, ndarray `rows()`,
 //!   raw chunks);
 //! - the zero-copy conversions to and from ndarray views.
@@ -78,6 +81,22 @@ fn axpy_group<L: Layout>(
     group.bench_function("dlspan_iter_zip", |b| {
         let mut y = make_y(y_data);
         b.iter(|| y.iter_mut().zip(black_box(&x).iter()).for_each(|(y, &x)| *y += A * x))
+    });
+    group.bench_function("dlspan_iter_zip_shared", |b| {
+        // The same logical-order traversal of both views, reading only: what the mutable iterator is
+        // measured against.
+        let y = make_y(y_data).into_view();
+        // XOR of the bits: a one-cycle dependency, where a float sum would wait on each addition.
+        b.iter(|| y.iter().zip(black_box(&x).iter()).fold(0u32, |acc, (&y, &x)| acc ^ (y + A * x).to_bits()))
+    });
+    group.bench_function("floor_logical", |b| {
+        // The loop written by hand in logical order: the floor of any traversal in that order.
+        let mut y = make_y(y_data);
+        b.iter(|| dlspan_benches::axpy_by_hand(&mut y, black_box(&x), A))
+    });
+    group.bench_function("ndarray_iter_zip", |b| {
+        let mut y_nd: ArrayViewMut2<'_, f32> = make_y(y_data).into_ndarray();
+        b.iter(|| y_nd.iter_mut().zip(black_box(&x_nd).iter()).for_each(|(y, &x)| *y += A * x))
     });
     group.bench_function("ndarray_zip", |b| {
         let mut y_nd: ArrayViewMut2<'_, f32> = make_y(y_data).into_ndarray();

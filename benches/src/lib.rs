@@ -1,5 +1,6 @@
 //! Shared pieces of the benchmarks: a counting allocator to report allocations per operation, a
-//! record of those counts for the report, and the allocator setting export benches need.
+//! record of those counts for the report, the allocator setting export benches need, and the
+//! hand-written logical-order loop the iteration benches compare with.
 //!
 //! Run everything and regenerate `BENCHMARKS.md` with `bash scripts/bench.sh`.
 
@@ -234,6 +235,41 @@ pub mod managed {
         if let Some(deleter) = unsafe { (*raw).deleter } {
             // SAFETY: the owner of the export calls its deleter once.
             unsafe { deleter(raw) };
+        }
+    }
+}
+
+/// `y += a·x` written by hand in logical (row-major index) order over both views' strides: the
+/// floor of any traversal in that order, which the logical-order iterators are measured against.
+///
+/// ```
+/// use dlspan::{HostMdspan, HostMdspanMut, LayoutLeft};
+/// let x = [1.0f32, 2.0, 3.0, 4.0];
+/// let mut y = [0.0f32; 4];
+/// let xv = HostMdspan::<f32, 2, LayoutLeft>::from_slice(&x, [2, 2]).unwrap();
+/// let mut yv = HostMdspanMut::<f32, 2, LayoutLeft>::from_slice(&mut y, [2, 2]).unwrap();
+/// dlspan_benches::axpy_by_hand(&mut yv, &xv, 2.0);
+/// assert_eq!(y, [2.0, 4.0, 6.0, 8.0]);
+/// ```
+#[inline]
+pub fn axpy_by_hand<L: dlspan::Layout>(
+    y: &mut dlspan::HostMdspanMut<'_, f32, 2, L>,
+    x: &dlspan::HostMdspan<'_, f32, 2, L>,
+    a: f32,
+) {
+    assert_eq!(y.extents(), x.extents());
+    let [rows, columns] = y.extents().map(|e| e as isize);
+    let (ys, yo, xs, xo) = (y.strides(), y.offset() as isize, x.strides(), x.offset() as isize);
+    let (y_base, x_base) = (y.data_handle(), std::hint::black_box(x.data_handle()));
+    for i in 0..rows {
+        for j in 0..columns {
+            let (yi, xi) = (yo + i * ys[0] + j * ys[1], xo + i * xs[0] + j * xs[1]);
+            // `(i, j)` is an index of both views: an element of `y` (borrowed mutably) and one of `x`.
+            let (y, x) = (y_base.wrapping_offset(yi), x_base.wrapping_offset(xi));
+            // SAFETY: an element of the shared view `x`, valid for reads.
+            let x = unsafe { *x };
+            // SAFETY: an element of the mutable view `y`, valid for writes, not aliased.
+            unsafe { *y += a * x };
         }
     }
 }

@@ -77,14 +77,15 @@ pub fn derive_dl_record(input: TokenStream) -> TokenStream {
 ///
 /// ```text
 /// mdspan!([&'a] [mut] T; e0, e1, ... [; layout = right|left|stride|stride_relaxed,
-///                                       space = host|device|managed, crate = path])
+///                                       space = host|device|managed, align = N, crate = path])
 /// ```
 ///
 /// It expands to `dlspan::Mdspan<'a, T, R, E, L, S>` (or `MdspanMut` with `mut`), with `R` the
 /// number of extents, `E` a tuple of `Static<N>` / `Dyn` axes (or `Dims<R>` when every extent is
 /// `dyn`: the type the `DLTensor` conversions return), layout `LayoutRight` and space `Host` by
-/// default. Without `&'a`, the lifetime is elided (`'_`), as in function signatures; type aliases
-/// name it. Static extents go up to rank 12.
+/// default. `align = N` (a power of two) wraps the view in `dlspan::Aligned<_, N>`: its first
+/// element is aligned to `N` bytes, checked when it is made. Without `&'a`, the lifetime is elided
+/// (`'_`), as in function signatures; type aliases name it. Static extents go up to rank 12.
 ///
 /// ```
 /// use dlspan::{mdspan, HostMdspan};
@@ -92,6 +93,7 @@ pub fn derive_dl_record(input: TokenStream) -> TokenStream {
 /// type Tile<'a> = mdspan!(&'a f32; 16, 16);
 /// type Rows<'a> = mdspan!(&'a mut u8; dyn, 4; layout = left);
 /// type OnGpu<'a> = mdspan!(&'a f32; dyn, dyn; space = device, layout = stride);
+/// type Simd<'a> = mdspan!(&'a mut f32; dyn, 16; align = 64); // dlspan::Aligned<.., 64>
 ///
 /// let data = [0.5f32; 256];
 /// let tile = Tile::from_array(&data); // a wrong array length would not compile
@@ -100,7 +102,7 @@ pub fn derive_dl_record(input: TokenStream) -> TokenStream {
 /// let dynamic = HostMdspan::<f32, 2>::from_slice(&data, [16, 16]).unwrap();
 /// let checked: Tile<'_> = dynamic.try_into().unwrap(); // static extents checked at run time
 /// assert_eq!(checked[[15, 15]], 0.5);
-/// # let _: Option<(Rows<'_>, OnGpu<'_>)> = None;
+/// # let _: Option<(Rows<'_>, OnGpu<'_>, Simd<'_>)> = None;
 /// ```
 #[proc_macro]
 pub fn mdspan(input: TokenStream) -> TokenStream {

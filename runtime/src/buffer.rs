@@ -23,6 +23,7 @@
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
 use crate::owned::{Storage, TensorOwner};
+use crate::view::{Aligned, HostMdspan, HostMdspanMut};
 use core::alloc::Layout;
 use core::fmt;
 use core::marker::PhantomData;
@@ -250,6 +251,49 @@ impl<T, const ALIGN: usize> AlignedBuffer<T, ALIGN> {
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         // SAFETY: as in `as_slice`, and `&mut self` makes the access unique.
         unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// A row-major view of the elements, whose type states the buffer's alignment.
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::LengthMismatch`] when the buffer holds another number of elements than
+    /// `extents`; [`DlpackError::SpanOverflow`].
+    ///
+    /// ```
+    /// let buffer = dlspan::AlignedBuffer::<u16>::from_fn(6, |i| i as u16);
+    /// let matrix = buffer.view([2, 3])?;
+    /// assert_eq!((matrix[[1, 2]], matrix.data_handle().addr() % 64), (5, 0));
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    pub fn view<const R: usize>(
+        &self,
+        extents: [usize; R],
+    ) -> Result<Aligned<HostMdspan<'_, T, R>, ALIGN>, DlpackError> {
+        let view = HostMdspan::from_slice(self, extents)?;
+        // SAFETY: the view's first element is the buffer's, aligned to `ALIGNMENT >= ALIGN`.
+        Ok(unsafe { Aligned::new_unchecked(view) })
+    }
+
+    /// A mutable row-major view of the elements, whose type states the buffer's alignment.
+    ///
+    /// # Errors
+    ///
+    /// As [`view`](Self::view).
+    ///
+    /// ```
+    /// let mut buffer = dlspan::AlignedBuffer::<u16>::zeroed(6);
+    /// buffer.view_mut([3, 2])?[[2, 1]] = 9;
+    /// assert_eq!(buffer[5], 9);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    pub fn view_mut<const R: usize>(
+        &mut self,
+        extents: [usize; R],
+    ) -> Result<Aligned<HostMdspanMut<'_, T, R>, ALIGN>, DlpackError> {
+        let view = HostMdspanMut::from_slice(self, extents)?;
+        // SAFETY: the view's first element is the buffer's, aligned to `ALIGNMENT >= ALIGN`.
+        Ok(unsafe { Aligned::new_unchecked(view) })
     }
 
     /// A buffer with room for `cap` elements and none written yet.

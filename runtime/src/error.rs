@@ -150,6 +150,16 @@ pub enum DlpackError {
     /// proven to: sorted by magnitude, some axis' stride does not exceed what the smaller axes reach
     /// (zero strides, overlapping axes, or a rare interleaving the sufficient test cannot prove).
     OverlappingStrides,
+    /// The view type states an alignment ([`Aligned`](crate::Aligned)) that the first element's
+    /// address does not have (checked after every import rule).
+    Underaligned {
+        /// The address of the first element (index `[0; R]`).
+        address: usize,
+        /// The alignment the view type requires, in bytes.
+        required: usize,
+        /// The largest power of two that divides the address.
+        found: usize,
+    },
     /// A slice or owner holds a different number of elements than the extents do (a compact view or
     /// export takes exactly that many).
     LengthMismatch {
@@ -272,6 +282,10 @@ impl fmt::Display for DlpackError {
             Self::Misaligned { address, alignment } => {
                 write!(f, "element address {address:#x} is not a multiple of the element alignment {alignment}")
             }
+            Self::Underaligned { address, required, found } => write!(
+                f,
+                "first element at {address:#x} is aligned to {found} bytes, but the view type requires {required}"
+            ),
             Self::NullShape => f.write_str("tensor shape is null, which only a rank-0 tensor may have"),
             Self::NegativeExtent { axis, extent } => write!(f, "extent {extent} of axis {axis} is negative"),
             Self::ExtentMismatch { axis, expected, found } => {

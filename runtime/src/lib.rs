@@ -1,22 +1,4 @@
-//! # dlspan
-//!
-//! Typed, validated views of [DLPack](https://dmlc.github.io/dlpack/latest/) tensors.
-//!
-//! ```
-//! use dlspan::{HostMdspan, LayoutRight, to_dlpack_tensor, to_host_mdspan};
-//!
-//! // A typed view of Rust data, exported as a DLTensor without allocating...
-//! let data = [0i32, 1, 2, 3, 4, 5];
-//! let md = HostMdspan::<i32, 2>::from_slice(&data, [2, 3])?;
-//! let dl = to_dlpack_tensor(&md)?;
-//! let tensor = dl.get();
-//!
-//! // ...and a DLTensor validated into a typed view (every rule of the DLPack spec checked).
-//! // SAFETY: `tensor` describes `data`, which stays alive and unwritten while `back` lives.
-//! let back = unsafe { to_host_mdspan::<i32, 2, LayoutRight>(&tensor) }?;
-//! assert_eq!(back[[1, 2]], 5);
-//! # Ok::<(), dlspan::DlpackError>(())
-//! ```
+#![doc = include_str!("../docs/overview.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod buffer;
@@ -65,7 +47,7 @@ pub use num_complex;
 pub use owned::{CopyMode, IntoLegacyError, ManagedTensor, Storage, TensorOwner};
 pub use space::{Device, Host, HostAccessible, Managed, MemorySpace};
 pub use view::{
-    DeviceMdspan, DeviceMdspanMut, DevicePackedMdspan, DevicePackedMdspanMut, Dim, Dims, Dyn, DynDlpackTensor,
+    Aligned, DeviceMdspan, DeviceMdspanMut, DevicePackedMdspan, DevicePackedMdspanMut, Dim, Dims, Dyn, DynDlpackTensor,
     DynMdspan, DynMdspanMut, Extents, HostMdspan, HostMdspanMut, HostPackedMdspan, HostPackedMdspanMut, Layout,
     LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, ManagedMdspan, ManagedMdspanMut, Mapping, Mdspan,
     MdspanMut, PackedIter, PackedMdspan, PackedMdspanMut, Static, SubviewRanges,

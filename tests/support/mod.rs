@@ -149,3 +149,28 @@ impl Crafted {
         }
     }
 }
+
+/// Every index of `extents` in row-major order, for views of at most `limit` elements.
+pub fn indices<const R: usize>(extents: [usize; R], limit: usize) -> Vec<[usize; R]> {
+    let size = if extents.contains(&0) {
+        0
+    } else {
+        extents.iter().try_fold(1usize, |a, &e| a.checked_mul(e)).unwrap_or(usize::MAX)
+    };
+    if size > limit {
+        return Vec::new();
+    }
+    let mut out = Vec::with_capacity(size);
+    let mut index = [0usize; R];
+    for _ in 0..size {
+        out.push(index);
+        for axis in (0..R).rev() {
+            index[axis] += 1;
+            if index[axis] < extents[axis] {
+                break;
+            }
+            index[axis] = 0;
+        }
+    }
+    out
+}

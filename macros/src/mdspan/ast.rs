@@ -22,6 +22,8 @@ pub(crate) struct Input {
     pub(crate) extents_span: Span,
     pub(crate) layout: Option<Ident>,
     pub(crate) space: Option<Ident>,
+    /// `align = N`: the view type states that its first element is aligned to `N` bytes.
+    pub(crate) align: Option<LitInt>,
     pub(crate) krate: Option<Path>,
 }
 
@@ -71,8 +73,17 @@ impl Parse for Input {
             })
             .reduce(|a, b| a.join(b).unwrap_or(a))
             .unwrap_or(start_span);
-        let mut parsed =
-            Input { lifetime, mutable, elem, extents, extents_span, layout: None, space: None, krate: None };
+        let mut parsed = Input {
+            lifetime,
+            mutable,
+            elem,
+            extents,
+            extents_span,
+            layout: None,
+            space: None,
+            align: None,
+            krate: None,
+        };
         if input.parse::<Option<Token![;]>>()?.is_some() {
             parse_options(input, &mut parsed)?;
         }
@@ -83,7 +94,7 @@ impl Parse for Input {
     }
 }
 
-/// `key = value` pairs separated by commas: `layout`, `space`, `crate`.
+/// `key = value` pairs separated by commas: `layout`, `space`, `align`, `crate`.
 fn parse_options(input: ParseStream<'_>, parsed: &mut Input) -> syn::Result<()> {
     while !input.is_empty() {
         let key: Ident = if input.peek(Token![crate]) {
@@ -107,6 +118,12 @@ fn parse_options(input: ParseStream<'_>, parsed: &mut Input) -> syn::Result<()> 
                 }
                 parsed.space = Some(input.parse()?);
             }
+            "align" => {
+                if parsed.align.is_some() {
+                    return Err(duplicate());
+                }
+                parsed.align = Some(input.parse()?);
+            }
             "crate" => {
                 if parsed.krate.is_some() {
                     return Err(duplicate());
@@ -116,7 +133,7 @@ fn parse_options(input: ParseStream<'_>, parsed: &mut Input) -> syn::Result<()> 
             _ => {
                 return Err(syn::Error::new(
                     key.span(),
-                    format!("unknown option `{key}`: mdspan! takes `layout`, `space` and `crate`"),
+                    format!("unknown option `{key}`: mdspan! takes `layout`, `space`, `align` and `crate`"),
                 ));
             }
         }

@@ -5,7 +5,8 @@ use super::valid::{LAYOUTS, SPACES};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 
-/// Expands a validated input to `Mdspan<..>` or `MdspanMut<..>`.
+/// Expands a validated input to `Mdspan<..>` or `MdspanMut<..>`, wrapped in `Aligned<.., N>` for
+/// `align = N`.
 pub(crate) fn mdspan(input: &Input) -> TokenStream {
     let krate = input.krate.clone().unwrap_or_else(crate::default_crate_path);
     let view = if input.mutable.is_some() { quote!(MdspanMut) } else { quote!(Mdspan) };
@@ -30,8 +31,12 @@ pub(crate) fn mdspan(input: &Input) -> TokenStream {
     };
     let layout = named_type(&input.layout, &LAYOUTS, "LayoutRight");
     let space = named_type(&input.space, &SPACES, "Host");
-    quote! {
+    let view = quote! {
         #krate::#view<#lifetime, #elem, #rank, #extents, #krate::#layout, #krate::#space>
+    };
+    match &input.align {
+        Some(align) => quote!(#krate::Aligned<#view, #align>),
+        None => view,
     }
 }
 

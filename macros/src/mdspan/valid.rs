@@ -1,5 +1,5 @@
-//! The rules of `mdspan!` that need no types: known layout and space names, supported rank, and
-//! extents that fit `usize`.
+//! The rules of `mdspan!` that need no types: known layout and space names, supported rank,
+//! extents that fit `usize`, and an alignment that is a power of two.
 
 use super::ast::{Extent, Input};
 
@@ -34,6 +34,15 @@ pub(crate) fn check(input: &Input) -> syn::Result<()> {
                 space.span(),
                 format!("unknown memory space `{space}`: expected `host`, `device` or `managed`"),
             ));
+        }
+    }
+    if let Some(align) = &input.align {
+        match align.base10_parse::<usize>() {
+            Ok(n) if n.is_power_of_two() => {}
+            _ => errors.push(syn::Error::new(
+                align.span(),
+                "`align` is a byte alignment: a power of two (such as 16, 32 or 64)",
+            )),
         }
     }
     let any_static = input.extents.iter().any(|e| !matches!(e, Extent::Dynamic(_)));

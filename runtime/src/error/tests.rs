@@ -265,6 +265,10 @@ fn produced() -> Vec<DlpackError> {
     // AllocationFailed: a size that overflows isize.
     errors.push(crate::AlignedBuffer::<f64>::try_zeroed(usize::MAX / 4).map(|_| ()).unwrap_err());
 
+    // Underaligned: a view type stating more alignment than the first element has.
+    let buffer = crate::AlignedBuffer::<u8, 64>::zeroed(16);
+    let view = HostMdspan::<u8, 1>::from_slice(&buffer[4..], [12]).unwrap();
+    errors.push(crate::Aligned::<_, 16>::new(view).map(|_| ()).unwrap_err());
     // UnsupportedDtype: a dispatch of float128, and a dynamic view of a 12-bit type.
     struct Size;
     impl crate::dtype::NumericVisitor for Size {
@@ -472,17 +476,24 @@ fn claims(err: &DlpackError) -> usize {
             assert!(ndim < 0);
             30
         }
+        DlpackError::Underaligned { address, required, found } => {
+            names(&format_args!("{address:#x}"));
+            names(&required);
+            names(&found);
+            assert!(found < required && address % found == 0 && address % (2 * found) != 0);
+            31
+        }
         DlpackError::PackedByteLength { required, found } => {
             names(&required);
             names(&found);
             assert_ne!(required, found);
-            31
+            32
         }
     }
 }
 
 /// The number of variants: the arms of `claims`.
-const VARIANTS: usize = 32;
+const VARIANTS: usize = 33;
 
 #[test]
 fn every_variant_is_produced_and_its_message_holds() {

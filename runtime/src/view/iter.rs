@@ -1,8 +1,11 @@
 //! Iteration over a view's elements in logical (row-major index) order.
 //!
-//! Row-major compact views walk memory linearly; other layouts walk an odometer over the indices.
-//! `fold` (and everything built on it: `sum`, `for_each`, `count`, …) runs the innermost axis as a
-//! tight loop, so strided traversals stay close to a hand-written loop.
+//! The cursor walks *runs*: stretches of equally spaced elements (the innermost axis, or the whole
+//! view when it is row-major compact). Inside a run a step is one decrement and one addition, as in
+//! a slice iterator, so `next` stays small enough for loops that call it per element (`zip`,
+//! `for` loops) to run close to a hand-written loop in the same order; only the end of a run moves
+//! the outer indices. `fold` (and everything built on it: `sum`, `for_each`, `count`, …) runs each
+//! run as a tight loop.
 
 use super::extents::Extents;
 use super::layout::Layout;
@@ -11,123 +14,147 @@ use core::iter::FusedIterator;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
-/// The position of an iteration: an index and its element offset from the base pointer.
+/// The position of an iteration: the next element's offset from the base pointer, what is left of
+/// its run, and the outer indices of that run.
 pub(super) struct Cursor<T, const R: usize> {
     ptr: NonNull<T>,
+    /// Element offset of the next element from `ptr`; only turned into a pointer while elements
+    /// remain in the run.
+    offset: isize,
+    /// Elements left in the current run.
+    run_left: usize,
+    /// The distance between consecutive elements of a run.
+    step: isize,
+    /// Elements in the runs after the current one.
+    rest: usize,
+    /// The length of every run.
+    run_len: usize,
+    /// Element offset of the current run's first element.
+    run_start: isize,
     extents: [usize; R],
     strides: [isize; R],
+    /// The current run's index on the outer axes (the innermost entry stays 0).
     index: [usize; R],
-    /// Element offset of `index` from `ptr`; only turned into a pointer while elements remain.
-    offset: isize,
-    remaining: usize,
-    /// Row-major compact from `offset`: advancing is `offset += 1`.
-    linear: bool,
 }
+
+impl<T, const R: usize> Clone for Cursor<T, R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T, const R: usize> Copy for Cursor<T, R> {}
 
 impl<T, const R: usize> Cursor<T, R> {
     pub(super) fn new<E: Extents<R>, L: Layout>(ptr: NonNull<T>, map: &Mapping<R, E, L>) -> Self {
+        let size = map.size();
+        let start = map.offset() as isize;
+        // A row-major compact view is one run of every element; otherwise a run is the innermost
+        // axis (`R > 0` here: a rank-0 view is row-major).
+        let (run_len, step) =
+            if map.is_row_major() || size == 0 { (size, 1) } else { (map.extent(R - 1), map.stride(R - 1)) };
         Self {
             ptr,
+            offset: start,
+            run_left: run_len,
+            step,
+            rest: size - run_len,
+            run_len,
+            run_start: start,
             extents: map.extents(),
             strides: map.strides(),
             index: [0; R],
-            offset: map.offset() as isize,
-            remaining: map.size(),
-            linear: map.is_row_major(),
         }
-    }
-
-    /// Moves to the next index in row-major order. Offsets may step outside the mapping's range in
-    /// between (wrapping arithmetic); they are only used while the index is in bounds.
-    #[inline(always)]
-    fn advance(&mut self) {
-        if self.linear {
-            self.offset = self.offset.wrapping_add(1);
-            return;
-        }
-        for axis in (0..R).rev() {
-            self.index[axis] += 1;
-            self.offset = self.offset.wrapping_add(self.strides[axis]);
-            if self.index[axis] < self.extents[axis] {
-                return;
-            }
-            self.offset = self.offset.wrapping_sub((self.extents[axis] as isize).wrapping_mul(self.strides[axis]));
-            self.index[axis] = 0;
-        }
-    }
-
-    /// The element offset of the current index, and a step forward; `None` when none remain.
-    /// Packed views address bits, not `T`s, so they walk offsets.
-    #[inline(always)]
-    pub(super) fn next_offset(&mut self) -> Option<isize> {
-        if self.remaining == 0 {
-            return None;
-        }
-        self.remaining -= 1;
-        let offset = self.offset;
-        self.advance();
-        Some(offset)
     }
 
     /// The number of elements left.
-    pub(super) fn remaining(&self) -> usize {
-        self.remaining
-    }
-
-    /// The pointer to the current element, and a step forward.
-    ///
-    /// # Safety
-    ///
-    /// `remaining > 0`, and the cursor was built from a validated mapping over memory that holds
-    /// its elements.
     #[inline(always)]
-    unsafe fn take(&mut self) -> NonNull<T> {
-        self.remaining -= 1;
-        // SAFETY: while elements remain, `offset` is the in-bounds offset of the current index.
-        let ptr = unsafe { self.ptr.offset(self.offset) };
-        self.advance();
-        ptr
+    pub(super) fn len(&self) -> usize {
+        self.run_left + self.rest
     }
 
-    /// Folds `f` over a pointer to every remaining element, innermost axis in a tight loop.
+    /// The pointer to the next element, and a step forward; `None` at the end.
     ///
     /// # Safety
     ///
-    /// As for [`take`](Self::take).
+    /// The cursor was built from a validated mapping over memory that holds its elements.
+    #[inline(always)]
+    unsafe fn next(&mut self) -> Option<NonNull<T>> {
+        let offset = self.next_offset()?;
+        // SAFETY: the in-bounds offset of an index of the validated mapping.
+        Some(unsafe { self.ptr.offset(offset) })
+    }
+
+    /// The element offset of the next element, and a step forward; `None` at the end. Packed
+    /// views address bits, not `T`s, so they walk offsets.
+    #[inline(always)]
+    pub(super) fn next_offset(&mut self) -> Option<isize> {
+        if self.run_left == 0 {
+            if self.rest == 0 {
+                return None;
+            }
+            self.next_run();
+        }
+        self.run_left -= 1;
+        let offset = self.offset;
+        // May step past the run's last element (wrapping arithmetic); only used while elements
+        // remain in the run.
+        self.offset = self.offset.wrapping_add(self.step);
+        Some(offset)
+    }
+
+    /// Moves to the start of the next run in row-major order of the outer axes. Only called when a
+    /// run ends and elements remain, which implies several runs: `R >= 2`, every extent at least 1.
+    ///
+    /// Inlined although rare: an out-of-line call would take the cursor's address, and a write
+    /// through a `&mut T` from `IterMut` might then alias it, so every step would reload the cursor
+    /// from memory.
+    #[inline(always)]
+    fn next_run(&mut self) {
+        let mut axis = R - 1;
+        while axis > 0 {
+            axis -= 1;
+            self.index[axis] += 1;
+            self.run_start = self.run_start.wrapping_add(self.strides[axis]);
+            if self.index[axis] < self.extents[axis] {
+                break;
+            }
+            self.run_start =
+                self.run_start.wrapping_sub((self.extents[axis] as isize).wrapping_mul(self.strides[axis]));
+            self.index[axis] = 0;
+        }
+        self.offset = self.run_start;
+        self.run_left = self.run_len;
+        self.rest -= self.run_len;
+    }
+
+    /// Folds `f` over a pointer to every remaining element, each run in a tight loop.
+    ///
+    /// # Safety
+    ///
+    /// As for [`next`](Self::next).
     #[inline]
     unsafe fn fold_ptr<B>(mut self, init: B, mut f: impl FnMut(B, NonNull<T>) -> B) -> B {
         let mut acc = init;
-        if self.linear {
-            for k in 0..self.remaining {
-                // SAFETY: linear: the remaining elements are at offsets offset..offset+remaining.
-                acc = f(acc, unsafe { self.ptr.offset(self.offset.wrapping_add(k as isize)) });
+        loop {
+            let (start, step) = (self.offset, self.step);
+            if step == 1 {
+                for k in 0..self.run_left {
+                    // SAFETY: the run's remaining elements are at offsets start..start+run_left.
+                    acc = f(acc, unsafe { self.ptr.offset(start.wrapping_add(k as isize)) });
+                }
+            } else {
+                let mut offset = start;
+                for _ in 0..self.run_left {
+                    // SAFETY: the run's remaining elements are at start + k·step, in bounds.
+                    acc = f(acc, unsafe { self.ptr.offset(offset) });
+                    offset = offset.wrapping_add(step);
+                }
             }
-            return acc;
-        }
-        if R == 0 {
-            while self.remaining > 0 {
-                // SAFETY: an element remains.
-                acc = f(acc, unsafe { self.take() });
+            if self.rest == 0 {
+                return acc;
             }
-            return acc;
+            self.next_run();
         }
-        let last = R - 1;
-        let stride = self.strides[last];
-        while self.remaining > 0 {
-            let run = (self.extents[last] - self.index[last]).min(self.remaining);
-            let mut offset = self.offset;
-            for _ in 0..run {
-                // SAFETY: indices index[last]..index[last]+run of the innermost axis are in bounds.
-                acc = f(acc, unsafe { self.ptr.offset(offset) });
-                offset = offset.wrapping_add(stride);
-            }
-            self.remaining -= run;
-            // Stand on the run's last element, then step (carrying into outer axes).
-            self.index[last] += run - 1;
-            self.offset = self.offset.wrapping_add((run as isize - 1).wrapping_mul(stride));
-            self.advance();
-        }
-        acc
     }
 }
 
@@ -193,18 +220,16 @@ impl<'a, T, const R: usize> Iterator for Iter<'a, T, R> {
 
     #[inline]
     fn next(&mut self) -> Option<&'a T> {
-        if self.cursor.remaining == 0 {
-            return None;
-        }
-        // SAFETY: an element remains, and the cursor's mapping is validated (constructor contract).
-        let element = unsafe { self.cursor.take() };
+        // SAFETY: the cursor's mapping is validated over memory holding its elements (constructor
+        // contract).
+        let element = unsafe { self.cursor.next() }?;
         // SAFETY: the element is valid for reads for `'a` (constructor contract).
         Some(unsafe { element.as_ref() })
     }
 
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.cursor.remaining, Some(self.cursor.remaining))
+        (self.cursor.len(), Some(self.cursor.len()))
     }
 
     #[inline]
@@ -224,11 +249,9 @@ impl<'a, T, const R: usize> Iterator for IterMut<'a, T, R> {
 
     #[inline]
     fn next(&mut self) -> Option<&'a mut T> {
-        if self.cursor.remaining == 0 {
-            return None;
-        }
-        // SAFETY: an element remains, and the cursor's mapping is validated (constructor contract).
-        let mut element = unsafe { self.cursor.take() };
+        // SAFETY: the cursor's mapping is validated over memory holding its elements (constructor
+        // contract).
+        let mut element = unsafe { self.cursor.next() }?;
         // SAFETY: the mapping is unique, so each element is yielded once, valid for writes for `'a`
         // (constructor contract).
         Some(unsafe { element.as_mut() })
@@ -236,7 +259,7 @@ impl<'a, T, const R: usize> Iterator for IterMut<'a, T, R> {
 
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.cursor.remaining, Some(self.cursor.remaining))
+        (self.cursor.len(), Some(self.cursor.len()))
     }
 
     #[inline]
@@ -247,6 +270,12 @@ impl<'a, T, const R: usize> Iterator for IterMut<'a, T, R> {
         };
         // SAFETY: the cursor's mapping is validated over memory holding its elements.
         unsafe { self.cursor.fold_ptr(init, visit) }
+    }
+}
+
+impl<T, const R: usize> Clone for Iter<'_, T, R> {
+    fn clone(&self) -> Self {
+        Self { cursor: self.cursor, _borrow: PhantomData }
     }
 }
 

@@ -7,6 +7,7 @@
 //! assert_eq!(m.to_vec(), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
 //! ```
 
+mod aligned;
 mod axis_iter;
 mod dynamic;
 mod elementwise;
@@ -19,6 +20,7 @@ mod mdspan;
 mod packed;
 mod rank;
 
+pub use aligned::{Aligned, AlignedView};
 pub use axis_iter::{AxisIter, AxisIterMut};
 pub use dynamic::{DynDlpackTensor, DynMdspan, DynMdspanMut};
 pub use extents::{Dim, Dims, Dyn, Extents, MAX_STATIC_RANK, NestedArray, Static};

@@ -834,7 +834,7 @@ impl<T: DlElement + PlainBits, const R: usize> Iterator for PackedIter<'_, T, R>
 
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.cursor.remaining(), Some(self.cursor.remaining()))
+        (self.cursor.len(), Some(self.cursor.len()))
     }
 }
 

@@ -29,10 +29,18 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<
 
     /// Every element in logical (row-major index) order.
     ///
+    /// When the order does not matter (sums, reductions, updates of every element), the
+    /// memory-order forms are faster on every layout that is not row-major:
+    /// [`sum`](Self::sum), [`fold_unordered`](Self::fold_unordered) and, on mutable views,
+    /// [`for_each_unordered`](MdspanMut::for_each_unordered) and
+    /// [`zip_with`](MdspanMut::zip_with) walk memory forwards and vectorise; logical order over a
+    /// column-major view steps a whole column's pitch per element.
+    ///
     /// ```
     /// let data = [1, 2, 3, 4, 5, 6];
     /// let m = dlspan::HostMdspan::<i32, 2, dlspan::LayoutLeft>::from_slice(&data, [2, 3]).unwrap();
     /// assert_eq!(m.iter().copied().collect::<Vec<_>>(), [1, 3, 5, 2, 4, 6]);
+    /// assert_eq!(m.sum(), 21); // memory order: the fast form when the order does not matter
     /// ```
     #[inline]
     pub fn iter(&self) -> Iter<'a, T, R> {
@@ -155,11 +163,17 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanM
 
     /// Every element in logical order, mutably.
     ///
+    /// To update every element where the order does not matter, prefer the memory-order forms:
+    /// [`for_each_unordered`](Self::for_each_unordered) for one view and
+    /// [`zip_with`](Self::zip_with) for two (`y.zip_with(&x, |y, &x| *y += a * x)` rather than
+    /// `y.iter_mut().zip(x.iter())`), which walk memory forwards and vectorise whatever the layouts.
+    ///
     /// ```
     /// let mut data = [1, 2, 3, 4];
     /// let mut m = dlspan::HostMdspanMut::<i32, 2>::from_slice(&mut data, [2, 2]).unwrap();
     /// m.iter_mut().for_each(|x| *x *= 10);
-    /// assert_eq!(data, [10, 20, 30, 40]);
+    /// m.for_each_unordered(|x| *x += 1); // the same kind of loop in memory order: the fast form
+    /// assert_eq!(data, [11, 21, 31, 41]);
     /// ```
     #[inline]
     pub fn iter_mut(&mut self) -> IterMut<'_, T, R> {

@@ -1,9 +1,62 @@
-//! Axis iteration and `index_axis`: every layout and axis agrees with indexing, mutable sub-views
-//! are disjoint (held together, sent to threads), empty views, rank 1 to rank 0, double-ended and
-//! exact-size behaviour, device views, and the rank inference that needs no turbofish.
+//! Iteration. Elements: logical order on random views of every kind (`next`, `fold` and both
+//! mixed, exact lengths, clones, mutable iterators). Axes (`outer_iter`, `axis_iter`, `index_axis`):
+//! every layout and axis agrees with indexing, mutable sub-views are disjoint (held together, sent
+//! to threads), empty views, rank 1 to rank 0, double-ended and exact-size behaviour, device views,
+//! and the rank inference that needs no turbofish.
 
 use dlspan::view::{AxisIter, LowerRank, Rank};
 use dlspan::*;
+use proptest::prelude::*;
+
+mod support;
+
+proptest! {
+    #[test]
+    fn element_iterators_walk_logical_order(
+        extents in proptest::array::uniform3(0usize..5),
+        strides in proptest::array::uniform3(-9isize..9),
+        offset in 0usize..80,
+        split in 0usize..70,
+    ) {
+        let data: Vec<u32> = (0..128).collect();
+        let Ok(view) = HostMdspan::<u32, 3, LayoutStrideRelaxed>::from_slice_relaxed(&data, extents, strides, offset)
+        else {
+            return Ok(());
+        };
+        let expected: Vec<u32> = support::indices(extents, usize::MAX).into_iter().map(|index| view[index]).collect();
+        prop_assert_eq!(view.iter().copied().collect::<Vec<_>>(), expected.clone());
+        // `next` for a while, then `fold` (through `sum`) for the rest; lengths exact throughout.
+        let mut iter = view.iter();
+        let head = split.min(expected.len());
+        for (k, value) in expected[..head].iter().enumerate() {
+            prop_assert_eq!(iter.len(), expected.len() - k);
+            prop_assert_eq!(iter.next(), Some(value));
+        }
+        let rest = iter.clone();
+        prop_assert_eq!(iter.copied().sum::<u32>(), expected[head..].iter().sum::<u32>());
+        prop_assert_eq!(rest.copied().collect::<Vec<_>>(), &expected[head..]);
+
+        // The same traversal mutably, over a unique layout of the same shape.
+        let mut owned = data.clone();
+        let unique = strides.map(|s| if s == 0 { 1 } else { s });
+        if let Ok(mut m) = HostMdspanMut::<u32, 3, LayoutStrideRelaxed>::from_slice_relaxed(&mut owned, extents, unique, offset) {
+            let expected: Vec<u32> = support::indices(extents, usize::MAX).into_iter().map(|index| m[index]).collect();
+            let mut seen = Vec::new();
+            let mut iter = m.iter_mut();
+            for _ in 0..head.min(expected.len()) {
+                let x = iter.next().unwrap();
+                seen.push(*x);
+                *x += 1000;
+            }
+            iter.for_each(|x| {
+                seen.push(*x);
+                *x += 1000;
+            });
+            prop_assert_eq!(&seen, &expected);
+            prop_assert!(m.iter().zip(&expected).all(|(now, before)| *now == before + 1000));
+        }
+    }
+}
 
 /// Checks `axis_iter(axis)` against `index_axis` and against the parent's own indexing, both ways.
 fn check_axes<L: Layout>(m: HostMdspan<'_, i32, 3, L>) {
