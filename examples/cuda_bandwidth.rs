@@ -1,10 +1,16 @@
 //! GPU bandwidth of dlspan's kernels on 256 MiB tensors, beside the device-to-device copy measured
-//! in the same run (bytes read + written per second; median of 10 timed runs after a warm-up).
-//! Needs a CUDA device: `cargo run --release --features cuda --example cuda_bandwidth`
-//! (`scripts/gpu.sh` runs the prebuilt binary). Without a device it says so and exits 0.
+//! in the same run (bytes read + written per second; median of 10 timed runs after a warm-up):
+//! copies of every layout class (contiguous, transposed, permuted, strided, reversed), arithmetic,
+//! and casts from `f32` to `f16`, `bf16` and FP8 and back. Needs a CUDA device:
+//! `cargo run --release --features cuda --example cuda_bandwidth` (`scripts/gpu.sh` runs the
+//! prebuilt binary). Without a device it says so and exits 0.
 
+use cudarc::driver::CudaSlice;
 use dlspan::cuda::{CudaError, Gpu, Stream, device_count};
-use dlspan::{DeviceMdspan, DeviceMdspanMut, LayoutStride, LayoutStrideRelaxed};
+use dlspan::dtype::{Float8E4m3fn, Float8E5m2};
+use dlspan::half::{bf16, f16};
+use dlspan::{DeviceMdspan, DeviceMdspanMut, DlElement, HostMdspan, LayoutStride, LayoutStrideRelaxed};
+use std::mem::size_of;
 
 const BYTES: usize = 256 << 20;
 
@@ -29,6 +35,20 @@ fn row(name: &str, bytes_moved: usize, ms: f32, reference: f64) -> f64 {
     gbs
 }
 
+/// Times `dst = src` cast element by element over `n` elements and prints the row.
+fn cast_row<Out: DlElement, In: DlElement>(
+    stream: &Stream,
+    src: &CudaSlice<In>,
+    dst: &mut CudaSlice<Out>,
+    n: usize,
+    reference: f64,
+) -> Result<(), CudaError> {
+    let a = DeviceMdspan::<In, 1>::from_cuda(src, [n])?;
+    let ms = time_ms(stream, || stream.cast(&a, &mut DeviceMdspanMut::<Out, 1>::from_cuda(dst, [n])?))?;
+    row(&format!("cast {} -> {}", In::DTYPE, Out::DTYPE), n * (size_of::<In>() + size_of::<Out>()), ms, reference);
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     if device_count() == 0 {
         println!("skipped: no CUDA device");
@@ -38,7 +58,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let stream = gpu.new_stream()?;
     let name = gpu.context().name()?;
     let n = BYTES / 4;
-    let src = stream.alloc_zeros::<f32>(n)?;
+    // Values in [-10, 10] (every cast takes its common path, not a zero's shortcut).
+    let values: Vec<f32> =
+        (0..n as u64).map(|i| (i.wrapping_mul(2_654_435_761) % 2001) as f32 / 100.0 - 10.0).collect();
+    let mut src = stream.alloc_zeros::<f32>(n)?;
+    stream.copy_from_host(
+        &HostMdspan::<f32, 1>::from_slice(&values, [n])?,
+        &mut DeviceMdspanMut::<f32, 1>::from_cuda(&mut src, [n])?,
+    )?;
     let mut dst = stream.alloc_zeros::<f32>(n)?;
     println!("device: {name} ({}), f32 tensors of {} MiB", gpu.arch(), BYTES >> 20);
     println!("| operation                          |       ms |     GB/s | of D2D |");
@@ -90,6 +117,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let ms = time_ms(&stream, || stream.fill(&mut DeviceMdspanMut::<f32, 1>::from_cuda(&mut dst, [n])?, 1.0))?;
     row("fill", BYTES, ms, reference);
+
+    // Casts from f32 and back (the narrow results are cast back, so they hold real values).
+    let mut halves = stream.alloc_zeros::<f16>(n)?;
+    cast_row(&stream, &src, &mut halves, n, reference)?;
+    cast_row(&stream, &halves, &mut dst, n, reference)?;
+    let mut bfloats = stream.alloc_zeros::<bf16>(n)?;
+    cast_row(&stream, &src, &mut bfloats, n, reference)?;
+    cast_row(&stream, &bfloats, &mut dst, n, reference)?;
+    let mut e4m3 = stream.alloc_zeros::<Float8E4m3fn>(n)?;
+    cast_row(&stream, &src, &mut e4m3, n, reference)?;
+    cast_row(&stream, &e4m3, &mut dst, n, reference)?;
+    let mut e5m2 = stream.alloc_zeros::<Float8E5m2>(n)?;
+    cast_row(&stream, &src, &mut e5m2, n, reference)?;
+    cast_row(&stream, &e5m2, &mut dst, n, reference)?;
+    let ms = time_ms(&stream, || {
+        let mut t =
+            DeviceMdspanMut::<f16, 2, LayoutStride>::from_cuda_strided(&mut halves, [rows, cols], [1, rows as isize])?;
+        stream.cast(&a2, &mut t)
+    })?;
+    row("2-d transpose + cast f32 -> f16", 6 * n, ms, reference);
 
     // Launch overhead of a cached kernel: a one-element fill, back to back.
     let mut tiny = stream.alloc_zeros::<f32>(1)?;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds, on the development machine, what scripts/gpu.sh runs on a GPU machine that has no Rust
 # toolchain: the GPU test binary and the bandwidth benchmark (release, feature `cuda`), copied with
-# scripts/gpu.sh into target/gpu-bundle/ (well under the 64 MiB a device call carries).
+# scripts/gpu.sh into target/gpu-bundle/, which must stay within the 64 MiB a device call carries.
+# The binaries need only the driver and NVRTC at run time (cudarc loads both dynamically).
 #
 #   bash scripts/gpu-build.sh && (carry target/gpu-bundle) && bash target/gpu-bundle/gpu.sh
 set -euo pipefail
@@ -10,15 +11,20 @@ target="${CARGO_TARGET_DIR:-target}"
 bundle="$target/gpu-bundle"
 rm -rf "$bundle"
 mkdir -p "$bundle"
+cargo test --release --locked --features cuda --test cuda_gpu --no-run
 test_bin=$(cargo test --release --locked --features cuda --test cuda_gpu --no-run --message-format=json 2> /dev/null |
   python3 -c 'import json,sys
 for l in sys.stdin:
     m = json.loads(l)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "cuda_gpu":
         print(m["executable"])')
+[ -n "$test_bin" ] || { echo "no cuda_gpu test binary found" >&2; exit 1; }
 cargo build --release --locked --features cuda --example cuda_bandwidth
 cp "$test_bin" "$bundle/cuda_gpu"
 cp "$target/release/examples/cuda_bandwidth" "$bundle/cuda_bandwidth"
 cp scripts/gpu.sh "$bundle/gpu.sh"
-strip "$bundle/cuda_gpu" "$bundle/cuda_bandwidth" 2> /dev/null || true
-du -sh "$bundle"
+strip "$bundle/cuda_gpu" "$bundle/cuda_bandwidth"
+bytes=$(du -sb "$bundle" | cut -f1)
+limit=$((64 << 20))
+echo "bundle: $bundle, $((bytes >> 10)) KiB (limit $((limit >> 20)) MiB)"
+[ "$bytes" -le "$limit" ] || { echo "the GPU bundle exceeds $((limit >> 20)) MiB" >&2; exit 1; }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs dlspan's prebuilt GPU binaries on a machine with a CUDA GPU and no Rust toolchain (built by
 # scripts/gpu-build.sh): the GPU tests (every kernel against the CPU reference on fresh random data,
-# outputs poisoned first), the same tests under compute-sanitizer memcheck and racecheck, and the
-# bandwidth table. NVRTC comes from the system toolkit or the pip wheel `nvidia-cuda-nvrtc`.
+# outputs poisoned first; every cast pair on boundary inputs), the same tests under compute-sanitizer
+# memcheck and racecheck, and the bandwidth table (copies, transposes, casts). NVRTC comes from the
+# system toolkit or the pip wheel `nvidia-cuda-nvrtc`.
 #
 #   bash gpu.sh            (from the bundle directory, or with DLSPAN_GPU_BUNDLE=dir)
 set -uo pipefail
@@ -23,11 +24,15 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 step "GPU tests (correctness against the CPU reference, poisoned outputs)"
 "$bundle/cuda_gpu" --test-threads=1 --nocapture || failed=1
 
+# Under the sanitizers every test but the cast of every type pair on the boundary inputs (529
+# instrumented modules over millions of elements, whose memory accesses are those of the flat cast
+# kernels the other tests run; its conversions are checked by the plain run above).
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2> /dev/null || true)
 if [ -n "$sanitizer" ]; then
   for tool in memcheck racecheck; do
     step "compute-sanitizer $tool"
-    "$sanitizer" --tool "$tool" --error-exitcode 42 "$bundle/cuda_gpu" --test-threads=1 || failed=1
+    "$sanitizer" --tool "$tool" --error-exitcode 42 "$bundle/cuda_gpu" --test-threads=1 \
+      --skip every_cast_pair_matches_the_cpu_cast_on_the_gpu || failed=1
   done
 else
   echo "compute-sanitizer not found" >&2

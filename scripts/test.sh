@@ -6,7 +6,8 @@
 # Tiers, in order: formatting and lints; Rust unit, integration and doc tests (with the ABI
 # comparison against a real dlpack.h, the C round trip compiled with gcc, the README's examples,
 # and the CUDA tiers: every kernel compiled to PTX by NVRTC, the kernels' logic run on the host,
-# the GPU tests skipped without a device); compile-fail UI cases; the test binaries again under valgrind memcheck; the examples;
+# the GPU tests skipped without a device; the NVRTC tier's kernel x dtype matrix printed after);
+# compile-fail UI cases; the test binaries again under valgrind memcheck; the examples;
 # the benches in test mode; documentation with warnings denied.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,7 +45,13 @@ step "cargo clippy (workspace, all targets, warnings denied)"
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
 step "cargo test (unit, integration, doc, UI)"
+# The NVRTC tier writes the kernel x dtype matrix it compiled here (test output is captured).
+matrix="${CARGO_TARGET_DIR:-$root/target}/tmp/nvrtc-matrix.txt"
+rm -f "$matrix"
 cargo test --workspace --all-features --locked
+
+step "kernels compiled to PTX by the NVRTC tier"
+cat "$matrix"
 
 step "memcheck: test binaries under valgrind (invalid accesses and leaks fail)"
 bash scripts/valgrind.sh

@@ -3,11 +3,15 @@
 //! `skipped: no CUDA device` and passes; `scripts/gpu.sh` runs this binary on a GPU machine.
 #![cfg(feature = "cuda")]
 
+#[macro_use]
 mod cuda_support;
 
-use cuda_support::{Arith, Layout, Rng, TestElement, bytes, random_extents, random_layout};
+use cuda_support::{
+    Arith, CAST_SCALARS, Case, CastInput, Reference, Rng, TestElement, arithmetic, bytes, cast, movement,
+    random_extents, random_layout,
+};
 use cudarc::driver::CudaSlice;
-use dlspan::cuda::{CudaError, CudaLibrary, Gpu, Stream, device_count, driver_present, export_cuda};
+use dlspan::cuda::{CudaError, CudaLibrary, Gpu, KernelKind, Stream, device_count, driver_present, export_cuda};
 use dlspan::half::{bf16, f16};
 use dlspan::{
     DeviceMdspan, DeviceMdspanMut, DlElement, HostMdspan, HostMdspanMut, LayoutRight, LayoutStrideRelaxed, Mapping,
@@ -50,117 +54,215 @@ fn download<T: DlElement + Default>(stream: &Stream, buffer: &CudaSlice<T>) -> V
     values
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Op {
-    Copy,
-    Fill,
-    Add,
-    Scale,
-    Axpy,
+type View<'a, T, const R: usize> = DeviceMdspan<'a, T, R, LayoutStrideRelaxed>;
+type ViewMut<'a, T, const R: usize> = DeviceMdspanMut<'a, T, R, LayoutStrideRelaxed>;
+
+/// An operation launched on device views of any rank.
+trait Launch<Out, In> {
+    fn kind(&self) -> KernelKind;
+    fn launch<const R: usize>(
+        &self,
+        stream: &Stream,
+        inputs: &[View<'_, In, R>],
+        out: &mut ViewMut<'_, Out, R>,
+        scalar: Out,
+    ) -> Result<(), CudaError>;
 }
 
-/// One random case of `op` at rank `R` on the GPU, compared byte for byte with the CPU reference
-/// over the whole (poisoned) output allocation.
-fn gpu_case<T: Arith + Default, const R: usize>(stream: &Stream, op: Op, rng: &mut Rng) {
-    let extents = random_extents::<R>(rng, if R > 4 { 3 } else { 9 });
-    let out_layout = random_layout(rng, extents, false);
-    let inputs = match op {
-        Op::Fill => 0,
-        Op::Copy | Op::Scale | Op::Axpy => 1,
-        Op::Add => 2,
-    };
-    let in_layouts: Vec<Layout<R>> = (0..inputs).map(|_| random_layout(rng, extents, true)).collect();
-    let in_values: Vec<Vec<T>> = in_layouts.iter().map(|l| (0..l.len).map(|_| T::random(rng)).collect()).collect();
-    let poisoned: Vec<T> = (0..out_layout.len).map(|_| T::random(rng)).collect();
-    let scalar = T::random(rng);
+/// Copy, fill, add, scale and axpy of one element type.
+struct Same(KernelKind);
 
-    let mut expected = poisoned.clone();
-    {
-        let mut out = HostMdspanMut::<T, R, LayoutStrideRelaxed>::from_slice_relaxed(
-            &mut expected,
-            extents,
-            out_layout.strides,
-            out_layout.offset,
-        )
-        .unwrap();
-        let views: Vec<HostMdspan<'_, T, R, LayoutStrideRelaxed>> = in_layouts
-            .iter()
-            .zip(&in_values)
-            .map(|(l, v)| HostMdspan::from_slice_relaxed(v, extents, l.strides, l.offset).unwrap())
-            .collect();
-        let mut a = views.first().map(|v| v.iter());
-        let mut b = views.get(1).map(|v| v.iter());
-        for slot in out.iter_mut() {
-            let x = a.as_mut().map(|it| *it.next().unwrap());
-            let y = b.as_mut().map(|it| *it.next().unwrap());
-            *slot = match op {
-                Op::Copy => x.unwrap(),
-                Op::Fill => scalar,
-                Op::Add => x.unwrap().add(y.unwrap()),
-                Op::Scale => scalar.mul(x.unwrap()),
-                Op::Axpy => scalar.mul(x.unwrap()).add(*slot),
-            };
-        }
+impl<T: DlElement> Launch<T, T> for Same {
+    fn kind(&self) -> KernelKind {
+        self.0
     }
 
-    let inputs: Vec<CudaSlice<T>> = in_values.iter().map(|v| upload(stream, v)).collect();
-    let mut out = upload(stream, &poisoned);
-    {
-        let views: Vec<DeviceMdspan<'_, T, R, LayoutStrideRelaxed>> = inputs
-            .iter()
-            .zip(&in_layouts)
-            .map(|(buffer, l)| DeviceMdspan::from_cuda_relaxed(buffer, extents, l.strides, l.offset).unwrap())
-            .collect();
-        let mut target = DeviceMdspanMut::<T, R, LayoutStrideRelaxed>::from_cuda_relaxed(
-            &mut out,
-            extents,
-            out_layout.strides,
-            out_layout.offset,
-        )
-        .unwrap();
-        match op {
-            Op::Copy => stream.copy(&views[0], &mut target),
-            Op::Fill => stream.fill(&mut target, scalar),
-            Op::Add => stream.add(&views[0], &views[1], &mut target),
-            Op::Scale => stream.scale(scalar, &views[0], &mut target),
-            Op::Axpy => stream.axpy(scalar, &views[0], &mut target),
+    fn launch<const R: usize>(
+        &self,
+        stream: &Stream,
+        inputs: &[View<'_, T, R>],
+        out: &mut ViewMut<'_, T, R>,
+        scalar: T,
+    ) -> Result<(), CudaError> {
+        match self.0 {
+            KernelKind::Copy => stream.copy(&inputs[0], out),
+            KernelKind::Fill => stream.fill(out, scalar),
+            KernelKind::Add => stream.add(&inputs[0], &inputs[1], out),
+            KernelKind::Scale => stream.scale(scalar, &inputs[0], out),
+            KernelKind::Axpy => stream.axpy(scalar, &inputs[0], out),
+            KernelKind::Cast => stream.cast(&inputs[0], out),
         }
-        .expect("launch");
+    }
+}
+
+/// A cast between two element types.
+struct Cast;
+
+impl<Out: DlElement, In: DlElement> Launch<Out, In> for Cast {
+    fn kind(&self) -> KernelKind {
+        KernelKind::Cast
+    }
+
+    fn launch<const R: usize>(
+        &self,
+        stream: &Stream,
+        inputs: &[View<'_, In, R>],
+        out: &mut ViewMut<'_, Out, R>,
+        _: Out,
+    ) -> Result<(), CudaError> {
+        stream.cast(&inputs[0], out)
+    }
+}
+
+/// Runs `case` on the GPU (the inputs and the poisoned output uploaded) and compares the whole
+/// output allocation, byte for byte, with the CPU reference.
+fn gpu_case<Out: TestElement + Default, In: TestElement, const R: usize>(
+    stream: &Stream,
+    op: &impl Launch<Out, In>,
+    case: &Case<Out, In, R>,
+    reference: Reference<'_, Out, In>,
+) {
+    let expected = case.expected(reference);
+    let inputs: Vec<CudaSlice<In>> = case.in_buffers.iter().map(|v| upload(stream, v)).collect();
+    let mut out = upload(stream, &case.poisoned);
+    {
+        let views: Vec<View<'_, In, R>> = inputs
+            .iter()
+            .zip(&case.in_layouts)
+            .map(|(buffer, l)| DeviceMdspan::from_cuda_relaxed(buffer, case.extents, l.strides, l.offset).unwrap())
+            .collect();
+        let mut target =
+            ViewMut::from_cuda_relaxed(&mut out, case.extents, case.out_layout.strides, case.out_layout.offset)
+                .unwrap();
+        op.launch(stream, &views, &mut target, case.scalar).expect("launch");
     }
     let actual = download(stream, &out);
     assert!(
         bytes(&actual) == bytes(&expected),
-        "{op:?} on {} differs from the CPU reference: extents {extents:?}, output {out_layout:?}, inputs {in_layouts:?}",
-        T::DTYPE
+        "{} {} <- {} differs from the CPU reference: extents {:?}, output {:?}, inputs {:?}",
+        op.kind(),
+        Out::DTYPE,
+        In::DTYPE,
+        case.extents,
+        case.out_layout,
+        case.in_layouts
     );
 }
 
-fn gpu_cases<T: Arith + Default>(stream: &Stream, seed: u64) {
-    let mut rng = Rng::new(seed);
-    for op in [Op::Copy, Op::Fill, Op::Add, Op::Scale, Op::Axpy] {
-        for _ in 0..8 {
-            gpu_case::<T, 1>(stream, op, &mut rng);
-            gpu_case::<T, 2>(stream, op, &mut rng);
-            gpu_case::<T, 3>(stream, op, &mut rng);
-            gpu_case::<T, 4>(stream, op, &mut rng);
-            gpu_case::<T, 6>(stream, op, &mut rng);
-        }
+/// Random cases of `op` at every rank class, large enough for tiles in some.
+fn gpu_cases<Out: TestElement + Default, In: TestElement>(
+    stream: &Stream,
+    op: &impl Launch<Out, In>,
+    rng: &mut Rng,
+    reference: Reference<'_, Out, In>,
+    value: fn(&mut Rng) -> In,
+) {
+    let kind = op.kind();
+    for _ in 0..6 {
+        gpu_case(stream, op, &Case::<Out, In, 1>::random(rng, kind, 9, value), reference);
+        gpu_case(stream, op, &Case::<Out, In, 2>::random(rng, kind, 9, value), reference);
+        gpu_case(stream, op, &Case::<Out, In, 2>::random(rng, kind, 300, value), reference);
+        gpu_case(stream, op, &Case::<Out, In, 3>::random(rng, kind, 9, value), reference);
+        gpu_case(stream, op, &Case::<Out, In, 3>::random(rng, kind, 40, value), reference);
+        gpu_case(stream, op, &Case::<Out, In, 4>::random(rng, kind, 9, value), reference);
+        gpu_case(stream, op, &Case::<Out, In, 6>::random(rng, kind, 3, value), reference);
     }
+}
+
+/// Every operation of `T` on random cases.
+fn same_type_cases<T: Arith + Default>(stream: &Stream, seed: u64) {
+    let mut rng = Rng::new(seed);
+    for kind in [KernelKind::Copy, KernelKind::Fill] {
+        gpu_cases::<T, T>(stream, &Same(kind), &mut rng, &movement::<T>(kind), T::any);
+    }
+    for kind in [KernelKind::Add, KernelKind::Scale, KernelKind::Axpy] {
+        gpu_cases::<T, T>(stream, &Same(kind), &mut rng, &arithmetic::<T>(kind), T::random);
+    }
+}
+
+/// The time as a seed: fresh random data on every run (printed, to replay a failure).
+fn fresh_seed() -> u64 {
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+    println!("seed {seed}");
+    seed
 }
 
 #[test]
 fn kernels_match_the_cpu_reference_on_the_gpu() {
     let Some(stream) = stream_or_skip() else { return };
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
-    println!("seed {seed}");
-    gpu_cases::<u8>(&stream, seed);
-    gpu_cases::<i32>(&stream, seed + 1);
-    gpu_cases::<u64>(&stream, seed + 2);
-    gpu_cases::<f16>(&stream, seed + 3);
-    gpu_cases::<bf16>(&stream, seed + 4);
-    gpu_cases::<f32>(&stream, seed + 5);
-    gpu_cases::<f64>(&stream, seed + 6);
-    assert!(stream.gpu().compiled_modules() >= 35, "each module compiled once per device");
+    let seed = fresh_seed();
+    same_type_cases::<u8>(&stream, seed);
+    same_type_cases::<i32>(&stream, seed + 1);
+    same_type_cases::<u64>(&stream, seed + 2);
+    same_type_cases::<i128>(&stream, seed + 3);
+    same_type_cases::<f16>(&stream, seed + 4);
+    same_type_cases::<bf16>(&stream, seed + 5);
+    same_type_cases::<f32>(&stream, seed + 6);
+    same_type_cases::<f64>(&stream, seed + 7);
+    assert!(stream.gpu().compiled_modules() >= 40, "each module compiled once per device");
+}
+
+macro_rules! cast_cases {
+    (($stream:expr, $rng:expr) $(($out:ty, $in:ty)),*) => {$(
+        gpu_cases::<$out, $in>($stream, &Cast, $rng, &cast::<$out, $in>, <$in>::any);
+    )*};
+}
+
+/// Cast kernels of every kind of conversion on random layouts (flat, strided, tiled), NaNs and
+/// infinities in the inputs.
+#[test]
+fn casts_match_the_cpu_cast_on_random_layouts_on_the_gpu() {
+    let Some(stream) = stream_or_skip() else { return };
+    let mut rng = Rng::new(fresh_seed());
+    cast_layout_pairs!(cast_cases!(&stream, &mut rng));
+}
+
+/// Casts `inputs` (uploaded as `device`) to `Out` and compares every result, bit for bit, with
+/// dlspan's CPU cast: the hardware's conversions (int to float, float to double, truncation)
+/// where the host-logic tier ran the host's.
+fn check_cast<Out: CastInput + Default, In: CastInput>(stream: &Stream, inputs: &[In], device: &CudaSlice<In>) {
+    let expected: Vec<Out> = inputs.iter().map(|&x| dlspan::dtype::cast::<In, Out>(x)).collect();
+    let n = inputs.len();
+    let mut out = stream.alloc_zeros::<Out>(n).expect("alloc");
+    stream
+        .cast(
+            &DeviceMdspan::<In, 1>::from_cuda(device, [n]).unwrap(),
+            &mut DeviceMdspanMut::<Out, 1>::from_cuda(&mut out, [n]).unwrap(),
+        )
+        .expect("launch");
+    let actual = download(stream, &out);
+    if let Some(i) = (0..n).find(|&i| bytes(&actual[i..=i]) != bytes(&expected[i..=i])) {
+        panic!(
+            "cast {} <- {} on the GPU: input {:?} (bits {:02x?}) gave {:?} (bits {:02x?}), the CPU cast {:?}",
+            Out::DTYPE,
+            In::DTYPE,
+            inputs[i],
+            bytes(&inputs[i..=i]),
+            actual[i],
+            bytes(&actual[i..=i]),
+            expected[i]
+        );
+    }
+}
+
+/// Every pair of scalar types on the boundary inputs, a thread and a stream per source type (the
+/// modules compile in parallel).
+#[test]
+fn every_cast_pair_matches_the_cpu_cast_on_the_gpu() {
+    let Some(stream) = stream_or_skip() else { return };
+    let gpu = stream.gpu().clone();
+    std::thread::scope(|scope| {
+        for_each_cast_scalar!(In => {
+            let gpu = gpu.clone();
+            scope.spawn(move || {
+                let stream = gpu.new_stream().expect("a stream");
+                let inputs = In::boundary_inputs();
+                let device = upload(&stream, &inputs);
+                for_each_cast_scalar!(Out => check_cast::<Out, In>(&stream, &inputs, &device));
+            });
+        });
+    });
+    assert!(gpu.compiled_modules() >= CAST_SCALARS * CAST_SCALARS);
 }
 
 #[test]

@@ -1,80 +1,63 @@
 //! The kernels' logic without a GPU: the generated CUDA C++ (the very modules NVRTC compiles)
 //! built for the host with `DLSPAN_HOST`, run on random shapes and strides (transposes, reversed
-//! and broadcast axes, gaps, every axis order, flat and strided shapes, both index widths, grids
-//! too small for the data), each output element compared bit for bit with the Rust CPU reference,
-//! and every byte outside the output view checked untouched (outputs are poisoned first).
+//! and broadcast axes, gaps, every axis order, flat, strided and tiled shapes, both index widths,
+//! grids too small for the data), each output element compared bit for bit with the Rust CPU
+//! reference, and every byte outside the output view checked untouched (outputs are poisoned
+//! first). Cast kernels are also run on every pair of scalar types over the boundary inputs of
+//! `cuda_support::cast_inputs` against dlspan's CPU cast.
 #![cfg(feature = "cuda")]
 
+#[macro_use]
 mod cuda_support;
 
-use cuda_support::{Arith, HostKernels, Layout, Rng, TestElement, bytes, cxx_or_skip, random_extents, random_layout};
+use cuda_support::{
+    CAST_SCALARS, Case, CastInput, HostKernels, Reference, Rng, TestElement, arithmetic, bytes, cast, cxx_or_skip,
+    movement,
+};
+use dlspan::DlElement;
 use dlspan::cuda::{IndexWidth, KernelKind, ModuleKey, Operand, Shape, plan};
+use dlspan::dtype::*;
 use dlspan::half::{bf16, f16};
-use dlspan::{HostMdspan, HostMdspanMut, LayoutStrideRelaxed};
 use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+/// A fresh scratch directory for one test's host build.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
 
 /// What the cases ran: the shapes and index widths reached, to prove the coverage.
 #[derive(Default)]
 struct Coverage(BTreeSet<String>);
 
-/// One random case of a kernel of `key` at rank `R`: `reference(a, b, scalar, old_out)` computes
-/// an output element from the inputs' elements (`None` past the operation's inputs).
-fn case<Out: TestElement, In: TestElement, const R: usize>(
+/// Runs `case` through the host build of `key`'s kernels and compares the whole output buffer
+/// with the CPU reference.
+fn run_case<Out: TestElement, In: TestElement, const R: usize>(
     kernels: &HostKernels,
     key: &ModuleKey,
+    case: &Case<Out, In, R>,
+    reference: Reference<'_, Out, In>,
     rng: &mut Rng,
     coverage: &mut Coverage,
-    reference: &dyn Fn(Option<In>, Option<In>, Out, Out) -> Out,
 ) {
-    let extents = random_extents::<R>(rng, if R > 4 { 3 } else { 7 });
-    let out_layout = random_layout(rng, extents, false);
-    let inputs = key.kind.inputs().min(if key.kind == KernelKind::Axpy { 1 } else { 2 });
-    let in_layouts: Vec<Layout<R>> = (0..inputs).map(|_| random_layout(rng, extents, true)).collect();
-    let in_buffers: Vec<Vec<In>> = in_layouts.iter().map(|l| (0..l.len).map(|_| In::random(rng)).collect()).collect();
-    let poisoned: Vec<Out> = (0..out_layout.len).map(|_| Out::random(rng)).collect();
-    let scalar = Out::random(rng);
-
-    // The Rust reference, through dlspan's host views.
-    let mut expected = poisoned.clone();
-    {
-        let mut out = HostMdspanMut::<Out, R, LayoutStrideRelaxed>::from_slice_relaxed(
-            &mut expected,
-            extents,
-            out_layout.strides,
-            out_layout.offset,
-        )
-        .expect("valid output layout");
-        let views: Vec<HostMdspan<'_, In, R, LayoutStrideRelaxed>> = in_layouts
-            .iter()
-            .zip(&in_buffers)
-            .map(|(l, buf)| {
-                HostMdspan::from_slice_relaxed(buf, extents, l.strides, l.offset).expect("valid input layout")
-            })
-            .collect();
-        let mut a = views.first().map(|v| v.iter());
-        let mut b = views.get(1).map(|v| v.iter());
-        for slot in out.iter_mut() {
-            let x = a.as_mut().map(|it| *it.next().expect("same extents"));
-            let y = b.as_mut().map(|it| *it.next().expect("same extents"));
-            *slot = reference(x, y, scalar, *slot);
-        }
-    }
-
-    // The kernel, on the host, over the same memory layouts.
-    let mut actual = poisoned.clone();
+    let expected = case.expected(reference);
+    let mut actual = case.poisoned.clone();
     let size_out = core::mem::size_of::<Out>();
     let size_in = core::mem::size_of::<In>();
+    let out_layout = case.out_layout;
     let out_op =
         Operand::new(actual.as_mut_ptr().wrapping_add(out_layout.offset) as usize as u64, out_layout.strides, size_out);
     let mut operands = vec![out_op];
-    for (l, buf) in in_layouts.iter().zip(&in_buffers) {
+    for (l, buf) in case.in_layouts.iter().zip(&case.in_buffers) {
         operands.push(Operand::new(buf.as_ptr().wrapping_add(l.offset) as usize as u64, l.strides, size_in));
     }
     if key.kind == KernelKind::Axpy {
         operands.push(out_op);
     }
-    let mut p = plan(extents, &operands).expect("plannable").expect("not empty");
-    p.params.scalar.0[0][..size_out].copy_from_slice(bytes(core::slice::from_ref(&scalar)));
+    let mut p = plan(case.extents, &operands).expect("plannable").expect("not empty");
+    p.params.scalar.0[0][..size_out].copy_from_slice(bytes(core::slice::from_ref(&case.scalar)));
     // Half the cases run on a grid far smaller than the data: the grid-stride loops must cover it.
     let grid = if rng.chance(50) { p.grid } else { 1 + rng.below(2) as u32 };
     let block = if grid == p.grid { p.block } else { 1 + rng.below(64) as u32 };
@@ -83,36 +66,55 @@ fn case<Out: TestElement, In: TestElement, const R: usize>(
     if bytes(&actual) != bytes(&expected) {
         let first = (0..actual.len()).find(|&i| bytes(&actual[i..=i]) != bytes(&expected[i..=i])).unwrap_or(0);
         panic!(
-            "{} kernel {:?}/{:?} differs from the CPU reference: extents {extents:?}, output {out_layout:?}, \
-             inputs {in_layouts:?}, grid {grid}x{block}; first at buffer index {first}: {:?} vs expected {:?}",
-            key.kind, p.shape, p.index, actual[first], expected[first]
+            "{} kernel {:?}/{:?} ({} <- {}) differs from the CPU reference: extents {:?}, output {out_layout:?}, \
+             inputs {:?}, grid {grid}x{block}; first at buffer index {first}: {:?} vs expected {:?}",
+            key.kind,
+            p.shape,
+            p.index,
+            key.out,
+            key.input,
+            case.extents,
+            case.in_layouts,
+            actual[first],
+            expected[first]
         );
     }
 }
 
-/// Runs `cases` random cases of a module at every rank class.
+/// Runs `count` random cases of a module at every rank class, large enough in a quarter of them
+/// for tiles (partial tiles included); input values from `value`.
 fn cases<Out: TestElement, In: TestElement>(
     kernels: &HostKernels,
     key: &ModuleKey,
     seed: u64,
-    cases: usize,
+    count: usize,
     coverage: &mut Coverage,
-    reference: &dyn Fn(Option<In>, Option<In>, Out, Out) -> Out,
+    reference: Reference<'_, Out, In>,
+    value: fn(&mut Rng) -> In,
 ) {
     let mut rng = Rng::new(seed);
-    for i in 0..cases {
-        match i % 6 {
-            0 => case::<Out, In, 1>(kernels, key, &mut rng, coverage, reference),
-            1 => case::<Out, In, 2>(kernels, key, &mut rng, coverage, reference),
-            2 => case::<Out, In, 3>(kernels, key, &mut rng, coverage, reference),
-            3 => case::<Out, In, 4>(kernels, key, &mut rng, coverage, reference),
-            4 => case::<Out, In, 6>(kernels, key, &mut rng, coverage, reference),
-            _ => case::<Out, In, 2>(kernels, key, &mut rng, coverage, reference),
+    let rng = &mut rng;
+    for i in 0..count {
+        match i % 8 {
+            0 => run_case(kernels, key, &Case::<Out, In, 1>::random(rng, key.kind, 7, value), reference, rng, coverage),
+            1 => run_case(kernels, key, &Case::<Out, In, 2>::random(rng, key.kind, 7, value), reference, rng, coverage),
+            2 => run_case(kernels, key, &Case::<Out, In, 3>::random(rng, key.kind, 7, value), reference, rng, coverage),
+            3 => run_case(kernels, key, &Case::<Out, In, 4>::random(rng, key.kind, 7, value), reference, rng, coverage),
+            4 => run_case(kernels, key, &Case::<Out, In, 6>::random(rng, key.kind, 3, value), reference, rng, coverage),
+            5 => {
+                run_case(kernels, key, &Case::<Out, In, 2>::random(rng, key.kind, 45, value), reference, rng, coverage)
+            }
+            6 => {
+                run_case(kernels, key, &Case::<Out, In, 3>::random(rng, key.kind, 20, value), reference, rng, coverage)
+            }
+            _ => {
+                run_case(kernels, key, &Case::<Out, In, 4>::random(rng, key.kind, 12, value), reference, rng, coverage)
+            }
         }
     }
 }
 
-fn key<Out: dlspan::DlElement, In: dlspan::DlElement>(kind: KernelKind) -> ModuleKey {
+fn key<Out: DlElement, In: DlElement>(kind: KernelKind) -> ModuleKey {
     ModuleKey::new::<Out, In>(kind).expect("supported")
 }
 
@@ -126,9 +128,9 @@ macro_rules! arithmetic_keys {
 
 macro_rules! arithmetic_cases {
     ($kernels:expr, $coverage:expr, $($t:ty),*) => {$(
-        cases::<$t, $t>($kernels, &key::<$t, $t>(KernelKind::Add), 11, 60, $coverage, &|a, b, _, _| a.unwrap().add(b.unwrap()));
-        cases::<$t, $t>($kernels, &key::<$t, $t>(KernelKind::Scale), 12, 60, $coverage, &|a, _, s, _| s.mul(a.unwrap()));
-        cases::<$t, $t>($kernels, &key::<$t, $t>(KernelKind::Axpy), 13, 60, $coverage, &|x, _, s, y| s.mul(x.unwrap()).add(y));
+        for (kind, seed) in [(KernelKind::Add, 11), (KernelKind::Scale, 12), (KernelKind::Axpy, 13)] {
+            cases::<$t, $t>($kernels, &key::<$t, $t>(kind), seed, 64, $coverage, &arithmetic::<$t>(kind), <$t>::random);
+        }
     )*};
 }
 
@@ -140,32 +142,28 @@ macro_rules! movement_keys {
 
 macro_rules! movement_cases {
     ($kernels:expr, $coverage:expr, $($t:ty),*) => {$(
-        cases::<$t, $t>($kernels, &key::<$t, $t>(KernelKind::Copy), 21, 90, $coverage, &|a, _, _, _| a.unwrap());
-        cases::<$t, $t>($kernels, &key::<$t, $t>(KernelKind::Fill), 22, 40, $coverage, &|_, _, s, _| s);
+        cases::<$t, $t>($kernels, &key::<$t, $t>(KernelKind::Copy), 21, 96, $coverage, &movement::<$t>(KernelKind::Copy), <$t>::any);
+        cases::<$t, $t>($kernels, &key::<$t, $t>(KernelKind::Fill), 22, 40, $coverage, &movement::<$t>(KernelKind::Fill), <$t>::any);
+    )*};
+}
+
+macro_rules! cast_keys {
+    (() $(($out:ty, $in:ty)),*) => { vec![$(key::<$out, $in>(KernelKind::Cast)),*] };
+}
+
+macro_rules! cast_cases {
+    (($kernels:expr, $coverage:expr) $(($out:ty, $in:ty)),*) => {$(
+        cases::<$out, $in>($kernels, &key::<$out, $in>(KernelKind::Cast), 31, 64, $coverage, &cast::<$out, $in>, <$in>::any);
     )*};
 }
 
 #[test]
 fn generated_kernels_match_the_cpu_reference_on_the_host() {
     let Some(cxx) = cxx_or_skip() else { return };
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cuda-host-logic");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-
-    let mut modules = movement_keys!(
-        u8,
-        u16,
-        f32,
-        f64,
-        bool,
-        dlspan::dtype::Float8E4m3fn,
-        dlspan::dtype::F32x4,
-        dlspan::dtype::F64x4,
-        dlspan::dtype::U8x4,
-        dlspan::dtype::Float6E2m3fnX4
-    );
-    modules.extend(arithmetic_keys!(i8, u16, i32, u64, f16, bf16, f32, f64));
-    let kernels = HostKernels::build(&cxx, &dir, &modules);
+    let mut modules = movement_keys!(u8, u16, f32, f64, bool, u128, Float8E4m3fn, F32x4, F64x4, U8x4, Float6E2m3fnX4);
+    modules.extend(arithmetic_keys!(i8, u16, i32, u64, i128, f16, bf16, f32, f64));
+    modules.extend(cast_layout_pairs!(cast_keys!()));
+    let kernels = HostKernels::build(&cxx, &scratch("cuda-host-logic"), &modules);
 
     let mut coverage = Coverage::default();
     movement_cases!(
@@ -176,13 +174,15 @@ fn generated_kernels_match_the_cpu_reference_on_the_host() {
         f32,
         f64,
         bool,
-        dlspan::dtype::Float8E4m3fn,
-        dlspan::dtype::F32x4,
-        dlspan::dtype::F64x4,
-        dlspan::dtype::U8x4,
-        dlspan::dtype::Float6E2m3fnX4
+        u128,
+        Float8E4m3fn,
+        F32x4,
+        F64x4,
+        U8x4,
+        Float6E2m3fnX4
     );
-    arithmetic_cases!(&kernels, &mut coverage, i8, u16, i32, u64, f16, bf16, f32, f64);
+    arithmetic_cases!(&kernels, &mut coverage, i8, u16, i32, u64, i128, f16, bf16, f32, f64);
+    cast_layout_pairs!(cast_cases!(&kernels, &mut coverage));
 
     // Every kernel shape was reached (wide vectors by the one-byte types).
     for shape in [
@@ -194,6 +194,7 @@ fn generated_kernels_match_the_cpu_reference_on_the_host() {
         Shape::Strided { rank: 3 },
         Shape::Strided { rank: 4 },
         Shape::General,
+        Shape::Tiled,
     ] {
         assert!(
             coverage.0.contains(&format!("{shape:?}/{:?}", IndexWidth::U32)),
@@ -204,35 +205,83 @@ fn generated_kernels_match_the_cpu_reference_on_the_host() {
     println!("host-logic tier: {} modules, shapes reached: {:?}", modules.len(), coverage.0);
 }
 
-/// 64-bit index arithmetic: a plan forced wide by a reach beyond `i32` (a huge stride on an axis
-/// of extent 2 whose second index lies in a separate small buffer, so no memory is wasted) runs
-/// the `i64` kernels, which must agree with the `i32` ones.
+/// 64-bit index arithmetic: the `i64` kernels (strided and tiled), run with the parameters a plan
+/// chose for the `i32` ones, must agree with them.
 #[test]
 fn wide_index_kernels_match() {
     let Some(cxx) = cxx_or_skip() else { return };
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cuda-host-logic-wide");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
     let key = key::<u32, u32>(KernelKind::Copy);
-    let kernels = HostKernels::build(&cxx, &dir, &[key]);
+    let kernels = HostKernels::build(&cxx, &scratch("cuda-host-logic-wide"), &[key]);
     let mut rng = Rng::new(5);
-    for _ in 0..20 {
-        let extents = random_extents::<3>(&mut rng, 9);
-        let src_layout = random_layout(&mut rng, extents, true);
-        let out_layout = random_layout(&mut rng, extents, false);
-        let src: Vec<u32> = (0..src_layout.len).map(|_| rng.next_u64() as u32).collect();
-        let mut narrow = vec![0u32; out_layout.len];
+    let mut tiled = 0;
+    for i in 0..40 {
+        let case = Case::<u32, u32, 3>::random(&mut rng, KernelKind::Copy, if i % 2 == 0 { 9 } else { 40 }, u32::any);
+        let (out_layout, src_layout) = (case.out_layout, case.in_layouts[0]);
+        let mut narrow = case.poisoned.clone();
         let mut wide = narrow.clone();
         let ops = |out: &mut Vec<u32>| {
             [
                 Operand::new(out.as_mut_ptr().wrapping_add(out_layout.offset) as usize as u64, out_layout.strides, 4),
-                Operand::new(src.as_ptr().wrapping_add(src_layout.offset) as usize as u64, src_layout.strides, 4),
+                Operand::new(
+                    case.in_buffers[0].as_ptr().wrapping_add(src_layout.offset) as usize as u64,
+                    src_layout.strides,
+                    4,
+                ),
             ]
         };
-        let p = plan(extents, &ops(&mut narrow)).unwrap().unwrap();
+        let p = plan(case.extents, &ops(&mut narrow)).unwrap().unwrap();
         kernels.run(&key.entry(p.shape, p.index), &p.params, p.grid, p.block);
-        let q = plan(extents, &ops(&mut wide)).unwrap().unwrap();
+        let q = plan(case.extents, &ops(&mut wide)).unwrap().unwrap();
         kernels.run(&key.entry(q.shape, IndexWidth::U64), &q.params, 3, 7);
-        assert_eq!(narrow, wide, "extents {extents:?}");
+        assert_eq!(narrow, wide, "extents {:?}, {:?}", case.extents, p.shape);
+        tiled += usize::from(p.shape == Shape::Tiled);
     }
+    assert!(tiled > 0, "no case was tiled");
+}
+
+/// Runs the cast kernel `Out <- In` over every boundary input and compares each result, bit for
+/// bit, with dlspan's CPU cast.
+fn check_cast<Out: CastInput, In: CastInput>(kernels: &HostKernels, inputs: &[In], rng: &mut Rng) -> usize {
+    let key = key::<Out, In>(KernelKind::Cast);
+    let expected: Vec<Out> = inputs.iter().map(|&x| dlspan::dtype::cast::<In, Out>(x)).collect();
+    let mut actual: Vec<Out> = (0..inputs.len()).map(|_| Out::any(rng)).collect();
+    let n = inputs.len();
+    let operands = [
+        Operand::new(actual.as_mut_ptr() as usize as u64, [1], core::mem::size_of::<Out>()),
+        Operand::new(inputs.as_ptr() as usize as u64, [1], core::mem::size_of::<In>()),
+    ];
+    let p = plan([n], &operands).expect("plannable").expect("not empty");
+    // One thread runs many elements (the grid-stride loop): the host build calls a kernel per thread.
+    kernels.run(&key.entry(Shape::Flat { vector: 1 }, p.index), &p.params, 4, 32);
+    if bytes(&actual) != bytes(&expected) {
+        let i = (0..n).find(|&i| bytes(&actual[i..=i]) != bytes(&expected[i..=i])).expect("a difference");
+        panic!(
+            "cast {} <- {}: input {:?} (bits {:02x?}) gave {:?} (bits {:02x?}), the CPU cast {:?} (bits {:02x?})",
+            key.out,
+            key.input,
+            inputs[i],
+            bytes(&inputs[i..=i]),
+            actual[i],
+            bytes(&actual[i..=i]),
+            expected[i],
+            bytes(&expected[i..=i])
+        );
+    }
+    n
+}
+
+#[test]
+fn cast_kernels_match_the_cpu_cast_on_boundary_inputs() {
+    let Some(cxx) = cxx_or_skip() else { return };
+    let mut modules = Vec::new();
+    for_each_cast_scalar!(In => for_each_cast_scalar!(Out => modules.push((key::<Out, In>(KernelKind::Cast), vec![Shape::Flat { vector: 1 }]))));
+    assert_eq!(modules.len(), CAST_SCALARS * CAST_SCALARS);
+    let kernels = HostKernels::build_shapes(&cxx, &scratch("cuda-host-logic-cast"), &modules);
+    let mut rng = Rng::new(7);
+    let mut casts = 0;
+    for_each_cast_scalar!(In => {
+        let inputs = In::boundary_inputs();
+        for_each_cast_scalar!(Out => casts += check_cast::<Out, In>(&kernels, &inputs, &mut rng));
+    });
+    println!("cast kernels: {} pairs, {casts} conversions bit for bit with dlspan::dtype::cast", modules.len());
 }

@@ -1,12 +1,15 @@
-//! The NVRTC tier: every kernel module (operation × built-in element type, each module holding
-//! every shape class and both index widths) compiled to PTX through the runtime's own code path,
-//! for the H100's virtual architecture. Needs NVRTC (`scripts/test.sh` installs the
-//! `nvidia-cuda-nvrtc` wheel), not a GPU. Prints the matrix compiled.
+//! The NVRTC tier: every kernel module (operation × built-in element type, and casts between
+//! every pair of scalar types; each module holding every shape class and both index widths)
+//! compiled to PTX through the runtime's own code path, for the H100's virtual architecture.
+//! Needs NVRTC (`scripts/test.sh` installs the `nvidia-cuda-nvrtc` wheel), not a GPU. Writes the
+//! matrix compiled to `target/tmp/nvrtc-matrix.txt`, which the test command prints.
 #![cfg(feature = "cuda")]
 
+#[macro_use]
 mod cuda_support;
 
-use dlspan::cuda::{CudaError, ElementType, KernelKind, ModuleKey, compile_ptx};
+use cuda_support::CAST_SCALARS;
+use dlspan::cuda::{CudaError, ElementType, IndexWidth, KernelKind, ModuleKey, compile_ptx};
 use dlspan::dtype::*;
 use dlspan::half::{bf16, f16};
 use dlspan::num_complex::Complex;
@@ -109,71 +112,140 @@ struct Rgba {
     a: u8,
 }
 
+/// Compiles every module on all cores (NVRTC is thread-safe), checking that each kernel of each
+/// shape and index width is in the PTX; a failure keeps NVRTC's log. Returns the kernels of each
+/// module.
+fn compile_all(keys: &[ModuleKey]) -> Vec<usize> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let next = Mutex::new(0..keys.len());
+    let kernels = Mutex::new(vec![0; keys.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let Some(i) = next.lock().unwrap().next() else { break };
+                    let key = &keys[i];
+                    let ptx = compile_ptx(key, "compute_90")
+                        .unwrap_or_else(|e| panic!("{} {} <- {}: {e}", key.kind, key.out, key.input));
+                    let mut count = 0;
+                    for shape in key.shapes() {
+                        for index in [IndexWidth::U32, IndexWidth::U64] {
+                            let entry = key.entry(shape, index);
+                            assert!(ptx.contains(&format!(".entry {entry}(")), "{entry} missing from the PTX");
+                            count += 1;
+                        }
+                    }
+                    kernels.lock().unwrap()[i] = count;
+                }
+            });
+        }
+    });
+    kernels.into_inner().unwrap()
+}
+
+/// One row of the matrix: the kernels compiled per operation (a range over a group of types),
+/// and for scalars how many target types their cast kernels reach.
+fn row(name: &str, types: &[ElementType], keys: &[ModuleKey], kernels: &[usize]) -> String {
+    let mut cells = Vec::new();
+    for kind in [KernelKind::Copy, KernelKind::Fill, KernelKind::Add, KernelKind::Scale, KernelKind::Axpy] {
+        let counts: Vec<usize> = keys
+            .iter()
+            .zip(kernels)
+            .filter(|(key, _)| key.kind == kind && types.contains(&key.out))
+            .map(|(_, &n)| n)
+            .collect();
+        let (low, high) = (counts.iter().min(), counts.iter().max());
+        cells.push(match (low, high) {
+            (Some(low), Some(high)) if low == high && counts.len() == types.len() => format!("{low}"),
+            (Some(low), Some(high)) if counts.len() == types.len() => format!("{low}-{high}"),
+            (Some(_), Some(_)) => format!("{}/{}", counts.len(), types.len()),
+            _ => "-".to_owned(),
+        });
+    }
+    let casts = keys.iter().filter(|key| key.kind == KernelKind::Cast && types.contains(&key.input)).count();
+    cells.push(if casts == 0 { "-".to_owned() } else { format!("{casts}") });
+    format!("{name:<24} {}", cells.iter().map(|c| format!("{c:>7}")).collect::<Vec<_>>().join(" "))
+}
+
 #[test]
 fn every_kernel_and_element_type_compiles_to_ptx() {
     if !cuda_support::nvrtc_or_skip() {
         return;
     }
+    let started = std::time::Instant::now();
     let mut types = builtin_types();
-    types.extend(element_types![Meters, Rgba]);
+    // `Meters` is `float32` to the kernels (same data type, size and alignment): one module.
+    assert_eq!(ElementType::of::<Meters>(), ElementType::of::<f32>());
+    types.extend(element_types![Rgba]);
     let mut keys = Vec::new();
     for &t in &types {
-        for kind in KernelKind::ALL {
+        for kind in [KernelKind::Copy, KernelKind::Fill, KernelKind::Add, KernelKind::Scale, KernelKind::Axpy] {
             match ModuleKey::from_types(kind, t, t) {
                 Ok(key) => keys.push(key),
-                // Arithmetic only on integers and IEEE-like floats; casts only between scalars.
+                // Arithmetic only on integers and IEEE-like floats.
                 Err(CudaError::Unsupported { .. }) => {
                     assert!(
-                        matches!(kind, KernelKind::Add | KernelKind::Scale | KernelKind::Axpy | KernelKind::Cast),
+                        matches!(kind, KernelKind::Add | KernelKind::Scale | KernelKind::Axpy),
                         "{kind} refused for {t}"
                     );
                 }
                 Err(other) => panic!("{kind} for {t}: {other}"),
             }
         }
+        if t.scalar().is_none() {
+            assert!(matches!(ModuleKey::from_types(KernelKind::Cast, t, t), Err(CudaError::Unsupported { .. })));
+        }
     }
     // Copy and fill for every type; arithmetic for every integer and IEEE-like float.
     let arithmetic = keys.iter().filter(|k| k.kind == KernelKind::Add).count();
-    assert_eq!(arithmetic, 12 + 1, "i8..i64, u8..u64, f16, bf16, f32, f64, and Meters");
-
-    // Compiled on two threads (NVRTC is thread-safe); each failure keeps NVRTC's log.
-    let next = Mutex::new(keys.iter());
-    let compiled = Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..2 {
-            scope.spawn(|| {
-                loop {
-                    let Some(key) = next.lock().unwrap().next() else { break };
-                    let ptx =
-                        compile_ptx(key, "compute_90").unwrap_or_else(|e| panic!("{} for {}: {e}", key.kind, key.out));
-                    for shape in key.shapes() {
-                        for index in [dlspan::cuda::IndexWidth::U32, dlspan::cuda::IndexWidth::U64] {
-                            let entry = key.entry(shape, index);
-                            assert!(ptx.contains(&format!(".entry {entry}(")), "{entry} missing from the PTX");
-                        }
-                    }
-                    compiled.lock().unwrap().push((*key, key.shapes().len() * 2));
-                }
-            });
+    assert_eq!(arithmetic, 14, "i8..i128, u8..u128, f16, bf16, f32, f64");
+    // Casts between every pair of scalar types, each module holding every shape and rank class.
+    let mut scalars = Vec::new();
+    for_each_cast_scalar!(T => scalars.push(ElementType::of::<T>()));
+    for &input in &scalars {
+        for &out in &scalars {
+            keys.push(ModuleKey::from_types(KernelKind::Cast, out, input).expect("a cast between scalars"));
         }
-    });
-    let compiled = compiled.into_inner().unwrap();
-    assert_eq!(compiled.len(), keys.len());
-
-    // The matrix: one row per element type, the kernels (shape classes x index widths) per operation.
-    println!(
-        "NVRTC tier (compute_90): {} modules, {} kernels",
-        compiled.len(),
-        compiled.iter().map(|c| c.1).sum::<usize>()
-    );
-    println!("{:<28} {}", "element type", KernelKind::ALL.map(|k| format!("{k:>6}")).join(" "));
-    for t in &types {
-        let cells = KernelKind::ALL.map(|kind| {
-            compiled
-                .iter()
-                .find(|(key, _)| key.kind == kind && key.out == *t)
-                .map_or_else(|| format!("{:>6}", "-"), |(_, kernels)| format!("{kernels:>6}"))
-        });
-        println!("{:<28} {}", format!("{t} ({})", t.c_name()).chars().take(28).collect::<String>(), cells.join(" "));
     }
+    assert_eq!(scalars.len(), CAST_SCALARS);
+
+    let kernels = compile_all(&keys);
+    let elapsed = started.elapsed().as_secs();
+
+    // The matrix, one row per scalar type and per family of the others.
+    let mut table = format!(
+        "NVRTC tier (compute_90): {} modules, {} kernels, compiled in {elapsed} s. A cell is the kernels \
+         (shape classes x index widths) of a module; `cast to`, the scalar types a type's cast modules reach.\n",
+        keys.len(),
+        kernels.iter().sum::<usize>()
+    );
+    table += &format!(
+        "{:<24} {}\n",
+        "element type",
+        ["copy", "fill", "add", "scale", "axpy", "cast to"].map(|c| format!("{c:>7}")).join(" ")
+    );
+    for &t in &scalars {
+        table += &row(&t.to_string(), &[t], &keys, &kernels);
+        table.push('\n');
+    }
+    let others: Vec<ElementType> = types.iter().copied().filter(|t| !scalars.contains(t)).collect();
+    // Each other type in the first family it belongs to.
+    type Member = fn(&ElementType) -> bool;
+    let families: [(&str, Member); 4] = [
+        ("derived (Rgba)", |t| *t == ElementType::of::<Rgba>()),
+        ("FP6/FP4, padded/packed", |t| t.dtype.bits < 8),
+        ("complex", |t| t.dtype.type_code() == dlspan::ffi::DLDataTypeCode::kDLComplex),
+        ("vectors", |t| t.dtype.lanes > 1),
+    ];
+    let family = |t: &ElementType| families.iter().position(|(_, member)| member(t));
+    assert!(others.iter().all(|t| family(t).is_some()), "every type is in the matrix");
+    for (i, (name, _)) in families.iter().enumerate() {
+        let group: Vec<ElementType> = others.iter().copied().filter(|t| family(t) == Some(i)).collect();
+        table += &row(&format!("{name} ({})", group.len()), &group, &keys, &kernels);
+        table.push('\n');
+    }
+    print!("{table}");
+    // The test command prints the matrix from this file (test output is captured).
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("nvrtc-matrix.txt");
+    std::fs::write(&path, &table).expect("write the matrix");
 }

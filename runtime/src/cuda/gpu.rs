@@ -6,6 +6,7 @@ use super::library;
 use super::stream::Stream;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// A CUDA device: its primary context and the kernel modules compiled for it (each compiled
@@ -29,8 +30,15 @@ struct GpuInner {
     context: Arc<CudaContext>,
     /// NVRTC's virtual architecture for this device (`compute_90` for compute capability 9.0).
     arch: String,
-    modules: Mutex<HashMap<ModuleKey, Arc<Module>>>,
+    /// One slot per module asked for: filled by its first compilation, which holds only the
+    /// slot's lock, so different modules compile in parallel and one module compiles once.
+    modules: Mutex<HashMap<ModuleKey, Arc<ModuleSlot>>>,
+    /// The slots filled.
+    compiled: AtomicUsize,
 }
+
+/// A module once compiled and loaded.
+type ModuleSlot = Mutex<Option<Arc<Module>>>;
 
 /// A loaded module and its kernels loaded so far, by shape and index width.
 struct Module {
@@ -90,6 +98,7 @@ impl Gpu {
             context,
             arch: format!("compute_{major}{minor}"),
             modules: Mutex::new(HashMap::new()),
+            compiled: AtomicUsize::new(0),
         });
         devices.insert(ordinal, Arc::downgrade(&inner));
         Ok(Self { inner })
@@ -161,21 +170,27 @@ impl Gpu {
     /// # Ok::<(), dlspan::cuda::CudaError>(())
     /// ```
     pub fn compiled_modules(&self) -> usize {
-        self.inner.modules.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).len()
+        self.inner.compiled.load(Ordering::Relaxed)
     }
 
     /// The kernel of `plan` in module `key`, compiling and loading the module on first use.
     pub(crate) fn function(&self, key: &ModuleKey, plan: &Plan) -> Result<CudaFunction, CudaError> {
-        let module = {
+        let slot = {
             let mut modules = self.inner.modules.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            match modules.get(key) {
+            Arc::clone(modules.entry(*key).or_default())
+        };
+        let module = {
+            let mut slot = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            match &*slot {
                 Some(module) => Arc::clone(module),
                 None => {
-                    // Compiled under the lock: two threads asking for one module compile it once.
+                    // Compiled under the slot's lock: two threads asking for one module compile it
+                    // once; a failure leaves the slot empty.
                     let ptx = kernel::compile(key, &self.inner.arch)?;
                     let module = self.inner.context.load_module(ptx)?;
                     let module = Arc::new(Module { module, functions: Mutex::new(HashMap::new()) });
-                    modules.insert(*key, Arc::clone(&module));
+                    *slot = Some(Arc::clone(&module));
+                    self.inner.compiled.fetch_add(1, Ordering::Relaxed);
                     module
                 }
             }

@@ -56,7 +56,7 @@ pub use export::export_cuda;
 pub use gpu::{Gpu, device_count};
 pub use kernel::{
     BLOCK, ElementType, IndexWidth, KernelKind, MAX_GRID, MAX_RANK, ModuleKey, Operand, ParamOperand, Params, Plan,
-    Scalar, Scalars, Shape, compile_ptx, plan, preamble,
+    Scalar, Scalars, Shape, TILE, TILE_MAX_ELEMENT, TILE_MIN_EXTENT, compile_ptx, plan, preamble,
 };
 pub use library::{driver_present, nvrtc_present};
 pub use ops::{DeviceRead, DeviceWrite, KernelSpace};

@@ -313,13 +313,17 @@ impl Stream {
         self.launch(key, extents, &[y_operand, x.kernel_operand(), y_operand], Some(bytes_of(&alpha)))
     }
 
-    /// `dst = src` converted element by element to `dst`'s type, with the rounding and saturation
-    /// of dlspan's CPU conversion, bit for bit.
+    /// `dst = src` converted element by element to `dst`'s type: what
+    /// [`dtype::cast`](crate::dtype::cast) gives on the CPU, bit for bit (one rounding to nearest
+    /// even, each FP8 format's overflow rule, Rust `as` into integers, NaN as the target's quiet NaN
+    /// with the input's sign). Between `bool`, the 8- to 128-bit integers, `f16`, `bf16`, `f32`,
+    /// `f64` and the eight FP8 codes ([rule C5](crate::rules#c5)); any strides on either side (a
+    /// transpose goes through shared-memory tiles).
     ///
     /// # Errors
     ///
     /// [`DlpackError::ShapeMismatch`](crate::DlpackError::ShapeMismatch), [`CudaError::WrongDevice`], [`CudaError::Unsupported`] for
-    /// types without a scalar format.
+    /// other types (vectors, complex numbers, FP6/FP4, opaque types).
     ///
     /// ```no_run
     /// use dlspan::{DeviceMdspan, DeviceMdspanMut};

@@ -58,6 +58,8 @@ pub use dispatch::{
     dispatch_rank, dispatch_tensor,
 };
 pub use minifloat::*;
+#[cfg(feature = "cuda")]
+pub(crate) use minifloat::{Format, Specials};
 pub use numeric::Numeric;
 pub use vector::*;
 

@@ -45,7 +45,7 @@ pub struct ElementType {
 pub enum Scalar {
     /// `bool`, one byte holding 0 or 1.
     Bool,
-    /// A two's complement or unsigned integer of 8, 16, 32 or 64 bits.
+    /// A two's complement or unsigned integer of 8, 16, 32, 64 or 128 bits.
     Int {
         /// Width in bits.
         bits: u8,
@@ -60,10 +60,22 @@ pub enum Scalar {
     F32,
     /// IEEE binary64.
     F64,
+    /// FP8 e3m4 (IEEE-like, with infinities).
+    F8E3m4,
+    /// FP8 e4m3 (IEEE-like, with infinities).
+    F8E4m3,
+    /// FP8 e4m3b11fnuz (bias 11, finite, NaN = the sign bit alone).
+    F8E4m3b11fnuz,
     /// FP8 e4m3fn (finite, NaN = all ones).
     F8E4m3fn,
+    /// FP8 e4m3fnuz (bias 8, finite, NaN = the sign bit alone).
+    F8E4m3fnuz,
     /// FP8 e5m2 (IEEE-like, with infinities).
     F8E5m2,
+    /// FP8 e5m2fnuz (bias 16, finite, NaN = the sign bit alone).
+    F8E5m2fnuz,
+    /// FP8 e8m0fnu (an unsigned power of two, NaN = all ones, no zero).
+    F8E8m0fnu,
 }
 
 impl Scalar {
@@ -74,17 +86,25 @@ impl Scalar {
             Self::Int { bits: 8, signed: true } => "signed char",
             Self::Int { bits: 16, signed: true } => "short",
             Self::Int { bits: 32, signed: true } => "int",
-            Self::Int { bits: _, signed: true } => "long long",
+            Self::Int { bits: 64, signed: true } => "long long",
+            Self::Int { bits: _, signed: true } => "__int128",
             Self::Int { bits: 8, signed: false } => "unsigned char",
             Self::Int { bits: 16, signed: false } => "unsigned short",
             Self::Int { bits: 32, signed: false } => "unsigned int",
-            Self::Int { bits: _, signed: false } => "unsigned long long",
+            Self::Int { bits: 64, signed: false } => "unsigned long long",
+            Self::Int { bits: _, signed: false } => "unsigned __int128",
             Self::F16 => "dl_f16",
             Self::Bf16 => "dl_bf16",
             Self::F32 => "float",
             Self::F64 => "double",
+            Self::F8E3m4 => "dl_f8e3m4",
+            Self::F8E4m3 => "dl_f8e4m3",
+            Self::F8E4m3b11fnuz => "dl_f8e4m3b11fnuz",
             Self::F8E4m3fn => "dl_f8e4m3fn",
+            Self::F8E4m3fnuz => "dl_f8e4m3fnuz",
             Self::F8E5m2 => "dl_f8e5m2",
+            Self::F8E5m2fnuz => "dl_f8e5m2fnuz",
+            Self::F8E8m0fnu => "dl_f8e8m0fnu",
         }
     }
 
@@ -98,14 +118,20 @@ impl Scalar {
         let code = dtype.type_code();
         Some(match (code, dtype.bits) {
             (DLDataTypeCode::kDLBool, 8) => Self::Bool,
-            (DLDataTypeCode::kDLInt, bits @ (8 | 16 | 32 | 64)) => Self::Int { bits, signed: true },
-            (DLDataTypeCode::kDLUInt, bits @ (8 | 16 | 32 | 64)) => Self::Int { bits, signed: false },
+            (DLDataTypeCode::kDLInt, bits @ (8 | 16 | 32 | 64 | 128)) => Self::Int { bits, signed: true },
+            (DLDataTypeCode::kDLUInt, bits @ (8 | 16 | 32 | 64 | 128)) => Self::Int { bits, signed: false },
             (DLDataTypeCode::kDLFloat, 16) => Self::F16,
             (DLDataTypeCode::kDLFloat, 32) => Self::F32,
             (DLDataTypeCode::kDLFloat, 64) => Self::F64,
             (DLDataTypeCode::kDLBfloat, 16) => Self::Bf16,
+            (DLDataTypeCode::kDLFloat8_e3m4, 8) => Self::F8E3m4,
+            (DLDataTypeCode::kDLFloat8_e4m3, 8) => Self::F8E4m3,
+            (DLDataTypeCode::kDLFloat8_e4m3b11fnuz, 8) => Self::F8E4m3b11fnuz,
             (DLDataTypeCode::kDLFloat8_e4m3fn, 8) => Self::F8E4m3fn,
+            (DLDataTypeCode::kDLFloat8_e4m3fnuz, 8) => Self::F8E4m3fnuz,
             (DLDataTypeCode::kDLFloat8_e5m2, 8) => Self::F8E5m2,
+            (DLDataTypeCode::kDLFloat8_e5m2fnuz, 8) => Self::F8E5m2fnuz,
+            (DLDataTypeCode::kDLFloat8_e8m0fnu, 8) => Self::F8E8m0fnu,
             _ => return None,
         })
     }
@@ -150,8 +176,7 @@ impl ElementType {
         }
         let lanes = usize::from(self.dtype.lanes);
         let bits = usize::from(self.dtype.bits);
-        let lane = Scalar::from_dtype(DLDataType { lanes: 1, ..self.dtype });
-        match lane {
+        match self.lane_scalar() {
             // Whole lanes of a scalar format, consecutive: a vector type.
             Some(lane) if lanes > 1 && bits % 8 == 0 && self.size == lanes * bits / 8 => {
                 format!("dl_lanes<{}, {lanes}, {}>", lane.c_name(), self.align)
@@ -169,6 +194,11 @@ impl ElementType {
                 }
             }
         }
+    }
+
+    /// The scalar format of one lane, whatever the lane count and storage.
+    pub(crate) fn lane_scalar(&self) -> Option<Scalar> {
+        Scalar::from_dtype(DLDataType { lanes: 1, ..self.dtype })
     }
 
     /// A C identifier naming this type in kernel names: the data type's name, with the size and

@@ -11,7 +11,9 @@ mod plan;
 mod source;
 
 pub use element::{ElementType, Scalar};
-pub use plan::{BLOCK, MAX_GRID, Operand, ParamOperand, Params, Plan, Scalars, plan};
+pub use plan::{
+    BLOCK, MAX_GRID, Operand, ParamOperand, Params, Plan, Scalars, TILE, TILE_MAX_ELEMENT, TILE_MIN_EXTENT, plan,
+};
 pub use source::MAX_RANK;
 
 use super::error::{CudaError, CudaLibrary};
@@ -38,7 +40,7 @@ pub enum KernelKind {
     Scale,
     /// `out = alpha * a + b`, unfused (two roundings, as Rust computes it).
     Axpy,
-    /// `out = a` converted to the output's scalar type.
+    /// `out = a` converted to the output's scalar type, as [`dtype::cast`](crate::dtype::cast).
     Cast,
 }
 
@@ -101,6 +103,10 @@ pub enum Shape {
     },
     /// Strided, any number of merged axes up to [`MAX_RANK`].
     General,
+    /// Strided through shared-memory tiles of [`TILE`] x [`TILE`] elements, for one input whose
+    /// innermost axis is not the output's (transposes, permutations): reads and writes both
+    /// coalesced. Operations of one input, elements of at most [`TILE_MAX_ELEMENT`] bytes.
+    Tiled,
 }
 
 /// The integer width of a kernel's index arithmetic.
@@ -141,8 +147,11 @@ impl ModuleKey {
     ///
     /// ```
     /// use dlspan::cuda::{CudaError, KernelKind, ModuleKey};
+    /// use dlspan::dtype::{F32x4, Float8E4m3fn};
     /// assert!(ModuleKey::new::<f32, f32>(KernelKind::Axpy).is_ok());
     /// assert!(matches!(ModuleKey::new::<bool, bool>(KernelKind::Add), Err(CudaError::Unsupported { .. })));
+    /// assert!(ModuleKey::new::<Float8E4m3fn, i128>(KernelKind::Cast).is_ok());
+    /// assert!(matches!(ModuleKey::new::<F32x4, f32>(KernelKind::Cast), Err(CudaError::Unsupported { .. })));
     /// ```
     pub fn new<Out: DlElement, In: DlElement>(kind: KernelKind) -> Result<Self, CudaError> {
         Self::from_types(kind, ElementType::of::<Out>(), ElementType::of::<In>())
@@ -171,9 +180,7 @@ impl ModuleKey {
             KernelKind::Add | KernelKind::Scale | KernelKind::Axpy => {
                 out == input && out.scalar().is_some_and(|s| s.is_arithmetic())
             }
-            // The cast kernels reproduce the core's element cast bit for bit; until that cast is
-            // part of dlspan they are refused rather than guessed.
-            KernelKind::Cast => cast::AVAILABLE && out.scalar().is_some() && input.scalar().is_some(),
+            KernelKind::Cast => out.scalar().is_some() && input.scalar().is_some(),
         };
         if !supported {
             return Err(unsupported());
@@ -199,7 +206,19 @@ impl ModuleKey {
     /// The module's source without the shared preamble.
     #[doc(hidden)]
     pub fn body(&self) -> String {
-        source::module_body(self)
+        source::module_body(self, &self.shapes())
+    }
+
+    /// The module's kernels of `shapes` only, without the preamble (the host tests build thousands
+    /// of conversions and need one kernel of each).
+    #[doc(hidden)]
+    pub fn body_of(&self, shapes: &[Shape]) -> String {
+        source::module_body(self, shapes)
+    }
+
+    /// Whether the module uses 128-bit integers (NVRTC needs `--device-int128`, on Linux only).
+    fn uses_int128(&self) -> bool {
+        [self.out, self.input].iter().any(|t| t.lane_scalar().is_some_and(cast::is_int128))
     }
 
     /// The name of the kernel of `shape` and `index` in this module.
@@ -236,10 +255,15 @@ pub fn preamble() -> &'static str {
     source::PREAMBLE
 }
 
-/// The NVRTC options of every module: no fused multiply-add (results match the CPU bit for bit),
-/// C++17, and the virtual architecture `arch` (`compute_90` for an H100).
-pub(crate) fn compile_options(arch: &str) -> Vec<String> {
-    vec!["--fmad=false".to_owned(), "--std=c++17".to_owned(), format!("--gpu-architecture={arch}")]
+/// The NVRTC options of a module: no fused multiply-add (results match the CPU bit for bit),
+/// C++17, the virtual architecture `arch` (`compute_90` for an H100), and 128-bit integers where
+/// the module has them.
+pub(crate) fn compile_options(key: &ModuleKey, arch: &str) -> Vec<String> {
+    let mut options = vec!["--fmad=false".to_owned(), "--std=c++17".to_owned(), format!("--gpu-architecture={arch}")];
+    if key.uses_int128() {
+        options.push("--device-int128".to_owned());
+    }
+    options
 }
 
 /// Compiles a module to PTX for the virtual architecture `arch` (such as `compute_90`), as the
@@ -265,7 +289,7 @@ pub(crate) fn compile(key: &ModuleKey, arch: &str) -> Result<cudarc::nvrtc::Ptx,
     library::require(CudaLibrary::Nvrtc)?;
     let name = format!("{}.cu", key.entry(Shape::General, IndexWidth::U64));
     let options = cudarc::nvrtc::CompileOptions {
-        options: compile_options(arch),
+        options: compile_options(key, arch),
         name: Some(name.clone()),
         ..Default::default()
     };

@@ -10,6 +10,15 @@ use crate::cuda::error::CudaError;
 pub const BLOCK: u32 = 256;
 /// The most blocks a launch uses; the kernels' grid-stride loops cover any larger extent.
 pub const MAX_GRID: u32 = 1 << 16;
+/// The side of the tiled kernels' shared-memory tile, in elements (a warp's width: one warp reads a
+/// tile row, another writes a tile column).
+pub const TILE: usize = 32;
+/// The shortest axis worth tiling: below it most of a tile's threads would idle, and the strided
+/// kernel's reads across the short axis stay within a few cache sectors.
+pub const TILE_MIN_EXTENT: usize = 8;
+/// The largest element, in bytes, the tiled kernel takes (a tile of them is 16.5 KiB of shared
+/// memory); one larger element already fills a 32-byte memory sector, so strided reads waste little.
+pub const TILE_MAX_ELEMENT: usize = 16;
 
 /// One operand of a launch: the device address of the element at index 0, its strides in
 /// elements, and its element size and alignment in bytes.
@@ -118,9 +127,12 @@ pub struct Plan {
 ///
 /// Axes of extent 1 are dropped, the rest ordered by the output's stride (largest first) and merged
 /// wherever every operand steps through them as through one axis. Every operand contiguous in the
-/// same order gives a flat kernel with the widest aligned vector loads the element sizes allow;
-/// otherwise a strided kernel of the merged rank. Index arithmetic is 32-bit when the element
-/// count and every operand's reach fit `i32`.
+/// same order gives a flat kernel with the widest aligned vector loads the element sizes allow. A
+/// single input read fastest along another axis than the output (a transpose) gives the tiled
+/// kernel when both axes have at least [`TILE_MIN_EXTENT`] elements and the elements at most
+/// [`TILE_MAX_ELEMENT`] bytes: the input's axis moves next to the output's innermost in the
+/// parameters. Anything else is a strided kernel of the merged rank. Index arithmetic is 32-bit
+/// when the element count and every operand's reach fit `i32`.
 ///
 /// # Errors
 ///
@@ -169,6 +181,14 @@ pub fn plan<const R: usize>(extents: [usize; R], operands: &[Operand<R>]) -> Res
         return Err(CudaError::RankTooLarge { rank: merged.len(), max: MAX_RANK });
     }
     let flat = merged.is_empty() || (merged.len() == 1 && (0..operands.len()).all(|k| merged[0].1[k] == 1));
+    let tiled = match tile_axis(&merged, operands) {
+        Some(axis) if !flat => {
+            let moved = merged.remove(axis);
+            merged.insert(merged.len() - 1, moved);
+            true
+        }
+        _ => false,
+    };
 
     // 32-bit indices: the element count and every operand's reach fit i32, and every extent has a
     // 32-bit divisor.
@@ -205,7 +225,9 @@ pub fn plan<const R: usize>(extents: [usize; R], operands: &[Operand<R>]) -> Res
         slot.ptr = op.address;
     }
 
-    let shape = if flat {
+    let shape = if tiled {
+        Shape::Tiled
+    } else if flat {
         let widest = operands.iter().map(|op| op.size).max().unwrap_or(1);
         let powers = operands.iter().all(|op| op.size.is_power_of_two());
         let mut vector = 16 / widest.max(1);
@@ -220,10 +242,41 @@ pub fn plan<const R: usize>(extents: [usize; R], operands: &[Operand<R>]) -> Res
     };
     let work = match shape {
         Shape::Flat { vector } => n.div_ceil(usize::from(vector)),
+        // One block per tile.
+        Shape::Tiled => {
+            let (batch, tiled_axes) = merged.split_at(merged.len() - 2);
+            let tiles = batch.iter().map(|&(e, _)| e).product::<usize>()
+                * tiled_axes.iter().map(|&(e, _)| e.div_ceil(TILE)).product::<usize>();
+            tiles * BLOCK as usize
+        }
         _ => n,
     };
     let grid = work.div_ceil(BLOCK as usize).clamp(1, MAX_GRID as usize) as u32;
     Ok(Some(Plan { shape, index, grid, block: BLOCK, params }))
+}
+
+/// The merged axis to tile with the output's innermost (the last) in a launch of one input: the
+/// axis the input is read along fastest (its smallest nonzero stride), when that is not the
+/// output's innermost, both axes are long enough for a tile and the elements small enough.
+fn tile_axis<const R: usize>(merged: &[(usize, [isize; 3])], operands: &[Operand<R>]) -> Option<usize> {
+    let [out, input] = operands else { return None };
+    if merged.len() < 2 || out.size.max(input.size) > TILE_MAX_ELEMENT {
+        return None;
+    }
+    let inner = merged.len() - 1;
+    let along_inner = merged[inner].1[1].unsigned_abs();
+    // An input broadcast along the output's innermost axis is one address per warp: coalesced.
+    if along_inner == 0 {
+        return None;
+    }
+    let (axis, along_axis) = merged[..inner]
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, strides))| strides[1] != 0)
+        .map(|(axis, (_, strides))| (axis, strides[1].unsigned_abs()))
+        .min_by_key(|&(_, stride)| stride)?;
+    let long_enough = merged[inner].0 >= TILE_MIN_EXTENT && merged[axis].0 >= TILE_MIN_EXTENT;
+    (along_axis < along_inner && long_enough).then_some(axis)
 }
 
 /// The multiplier and shift of the 32-bit division by `d` (`q = (umulhi(x, m) + x) >> s` for
@@ -262,5 +315,48 @@ mod tests {
         let t = Operand::new(0, [1, 2, 6], 4);
         let p = plan([2, 3, 4], &[out, t]).unwrap().unwrap();
         assert_eq!(p.shape, Shape::Strided { rank: 3 });
+    }
+
+    /// The plan of a copy `out <- input` of 4-byte elements.
+    fn copy<const R: usize>(extents: [usize; R], out: [isize; R], input: [isize; R]) -> Plan {
+        plan(extents, &[Operand::new(0, out, 4), Operand::new(1 << 20, input, 4)]).unwrap().unwrap()
+    }
+
+    #[test]
+    fn transposes_are_tiled_with_the_inputs_axis_next_to_the_outputs() {
+        // A 2-d transpose: the output is row-major, the input column-major.
+        let p = copy([64, 100], [100, 1], [1, 64]);
+        assert_eq!(p.shape, Shape::Tiled);
+        assert_eq!((p.params.ndim, p.params.extent[..2].to_vec()), (2, vec![64, 100]));
+        assert_eq!((p.params.op[1].stride[0], p.params.op[1].stride[1]), (1, 64));
+        // One block per 32 x 32 tile: 2 x 4.
+        assert_eq!(p.grid, 8);
+        // A 3-d permutation: the output's innermost is axis 2, the input's axis 0; axis 1 numbers
+        // the tiles and comes first.
+        let p = copy([40, 5, 50], [250, 50, 1], [1, 40, 200]);
+        assert_eq!(p.shape, Shape::Tiled);
+        assert_eq!(p.params.extent[..3], [5, 40, 50]);
+        assert_eq!(p.params.op[0].stride[..3], [50, 250, 1]);
+        assert_eq!(p.params.op[1].stride[..3], [40, 1, 200]);
+        assert_eq!(p.grid, 5 * 2 * 2);
+    }
+
+    #[test]
+    fn tiles_only_where_they_help() {
+        // Both read fastest along the same axis (a strided sub-view): no tile.
+        assert_eq!(copy([64, 100], [100, 1], [200, 1]).shape, Shape::Strided { rank: 2 });
+        // An axis shorter than a useful tile.
+        assert_eq!(copy([4, 100], [100, 1], [1, 4]).shape, Shape::Strided { rank: 2 });
+        assert_eq!(copy([100, TILE_MIN_EXTENT - 1], [7, 1], [1, 100]).shape, Shape::Strided { rank: 2 });
+        assert_eq!(copy([100, TILE_MIN_EXTENT], [8, 1], [1, 100]).shape, Shape::Tiled);
+        // An input broadcast along the output's innermost axis is read one address per warp.
+        assert_eq!(copy([64, 100], [100, 1], [1, 0]).shape, Shape::Strided { rank: 2 });
+        // Two inputs (add, axpy) and large elements are not tiled.
+        let (out, a) = (Operand::new(0, [100, 1], 4), Operand::new(1 << 20, [1, 64], 4));
+        assert_eq!(plan([64, 100], &[out, a, a]).unwrap().unwrap().shape, Shape::Strided { rank: 2 });
+        let big = |strides| Operand::new(0, strides, TILE_MAX_ELEMENT + 1);
+        assert_eq!(plan([64, 100], &[big([100, 1]), big([1, 64])]).unwrap().unwrap().shape, Shape::Strided { rank: 2 });
+        let largest = |strides| Operand::new(0, strides, TILE_MAX_ELEMENT);
+        assert_eq!(plan([64, 100], &[largest([100, 1]), largest([1, 64])]).unwrap().unwrap().shape, Shape::Tiled);
     }
 }

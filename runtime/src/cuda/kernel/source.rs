@@ -1,9 +1,11 @@
 //! CUDA C++ source of a kernel module, generated from the operation and the element types.
 //!
 //! A module holds one kernel per [`Shape`] and [`IndexWidth`]: the flat kernels (every operand
-//! contiguous, `V` elements per aligned load) and the strided ones (merged axes, rank 1 to 4
-//! unrolled, or any rank up to [`MAX_RANK`]).
+//! contiguous, `V` elements per aligned load), the strided ones (merged axes, rank 1 to 4
+//! unrolled, or any rank up to [`MAX_RANK`]) and, for operations of one input, the tiled one
+//! (a transpose through shared memory).
 
+use super::plan::{TILE, TILE_MAX_ELEMENT};
 use super::{IndexWidth, KernelKind, ModuleKey, Shape};
 use core::fmt::Write as _;
 
@@ -25,6 +27,9 @@ pub(crate) fn shapes(key: &ModuleKey) -> Vec<Shape> {
     }
     shapes.extend((1..=4).map(|rank| Shape::Strided { rank }));
     shapes.push(Shape::General);
+    if key.kind.inputs() == 1 && widest <= TILE_MAX_ELEMENT {
+        shapes.push(Shape::Tiled);
+    }
     shapes
 }
 
@@ -34,6 +39,7 @@ pub(crate) fn entry_name(key: &ModuleKey, shape: Shape, index: IndexWidth) -> St
         Shape::Flat { vector } => format!("flat{vector}"),
         Shape::Strided { rank } => format!("rank{rank}"),
         Shape::General => "rankn".to_owned(),
+        Shape::Tiled => "tiled".to_owned(),
     };
     let index = match index {
         IndexWidth::U32 => "i32",
@@ -46,8 +52,9 @@ pub(crate) fn entry_name(key: &ModuleKey, shape: Shape, index: IndexWidth) -> St
     }
 }
 
-/// The source of a module without the preamble (the host tests put several in one file).
-pub(crate) fn module_body(key: &ModuleKey) -> String {
+/// The source of a module's kernels of `shapes`, without the preamble (the host tests put several
+/// modules in one file, and may leave shapes out).
+pub(crate) fn module_body(key: &ModuleKey, shapes: &[Shape]) -> String {
     let out = key.out.c_name();
     let input = key.input.c_name();
     let mut src = String::new();
@@ -55,7 +62,7 @@ pub(crate) fn module_body(key: &ModuleKey) -> String {
     if key.kind == KernelKind::Cast {
         src.push_str(&cast_function(key));
     }
-    for shape in shapes(key) {
+    for &shape in shapes {
         for index in [IndexWidth::U32, IndexWidth::U64] {
             let name = entry_name(key, shape, index);
             src.push_str(&kernel(key, &name, &out, &input, shape, index));
@@ -68,19 +75,20 @@ pub(crate) fn module_body(key: &ModuleKey) -> String {
 pub(crate) fn module_source(key: &ModuleKey) -> String {
     let mut src = String::with_capacity(PREAMBLE.len() + 8192);
     src.push_str(PREAMBLE);
-    src.push_str(&module_body(key));
+    src.push_str(&module_body(key, &shapes(key)));
     src
 }
 
-/// The statement computing one output element `o` from inputs `a`, `b` and scalar `s0`.
-fn element_statement(kind: KernelKind, o: &str, a: &str, b: &str) -> String {
+/// The statement computing one output element `o` (of C++ type `out`) from inputs `a`, `b` and
+/// scalar `s0`.
+fn element_statement(kind: KernelKind, out: &str, o: &str, a: &str, b: &str) -> String {
     match kind {
         KernelKind::Copy => format!("{o} = {a};"),
         KernelKind::Fill => format!("{o} = s0;"),
         KernelKind::Add => format!("{o} = dl_add({a}, {b});"),
         KernelKind::Scale => format!("{o} = dl_mul(s0, {a});"),
         KernelKind::Axpy => format!("{o} = dl_add(dl_mul(s0, {a}), {b});"),
-        KernelKind::Cast => format!("{o} = dl_cast({a});"),
+        KernelKind::Cast => format!("{o} = dl_cast<{out}>({a});"),
     }
 }
 
@@ -93,9 +101,11 @@ fn kernel(key: &ModuleKey, name: &str, out: &str, input: &str, shape: Shape, ind
     let mut s = String::new();
     let _ = writeln!(s, "DL_KERNEL {name}(const dl_params p) {{");
     let _ = writeln!(s, "  typedef {idx} dl_idx;\n  typedef {sidx} dl_sidx;");
-    s.push_str("  const dl_idx n = (dl_idx)p.n;\n");
-    s.push_str("  const dl_idx step = (dl_idx)gridDim.x * (dl_idx)blockDim.x;\n");
-    s.push_str("  const dl_idx first = (dl_idx)blockIdx.x * (dl_idx)blockDim.x + (dl_idx)threadIdx.x;\n");
+    if shape != Shape::Tiled {
+        s.push_str("  const dl_idx n = (dl_idx)p.n;\n");
+        s.push_str("  const dl_idx step = (dl_idx)gridDim.x * (dl_idx)blockDim.x;\n");
+        s.push_str("  const dl_idx first = (dl_idx)blockIdx.x * (dl_idx)blockDim.x + (dl_idx)threadIdx.x;\n");
+    }
     let _ = writeln!(s, "  {out}* const out = ({out}*)p.op[0].ptr;");
     for k in 0..inputs {
         let _ = writeln!(s, "  const {input}* const in{k} = (const {input}*)p.op[{}].ptr;", k + 1);
@@ -106,7 +116,7 @@ fn kernel(key: &ModuleKey, name: &str, out: &str, input: &str, shape: Shape, ind
     match shape {
         Shape::Flat { vector: 1 } => {
             s.push_str("  for (dl_idx i = first; i < n; i += step) {\n");
-            let _ = writeln!(s, "    {}", element_statement(key.kind, "out[i]", "in0[i]", "in1[i]"));
+            let _ = writeln!(s, "    {}", element_statement(key.kind, out, "out[i]", "in0[i]", "in1[i]"));
             s.push_str("  }\n");
         }
         Shape::Flat { vector } => {
@@ -118,12 +128,12 @@ fn kernel(key: &ModuleKey, name: &str, out: &str, input: &str, shape: Shape, ind
             }
             let _ = writeln!(s, "    dl_pack<{out}, {v}> o;");
             let _ = writeln!(s, "#pragma unroll\n    for (int k = 0; k < {v}; ++k) {{");
-            let _ = writeln!(s, "      {}", element_statement(key.kind, "o.e[k]", "a0.e[k]", "a1.e[k]"));
+            let _ = writeln!(s, "      {}", element_statement(key.kind, out, "o.e[k]", "a0.e[k]", "a1.e[k]"));
             s.push_str("    }\n");
             let _ = writeln!(s, "    ((dl_pack<{out}, {v}>*)out)[i] = o;");
             s.push_str("  }\n");
             let _ = writeln!(s, "  for (dl_idx i = packs * {v} + first; i < n; i += step) {{");
-            let _ = writeln!(s, "    {}", element_statement(key.kind, "out[i]", "in0[i]", "in1[i]"));
+            let _ = writeln!(s, "    {}", element_statement(key.kind, out, "out[i]", "in0[i]", "in1[i]"));
             s.push_str("  }\n");
         }
         Shape::Strided { .. } | Shape::General => {
@@ -152,19 +162,77 @@ fn kernel(key: &ModuleKey, name: &str, out: &str, input: &str, shape: Shape, ind
             for k in 0..operands {
                 let _ = writeln!(s, "    o{k} += (dl_sidx)rem * (dl_sidx)p.op[{k}].stride[0];");
             }
-            let _ = writeln!(s, "    {}", element_statement(key.kind, "out[o0]", "in0[o1]", "in1[o2]"));
+            let _ = writeln!(s, "    {}", element_statement(key.kind, out, "out[o0]", "in0[o1]", "in1[o2]"));
             s.push_str("  }\n");
         }
+        Shape::Tiled => s.push_str(&tiled(key.kind, out)),
     }
     s.push_str("}\n");
     s
 }
 
-/// `dl_cast`: the conversion of one input element to the output type.
+/// The body of the tiled kernel: a tile of `TILE` x `TILE` elements over the output's innermost
+/// merged axis (`a`, the last) and the input's (`b`, the one before), the merged axes before them
+/// numbering the tiles with `a` and `b`'s tile indices. A tile is read with consecutive threads
+/// along `b` (coalesced reads of the input), computed into shared memory, and written with
+/// consecutive threads along `a` (coalesced writes of the output); the row stride `TILE + 1` keeps
+/// both walks free of shared-memory bank conflicts.
+const TILED: &str = r"  DL_SHARED @OUT tile[@T][@T + 1];
+  const int nd = p.ndim;
+  const dl_idx ea = (dl_idx)p.extent[nd - 1], eb = (dl_idx)p.extent[nd - 2];
+  const dl_sidx out_a = (dl_sidx)p.op[0].stride[nd - 1], out_b = (dl_sidx)p.op[0].stride[nd - 2];
+  const dl_sidx in_a = (dl_sidx)p.op[1].stride[nd - 1], in_b = (dl_sidx)p.op[1].stride[nd - 2];
+  const dl_idx tiles_a = (ea + @T - 1) / @T, tiles_b = (eb + @T - 1) / @T;
+  dl_idx tiles = tiles_a * tiles_b;
+  for (int k = 0; k < nd - 2; ++k) tiles *= (dl_idx)p.extent[k];
+  for (dl_idx t = blockIdx.x; t < tiles; t += gridDim.x) {
+    dl_idx rem = t / tiles_a;
+    const dl_idx a0 = (t - rem * tiles_a) * @T;
+    const dl_idx tb = rem / tiles_b;
+    const dl_idx b0 = (rem - tb * tiles_b) * @T;
+    rem = tb;
+    dl_sidx o0 = 0, o1 = 0;
+    for (int k = nd - 3; k >= 1; --k) {
+      const dl_idx q = rem / (dl_idx)p.extent[k];
+      const dl_idx c = rem - q * (dl_idx)p.extent[k];
+      rem = q;
+      o0 += (dl_sidx)c * (dl_sidx)p.op[0].stride[k];
+      o1 += (dl_sidx)c * (dl_sidx)p.op[1].stride[k];
+    }
+    if (nd > 2) {
+      o0 += (dl_sidx)rem * (dl_sidx)p.op[0].stride[0];
+      o1 += (dl_sidx)rem * (dl_sidx)p.op[1].stride[0];
+    }
+    DL_EACH_THREAD {
+      for (unsigned int e = threadIdx.x; e < @T * @T; e += blockDim.x) {
+        const dl_idx a = a0 + e / @T, b = b0 + e % @T;
+        if (a < ea && b < eb) @LOAD
+      }
+    }
+    __syncthreads();
+    DL_EACH_THREAD {
+      for (unsigned int e = threadIdx.x; e < @T * @T; e += blockDim.x) {
+        const dl_idx a = a0 + e % @T, b = b0 + e / @T;
+        if (a < ea && b < eb) out[o0 + (dl_sidx)a * out_a + (dl_sidx)b * out_b] = tile[e % @T][e / @T];
+      }
+    }
+    __syncthreads();
+  }
+";
+
+/// The tiled kernel's body for `kind` writing elements of C++ type `out`.
+fn tiled(kind: KernelKind, out: &str) -> String {
+    let load =
+        element_statement(kind, out, "tile[e / @T][e % @T]", "in0[o1 + (dl_sidx)a * in_a + (dl_sidx)b * in_b]", "");
+    TILED.replace("@LOAD", &load).replace("@OUT", out).replace("@T", &TILE.to_string())
+}
+
+/// `dl_cast<Out, In>`: the conversion of one input element to the output type.
 fn cast_function(key: &ModuleKey) -> String {
     let (Some(to), Some(from)) = (key.out.scalar(), key.input.scalar()) else {
         return String::new();
     };
     let body = super::cast::conversion(to, from);
-    format!("DL_DEV {} dl_cast({} x) {{\n{body}}}\n", to.c_name(), from.c_name())
+    let (to, from) = (to.c_name(), from.c_name());
+    format!("template <> DL_MEMBER {to} dl_cast<{to}, {from}>({from} x) {{\n{body}}}\n")
 }

@@ -14,7 +14,7 @@ mod format;
 use super::{DlElement, PlainBits};
 use crate::ffi::{DLDataType, DLDataTypeCode};
 use core::fmt;
-use format::{Format, Specials};
+pub(crate) use format::{Format, Specials};
 
 macro_rules! minifloat {
     (
@@ -27,7 +27,8 @@ macro_rules! minifloat {
         pub struct $name(u8);
 
         impl $name {
-            const FORMAT: Format =
+            /// The bit-level rules of the format (the CUDA cast kernels are generated from them).
+            pub(crate) const FORMAT: Format =
                 Format { exponent_bits: $e, mantissa_bits: $m, bias: $bias, specials: Specials::$specials };
 
             /// Every code's value, indexed by the storage byte.
