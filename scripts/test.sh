@@ -15,6 +15,12 @@ root=$(pwd)
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# Output redirected to a file or a pipe gets no colour codes: trybuild colours its report whenever
+# TERM allows it, without asking whether standard error is a terminal.
+if [ ! -t 2 ]; then
+  export NO_COLOR=1 CARGO_TERM_COLOR=never
+fi
+
 # A real dlpack.h (1.3), from the apache-tvm-ffi wheel on PyPI, for the ABI and C round-trip tests.
 DLSPAN_DLPACK_INCLUDE=$(bash scripts/deps.sh dlpack)
 export DLSPAN_DLPACK_INCLUDE

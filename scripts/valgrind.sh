@@ -17,7 +17,7 @@ fi
 command -v valgrind > /dev/null || { echo "valgrind unavailable: memcheck tier cannot run" >&2; exit 1; }
 
 # The memcheck tier's test binaries, by target name (the lib's unit tests are `dlspan`).
-targets="dlspan dtype views iteration aligned bad_input export no_alloc owned buffer c_roundtrip records properties elementwise ndarray_interop dynamic packed"
+targets="dlspan dtype views iteration aligned bad_input export no_alloc owned buffer c_roundtrip records properties elementwise ndarray_interop dynamic address_oracle packed"
 
 bins=$(cargo test --workspace --all-features --locked --no-run --message-format=json 2> /dev/null | python3 -c '
 import json, sys
@@ -36,11 +36,15 @@ if [ "$found" -ne "$expected" ]; then
   exit 1
 fi
 
+# Tests that rerun themselves in a child process to read its standard error run their body in this
+# process instead, under memcheck (the log below captures the output).
+export DLSPAN_TEST_IN_PROCESS=1
+
 failed=0
 while read -r name bin; do
   log=$(mktemp)
-  # The slice-constructor property test takes its case count from PROPTEST_CASES; fewer under
-  # valgrind, which is ~50x slower (the DLTensor property test keeps its fixed 2000 cases).
+  # Property tests take their case count from PROPTEST_CASES; fewer under valgrind, which is ~50x
+  # slower (the DLTensor property test keeps its fixed 2000 cases).
   if PROPTEST_CASES=200 valgrind --quiet --error-exitcode=42 --leak-check=full \
       --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
       "$bin" --test-threads=2 > "$log" 2>&1; then

@@ -60,6 +60,40 @@ fn rule_i1_device() {
 }
 
 #[test]
+fn rule_i2_device_id() {
+    // CUDA ordinals are never negative: device and managed memory refuse them.
+    let mut t = good();
+    t.device = DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: -1 };
+    let tensor = t.tensor();
+    // SAFETY: metadata only.
+    let device = unsafe { to_device_mdspan::<i32, 2, LayoutRight>(&tensor) };
+    assert_eq!(device.map(|_| ()), Err(DlpackError::NegativeDeviceId { device: t.device }));
+    t.device = DLDevice { device_type: DLDeviceType::kDLCUDAManaged, device_id: i32::MIN };
+    let tensor = t.tensor();
+    // SAFETY: metadata only.
+    let managed = unsafe { to_managed_mdspan_mut::<i32, 2, LayoutStride>(&tensor) };
+    assert_eq!(managed.map(|_| ()), Err(DlpackError::NegativeDeviceId { device: t.device }));
+    // The device type is checked first.
+    t.device = DLDevice { device_type: DLDeviceType::kDLCPU, device_id: -1 };
+    let tensor = t.tensor();
+    // SAFETY: metadata only.
+    let device = unsafe { to_device_mdspan::<i32, 2, LayoutRight>(&tensor) };
+    assert!(matches!(device, Err(DlpackError::DeviceMismatch { .. })));
+    // A device view keeps a valid ordinal.
+    t.device = DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: 3 };
+    let tensor = t.tensor();
+    // SAFETY: metadata only.
+    assert_eq!(unsafe { to_device_mdspan::<i32, 2, LayoutRight>(&tensor) }.unwrap().ordinal(), 3);
+    // Host memory tolerates any id: JAX numbers its host devices, and no host view uses the id.
+    for device_id in [0, 1, 7, -1, i32::MIN] {
+        for device_type in [DLDeviceType::kDLCPU, DLDeviceType::kDLCUDAHost] {
+            t.device = DLDevice { device_type, device_id };
+            assert_eq!(host::<i32, 2, LayoutRight>(&mut t), Ok(()), "{:?}", t.device);
+        }
+    }
+}
+
+#[test]
 fn rule_i3_rank() {
     let mut t = good();
     assert_eq!(host::<i32, 3, LayoutRight>(&mut t), Err(DlpackError::RankMismatch { expected: 3, found: 2 }));
@@ -282,18 +316,44 @@ fn the_first_failing_rule_is_reported() {
 }
 
 #[test]
-fn empty_tensors_with_huge_extents_are_empty() {
-    // Found by the property test: the product of the other extents overflows, but a zero extent
-    // makes the tensor empty, so it is valid and reaches nothing.
-    let mut t = Crafted::cpu(std::ptr::null::<u8>(), &[1 << 62, 4, 0], Some(&[0, 0, 0]));
+fn rule_i17_empty_tensors_are_normalised() {
+    // A zero extent makes a tensor empty: it reaches nothing, so any strides are accepted (within
+    // the layout's sign rule), and the view keeps the compact ones with no offset. Before, an empty
+    // view kept whatever it was given, and consumers that move a pointer along an axis anyway
+    // (ndarray) went out of bounds.
+    let values = [1i32, 2];
+    let mut t = Crafted::cpu(values.as_ptr(), &[0, 3], Some(&[1, -1000]));
+    t.byte_offset = 8;
     let tensor = t.tensor();
     // SAFETY: the tensor has no elements; its metadata arrays are alive.
-    let m = unsafe { to_host_mdspan::<u8, 3, LayoutStrideRelaxed>(&tensor) }.unwrap();
-    assert_eq!((m.size(), m.iter().count(), m.to_vec().len()), (0, 0, 0));
-    assert!(m.is_contiguous());
-    let dl = to_dlpack_tensor(&m).unwrap();
-    assert!(dl.get().data.is_null());
-    assert_eq!(host::<u8, 3, LayoutRight>(&mut t), Err(DlpackError::SpanOverflow), "compact strides do not fit");
+    let view = unsafe { to_host_mdspan::<i32, 2, LayoutStrideRelaxed>(&tensor) }.unwrap();
+    assert_eq!((view.strides(), view.offset(), view.data_handle()), ([3, 1], 0, values.as_ptr()));
+    assert_eq!((view.size(), view.iter().count(), view.to_vec().len()), (0, 0, 0));
+    let dl = to_dlpack_tensor(&view).unwrap();
+    assert_eq!((dl.get().data, dl.strides(), dl.get().byte_offset), (std::ptr::null_mut(), &[3, 1], 0));
+    let mut t = Crafted::cpu(values.as_ptr(), &[4, 0], Some(&[isize::MAX as i64 / 2, 7]));
+    let tensor = t.tensor();
+    // SAFETY: as above.
+    let view = unsafe { to_host_mdspan::<i32, 2, LayoutStride>(&tensor) }.unwrap();
+    assert_eq!(view.strides(), [1, 1]);
+    // The same for views of slices, sub-views and static layouts.
+    let slice = HostMdspan::<u8, 2, LayoutStrideRelaxed>::from_slice_relaxed(&[0; 4], [0, 3], [1, -1000], 0).unwrap();
+    assert_eq!((slice.strides(), slice.offset()), ([3, 1], 0));
+    let data: Vec<i32> = (0..12).collect();
+    let reversed = HostMdspan::<i32, 2, LayoutStrideRelaxed>::from_slice_relaxed(&data, [3, 4], [1, -3], 9).unwrap();
+    let empty_rows = reversed.subview((1..1, ..));
+    assert_eq!((empty_rows.strides(), empty_rows.offset()), ([4, 1], 0));
+    let left = HostMdspan::<i32, 2, LayoutLeft>::from_slice(&[], [3, 0]).unwrap();
+    assert_eq!(left.strides(), [1, 3]);
+    // Extents whose product (a zero counted as 1) overflows isize are refused by every layout, as
+    // NumPy and ndarray refuse such shapes even when empty.
+    let mut t = Crafted::cpu(std::ptr::null::<u8>(), &[1 << 62, 4, 0], Some(&[0, 0, 0]));
+    assert_eq!(host::<u8, 3, LayoutStrideRelaxed>(&mut t), Err(DlpackError::SpanOverflow));
+    assert_eq!(host::<u8, 3, LayoutRight>(&mut t), Err(DlpackError::SpanOverflow));
+    let mut t = Crafted::cpu(std::ptr::null::<u8>(), &[1 << 62, 2, 0], Some(&[1, 1, 1]));
+    assert_eq!(host::<u8, 3, LayoutStride>(&mut t), Err(DlpackError::SpanOverflow));
+    let mut t = Crafted::cpu(std::ptr::null::<u8>(), &[1 << 62, 1, 0], Some(&[1, 1, 1]));
+    assert_eq!(host::<u8, 3, LayoutStride>(&mut t), Ok(()));
 }
 
 #[test]

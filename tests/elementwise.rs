@@ -89,3 +89,24 @@ fn sums_agree_with_iteration() {
     let empty = HostMdspan::<f32, 2>::from_slice(&[], [0, 4]).unwrap();
     assert_eq!(empty.sum(), 0.0);
 }
+
+#[test]
+fn unit_axes_with_extreme_strides() {
+    // Found while auditing stride arithmetic: an axis of extent 1 reaches nothing, so a validated mapping
+    // allows it any stride, and memory-order traversals overflowed on isize::MAX and isize::MIN
+    // (a debug build panicked).
+    let data: Vec<u32> = (0..8).collect();
+    for stride in [isize::MAX, isize::MIN, isize::MIN + 1] {
+        let view =
+            HostMdspan::<u32, 2, LayoutStrideRelaxed>::from_slice_relaxed(&data, [1, 3], [stride, 2], 1).unwrap();
+        assert_eq!(view.to_vec(), [1, 3, 5]);
+        assert_eq!(view.fold_unordered(0, |a, &x| a + x), 9);
+        assert_eq!(view.sum(), 9);
+        let mut out = vec![0u32; 8];
+        let mut y =
+            HostMdspanMut::<u32, 2, LayoutStrideRelaxed>::from_slice_relaxed(&mut out, [1, 3], [stride, 2], 1).unwrap();
+        y.zip_with(&view, |y, &x| *y = x).unwrap();
+        y.for_each_unordered(|y| *y += 1);
+        assert_eq!(out, [0, 2, 0, 4, 0, 6, 0, 0]);
+    }
+}

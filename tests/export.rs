@@ -120,3 +120,20 @@ fn padded_subbyte_data_needs_a_managed_export() {
     let md = HostMdspan::<Float4E2m1fn, 1>::from_slice(&data, [4]).unwrap();
     assert_eq!(to_dlpack_tensor(&md).unwrap_err(), DlpackError::PaddedSubbyteExport);
 }
+
+#[test]
+fn an_empty_view_exports_a_valid_empty_tensor() {
+    // What a `Default` for `DlpackTensor` would have to invent a dtype for (DESIGN.md): the export
+    // of an empty view of the element type wanted.
+    let empty: [f32; 0] = [];
+    let view = HostMdspan::<f32, 2>::from_slice(&empty, [0, 0]).unwrap();
+    let dl = to_dlpack_tensor(&view).unwrap();
+    let t = dl.get();
+    assert!(t.data.is_null());
+    assert_eq!((t.ndim, t.dtype, t.byte_offset), (2, f32::DTYPE, 0));
+    assert_eq!(t.device, DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 });
+    assert_eq!((dl.shape(), dl.strides()), (&[0, 0], &[1, 1]));
+    // SAFETY: the export has no elements; its metadata lives in `dl`.
+    let back = unsafe { to_host_mdspan::<f32, 2, LayoutRight>(&t) }.unwrap();
+    assert!(back.is_empty());
+}

@@ -318,8 +318,35 @@ fn owner_drop_runs_once_on_every_error_path() {
     assert_eq!(drops.load(Ordering::SeqCst), 4);
 }
 
+/// Set in the child process of a test that runs itself to capture its standard error, and by the
+/// memcheck tier, which runs such tests in its own process (it captures the whole output).
+const IN_PROCESS: &str = "DLSPAN_TEST_IN_PROCESS";
+
+/// Runs the test `name` of this binary in a child process and returns its standard error, or `None`
+/// when this process is the one to run the test's body.
+fn stderr_of_child(name: &str) -> Option<String> {
+    if std::env::var_os(IN_PROCESS).is_some() {
+        return None;
+    }
+    let out = std::process::Command::new(std::env::current_exe().expect("the test binary's path"))
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(IN_PROCESS, "1")
+        .output()
+        .expect("run the test binary again");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "the child run of {name} failed:\n{}{stderr}", String::from_utf8_lossy(&out.stdout));
+    Some(stderr)
+}
+
 #[test]
 fn a_panicking_owner_drop_is_contained_and_freed() {
+    // The contained panic is reported on standard error by design: the test runs in a child
+    // process whose standard error it reads, so a passing run prints nothing.
+    if let Some(stderr) = stderr_of_child("a_panicking_owner_drop_is_contained_and_freed") {
+        let reports = stderr.matches("dlspan: a tensor owner panicked while dropped by a DLPack deleter").count();
+        assert_eq!(reports, 2, "one report per contained panic:\n{stderr}");
+        return;
+    }
     let drops = counter();
     let tensor = ManagedTensor::from_owner(counted(4, &drops, true), [4]).unwrap();
     let raw = tensor.into_raw_versioned();
@@ -333,6 +360,45 @@ fn a_panicking_owner_drop_is_contained_and_freed() {
     let tensor = ManagedTensor::from_owner(counted(4, &drops, true), [2, 2]).unwrap();
     drop(tensor);
     assert_eq!(drops.load(Ordering::SeqCst), 2);
+}
+
+/// An owner whose `storage()` panics, counting its drops.
+struct PanickingStorage {
+    drops: Arc<AtomicUsize>,
+}
+
+impl Drop for PanickingStorage {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+// SAFETY: `storage` never returns, so it promises nothing about memory.
+unsafe impl TensorOwner for PanickingStorage {
+    type Elem = u8;
+
+    fn storage(&mut self) -> Storage<u8> {
+        panic!("storage panics (on purpose, in a test)");
+    }
+}
+
+#[test]
+fn a_panicking_storage_drops_the_owner_and_frees_the_context() {
+    // Found by an audit: the owner was already moved into the export's allocation when `storage()`
+    // unwound, and neither was ever freed. The memcheck tier checks the allocation.
+    let drops = counter();
+    for strided in [false, true] {
+        let owner = PanickingStorage { drops: drops.clone() };
+        let export = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if strided {
+                ManagedTensor::from_owner_strided(owner, [2, 2], [1, 2], 0)
+            } else {
+                ManagedTensor::from_owner(owner, [4])
+            }
+        }));
+        assert!(export.is_err(), "the owner's panic reaches the caller");
+    }
+    assert_eq!(drops.load(Ordering::SeqCst), 2, "each owner is dropped once");
 }
 
 #[test]

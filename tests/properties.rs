@@ -38,6 +38,7 @@ struct Input {
     byte_offset: u64,
     data: Data,
     device: i32,
+    device_id: i32,
     dtype: DLDataType,
 }
 
@@ -98,6 +99,7 @@ fn well_formed() -> impl Strategy<Value = Input> {
                 byte_offset: offset_elements * size,
                 data: Data::Buffer(if misalign == 0 { 1 } else { 8 * misalign }),
                 device: 1,
+                device_id: 0,
                 dtype,
             }
         })
@@ -118,6 +120,7 @@ fn hostile() -> impl Strategy<Value = Input> {
         1 => prop_oneof![Just(usize::MAX - 15), Just(1usize << 47), Just(3usize)].prop_map(Data::Fake),
     ];
     let device = prop_oneof![6 => Just(1i32), 1 => Just(2), 1 => Just(3), 1 => Just(13), 1 => Just(99)];
+    let device_id = prop_oneof![6 => Just(0i32), 1 => Just(1), 1 => Just(-1), 1 => Just(i32::MIN)];
     let dtype = prop_oneof![
         3 => Just(u8::DTYPE),
         3 => Just(i32::DTYPE),
@@ -125,14 +128,15 @@ fn hostile() -> impl Strategy<Value = Input> {
         1 => (0u8..20, prop_oneof![Just(8u8), Just(32), Just(64)], 1u16..3)
             .prop_map(|(code, bits, lanes)| DLDataType { code, bits, lanes }),
     ];
-    (dims, shape, strides, byte_offset, data, device, dtype).prop_map(
-        |(ndim, shape, strides, byte_offset, data, device, dtype)| Input {
+    (dims, shape, strides, byte_offset, data, (device, device_id), dtype).prop_map(
+        |(ndim, shape, strides, byte_offset, data, (device, device_id), dtype)| Input {
             ndim,
             shape,
             strides,
             byte_offset,
             data,
             device,
+            device_id,
             dtype,
         },
     )
@@ -151,7 +155,7 @@ impl World {
         };
         support::Crafted {
             data,
-            device: DLDevice { device_type: DLDeviceType(input.device), device_id: 0 },
+            device: DLDevice { device_type: DLDeviceType(input.device), device_id: input.device_id },
             ndim: input.ndim,
             dtype: input.dtype,
             // Always 8 entries: reading `ndim` (at most 4) of them stays in bounds.
@@ -271,6 +275,7 @@ macro_rules! try_every_conversion {
                 // SAFETY: as above.
                 if let Ok(v) = unsafe { to_device_mdspan::<$t, $r, $l>(&tensor) } {
                     check_mapping::<$t, $r, $l>(v.mapping(), v.data_handle() as usize);
+                    assert!(v.ordinal() >= 0, "a device view's ordinal is a CUDA ordinal (rule I2)");
                     let _ = to_dlpack_tensor(&v);
                 }
                 // SAFETY: as above.

@@ -121,3 +121,21 @@ fn nested_records_and_vector_members() {
     assert_eq!(tagged.member(Tagged::WEIGHT).to_vec(), [7, 8]);
     assert_eq!(tagged.member(Tagged::WEIGHT).strides(), [8]);
 }
+
+#[test]
+fn members_of_views_with_extreme_unit_strides() {
+    // Found while auditing stride arithmetic: a stride of an axis of extent 1 reaches nothing and may be
+    // isize::MAX, and scaling it to the member overflowed (a debug build panicked).
+    #[derive(Clone, Copy, DlRecord)]
+    #[repr(C)]
+    struct Pair {
+        a: u32,
+        b: u32,
+    }
+    let pairs = [Pair { a: 1, b: 10 }, Pair { a: 2, b: 20 }, Pair { a: 3, b: 30 }];
+    let view =
+        HostMdspan::<Pair, 2, LayoutStrideRelaxed>::from_slice_relaxed(&pairs, [1, 3], [isize::MAX, 1], 0).unwrap();
+    let b = view.member(Pair::B);
+    assert_eq!(b.to_vec(), [10, 20, 30]);
+    assert_eq!(b.stride(1), 2);
+}

@@ -3,7 +3,13 @@
 //! No unsafe code here; the conversions read the raw `DLTensor` and call these in the spec's order.
 
 use crate::error::{DlpackError, LayoutKind};
-use crate::ffi::DLDataType;
+use crate::ffi::{DLDataType, DLDevice};
+
+/// Rule I2: the device id of CUDA device and managed memory is a CUDA ordinal, never negative.
+#[inline(always)]
+pub(crate) fn device_id(device: DLDevice) -> Result<i32, DlpackError> {
+    if device.device_id >= 0 { Ok(device.device_id) } else { Err(DlpackError::NegativeDeviceId { device }) }
+}
 
 /// Rule I3: `ndim` equals the rank (a negative `ndim` never does).
 #[inline]

@@ -468,8 +468,8 @@ macro_rules! to_mdspan {
         /// # Errors
         ///
         /// The first rule of [section I](crate::rules#i) that fails, as a [`DlpackError`] variant, in
-        /// this order: device, rank, data type, null data, byte offset, alignment, shape, strides,
-        /// overflow.
+        /// this order: device type, device id, rank, data type, null data, byte offset, alignment,
+        /// shape, strides, overflow.
         ///
         /// # Safety
         ///
@@ -774,11 +774,11 @@ pub trait ToDlpackTensor<const R: usize> {
 /// `shape[i] = extent(i)`, `strides[i] = stride(i)`; `data` is the view's base pointer, null when
 /// the view has no elements; `byte_offset` is 0, except for relaxed views with an offset, whose
 /// offset it carries in bytes (CCCL drops it); the device is `kDLCPU`/0 for host views,
-/// `kDLCUDA`/ordinal for device views, `kDLCUDAManaged`/0 for managed views.
+/// `kDLCUDA`/ordinal for device views, `kDLCUDAManaged`/0 for managed views ([section
+/// E](crate::rules#e) of the rules page).
 ///
 /// # Errors
 ///
-/// [`DlpackError::ExportOverflow`] when an extent or stride does not fit `int64_t`;
 /// [`DlpackError::PaddedSubbyteExport`] for padded sub-byte element types, which a plain `DLTensor`
 /// cannot describe.
 ///
@@ -818,18 +818,11 @@ pub(crate) fn export_element<'a, const R: usize, E: Extents<R>, L: Layout>(
         return Err(DlpackError::PaddedSubbyteExport);
     }
     let extents = mapping.extents();
-    let all_strides = mapping.strides();
-    // One test for every axis (the error path then finds the axis): extents and strides fit int64_t.
-    let too_large = extents.iter().fold(0usize, |acc, &e| acc | e) > i64::MAX as usize
-        || all_strides.iter().any(|&s| i64::try_from(s).is_err());
-    if too_large {
-        let axis = (0..R)
-            .find(|&axis| i64::try_from(extents[axis]).is_err() || i64::try_from(all_strides[axis]).is_err())
-            .unwrap_or(0);
-        return Err(DlpackError::ExportOverflow { axis });
-    }
+    // Rule E4: a validated mapping's extents and strides fit isize (rules I14 and I17), hence
+    // int64_t on every target whose isize is at most 64 bits.
+    const { assert!(isize::BITS <= i64::BITS, "extents and strides are exported as int64_t") };
     let shape = extents.map(|e| e as i64);
-    let strides = all_strides.map(|s| s as i64);
+    let strides = mapping.strides().map(|s| s as i64);
     // Emptiness needs no product: a zero extent.
     let empty = extents.contains(&0);
     // Validated: the bytes up to index 0 fit isize (their bits may not: counted in 128 bits).
@@ -869,16 +862,30 @@ impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> ToD
     }
 }
 
+/// Seals [`FromDlTensor`]: only view types of this crate implement it.
+pub(crate) mod sealed {
+    /// A view type of this crate.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is not a view type of dlspan",
+        note = "`FromDlTensor` is sealed: its `MUTABLE` constant is what keeps read-only managed tensors read-only, so only dlspan's own view types implement it"
+    )]
+    pub trait Sealed {}
+}
+
 /// View types a `DLTensor` converts into: [`Mdspan`] (shared) and [`MdspanMut`] (mutable) of any
 /// element type, rank, extents, layout and memory space. Used by
 /// [`ManagedTensor::view_as`](crate::ManagedTensor::view_as) to produce any view type.
+///
+/// Sealed: [`ManagedTensor::view_mut_as`](crate::ManagedTensor::view_mut_as) refuses a `READ_ONLY`
+/// tensor only when [`MUTABLE`](Self::MUTABLE) says the view writes, so an outside implementation
+/// that said otherwise could write to read-only memory.
 ///
 /// ```
 /// use dlspan::{FromDlTensor, HostMdspan, HostMdspanMut};
 /// assert!(!<HostMdspan<'static, f32, 2> as FromDlTensor<'static>>::MUTABLE);
 /// assert!(<HostMdspanMut<'static, f32, 2> as FromDlTensor<'static>>::MUTABLE);
 /// ```
-pub trait FromDlTensor<'a>: Sized {
+pub trait FromDlTensor<'a>: Sized + sealed::Sealed {
     /// Whether the view writes its elements (see the trait's example).
     const MUTABLE: bool;
 
@@ -904,6 +911,16 @@ pub trait FromDlTensor<'a>: Sized {
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```
     unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError>;
+}
+
+impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> sealed::Sealed
+    for Mdspan<'_, T, R, E, L, S>
+{
+}
+
+impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> sealed::Sealed
+    for MdspanMut<'_, T, R, E, L, S>
+{
 }
 
 impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> FromDlTensor<'a>

@@ -53,6 +53,11 @@ pub enum DlpackError {
         /// The tensor's device.
         found: DLDevice,
     },
+    /// A CUDA device or managed tensor's device id is negative: a CUDA ordinal never is.
+    NegativeDeviceId {
+        /// The tensor's device.
+        device: DLDevice,
+    },
     /// `ndim` differs from the view's rank (a negative `ndim` is always a mismatch).
     RankMismatch {
         /// The view's rank.
@@ -196,11 +201,6 @@ pub enum DlpackError {
         /// The axis' extent.
         extent: usize,
     },
-    /// An extent or stride does not fit DLPack's `int64_t` on export.
-    ExportOverflow {
-        /// The axis.
-        axis: usize,
-    },
     /// Padded sub-byte data cannot be described by a plain `DLTensor` (which means packed); export
     /// it as a managed tensor, which carries the `IS_SUBBYTE_TYPE_PADDED` flag.
     PaddedSubbyteExport,
@@ -264,6 +264,11 @@ impl fmt::Display for DlpackError {
                 }
                 Ok(())
             }
+            Self::NegativeDeviceId { device } => write!(
+                f,
+                "device id {} of {:?} is negative, and device ordinals never are",
+                device.device_id, device.device_type
+            ),
             Self::RankMismatch { expected, found } => write!(f, "ndim is {found}, the view's rank is {expected}"),
             Self::DtypeMismatch { expected, found } => write!(f, "tensor has dtype {found}, expected {expected}"),
             Self::SubbytePacking { element_padded, tensor_padded } => write!(
@@ -329,7 +334,6 @@ impl fmt::Display for DlpackError {
                     write!(f, "sub-view range {start}..{end} of axis {axis} exceeds its extent {extent}")
                 }
             }
-            Self::ExportOverflow { axis } => write!(f, "extent or stride of axis {axis} does not fit int64_t"),
             Self::PaddedSubbyteExport => {
                 f.write_str("padded sub-byte data needs a managed tensor with IS_SUBBYTE_TYPE_PADDED")
             }

@@ -13,27 +13,40 @@ use crate::view::{Dims, Extents, Layout, LayoutStrideRelaxed, Mapping, Mdspan, M
 use ::ndarray::{ArrayView, ArrayViewMut, Axis, Dim, Dimension, IntoDimension, ShapeBuilder};
 use core::ptr::NonNull;
 
-/// What `from_shape_ptr` needs: the element with the lowest address among those with index 0 on
-/// every non-reversed axis (the corner reached by the last index of every reversed axis), and
-/// non-negative strides; plus which axes to invert afterwards.
+/// What `from_shape_ptr` needs for a view with elements: the element with the lowest address among
+/// those with index 0 on every non-reversed axis (the corner reached by the last index of every
+/// reversed axis), and non-negative strides; plus which axes to invert afterwards.
+///
+/// A view without elements has none (`None`): it becomes ndarray's own form of an empty array,
+/// whose strides are all zero. ndarray moves its pointer along the axes even of an empty array
+/// (`invert_axis`, slicing) and requires every such move to stay in the allocation, and an empty
+/// view may have no allocation at all; with zero strides the pointer never moves.
 struct NdParts<const R: usize> {
     corner: usize,
     strides: [usize; R],
     reversed: [bool; R],
 }
 
-fn nd_parts<const R: usize, E: Extents<R>, L: Layout>(mapping: &Mapping<R, E, L>) -> NdParts<R> {
-    let strides = mapping.strides();
+fn nd_parts<const R: usize, E: Extents<R>, L: Layout>(mapping: &Mapping<R, E, L>) -> Option<NdParts<R>> {
+    if mapping.size() == 0 {
+        return None;
+    }
     let extents = mapping.extents();
-    let empty = mapping.size() == 0;
+    // An axis of extent 1 reaches nothing, so its stride may be anything a validated mapping
+    // allows (`isize::MIN` has no magnitude in `isize`): ndarray gets 0 there.
+    let strides = core::array::from_fn(|axis| if extents[axis] > 1 { mapping.stride(axis) } else { 0 });
     let mut corner = mapping.offset() as isize;
     for axis in 0..R {
-        if strides[axis] < 0 && !empty {
+        if strides[axis] < 0 {
             // In bounds: the last index of a reversed axis is reached by the mapping.
             corner += (extents[axis] as isize - 1) * strides[axis];
         }
     }
-    NdParts { corner: corner as usize, strides: strides.map(|s| s.unsigned_abs()), reversed: strides.map(|s| s < 0) }
+    Some(NdParts {
+        corner: corner as usize,
+        strides: strides.map(|s| s.unsigned_abs()),
+        reversed: strides.map(|s| s < 0),
+    })
 }
 
 impl<const R: usize> NdParts<R> {
@@ -66,14 +79,18 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<
         [usize; R]: IntoDimension<Dim = Dim<[usize; R]>>,
         Dim<[usize; R]>: Dimension,
     {
-        let parts = nd_parts(self.mapping());
+        let Some(parts) = nd_parts(self.mapping()) else {
+            // SAFETY: an empty array with ndarray's default strides, all zero for an empty shape:
+            // every pointer ndarray forms is this one, non-null and aligned, and nothing is read;
+            // the product of the non-zero extents fits isize (rule I17).
+            return unsafe { ArrayView::from_shape_ptr(self.extents(), self.data_handle()) };
+        };
         let ptr = self.data_handle().wrapping_add(parts.corner);
         let shape = self.extents().strides(parts.strides);
         // SAFETY: the view's elements are valid for reads for `'a` and unwritten by others; the
-        // corner is an element of the view (or the base of an empty view: aligned and non-null);
-        // every pointer ndarray forms moving along the axes from there is an element of the view;
-        // the view's byte span fits isize and its size too (validated mapping); the strides passed
-        // are non-negative.
+        // corner is an element of the view; every pointer ndarray forms moving along the axes from
+        // there is an element of the view; the view's byte span fits isize and its size too
+        // (validated mapping); the strides passed are non-negative.
         let mut view = unsafe { ArrayView::from_shape_ptr(shape, ptr) };
         parts.invert(&mut view);
         view
@@ -96,7 +113,10 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanM
         [usize; R]: IntoDimension<Dim = Dim<[usize; R]>>,
         Dim<[usize; R]>: Dimension,
     {
-        let parts = nd_parts(self.mapping());
+        let Some(parts) = nd_parts(self.mapping()) else {
+            // SAFETY: as in `Mdspan::to_ndarray`: an empty array, ndarray's zero strides.
+            return unsafe { ArrayViewMut::from_shape_ptr(self.extents(), self.data_handle()) };
+        };
         let ptr = self.data_handle().wrapping_add(parts.corner);
         let shape = self.extents().strides(parts.strides);
         // SAFETY: as in `Mdspan::to_ndarray`, for writes: the view is consumed, its elements are

@@ -172,9 +172,11 @@ fn member_mapping<Rec, F, const R: usize, E: Extents<R>, L: Layout>(
     member: Member<Rec, F>,
 ) -> Mapping<R, Dims<R>, LayoutStrideRelaxed> {
     let ratio = Member::<Rec, F>::STRIDE as isize;
-    // No overflow: every reachable record offset times the ratio is a reachable byte offset divided
-    // by size_of::<F>(), and the record view's bytes fit isize.
-    let strides = records.strides().map(|s| s * ratio);
+    // No overflow on an axis that reaches a second record: every reachable record offset times the
+    // ratio is a reachable byte offset divided by size_of::<F>(), and the record view's bytes fit
+    // isize. An axis of extent 1 reaches nothing along it, and its stride may be anything a
+    // validated mapping allows: where scaling it overflows, it becomes 0.
+    let strides = records.strides().map(|s| s.checked_mul(ratio).unwrap_or(0));
     let offset = records.offset() * ratio as usize + member.offset;
     Mapping::assume_valid(records.extents(), strides, offset)
 }

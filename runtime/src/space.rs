@@ -12,6 +12,7 @@
 //! assert_eq!(Device::device(3).device_type, DLDeviceType::kDLCUDA);
 //! ```
 
+use crate::check;
 use crate::error::DlpackError;
 use crate::ffi::{DLDevice, DLDeviceType};
 use core::fmt::Debug;
@@ -57,11 +58,12 @@ pub trait MemorySpace: sealed::Sealed + Copy + Default + Debug + Send + Sync + '
     /// ```
     const HOST_ACCESSIBLE: bool;
 
-    /// Accepts a tensor's device, or says why not ([rule I1](crate::rules#i1)).
+    /// Accepts a tensor's device, or says why not ([rules I1 and I2](crate::rules#i1)).
     ///
     /// # Errors
     ///
-    /// [`DlpackError::DeviceMismatch`] for a device type this space does not accept.
+    /// [`DlpackError::DeviceMismatch`] for a device type this space does not accept;
+    /// [`DlpackError::NegativeDeviceId`] for a negative CUDA ordinal (device and managed memory).
     ///
     /// ```
     /// use dlspan::{Device, DlpackError, Host, MemorySpace, ffi::{DLDevice, DLDeviceType}};
@@ -71,6 +73,8 @@ pub trait MemorySpace: sealed::Sealed + Copy + Default + Debug + Send + Sync + '
     /// let gpu1 = DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: 1 };
     /// assert_eq!(Device::accept(gpu1), Ok(1));
     /// assert!(matches!(Host::accept(gpu1), Err(DlpackError::DeviceMismatch { .. })));
+    /// let no_ordinal = DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: -1 };
+    /// assert!(matches!(Device::accept(no_ordinal), Err(DlpackError::NegativeDeviceId { .. })));
     /// ```
     fn accept(device: DLDevice) -> Result<Self::Ordinal, DlpackError>;
 
@@ -110,17 +114,21 @@ pub trait HostAccessible: MemorySpace {}
 /// host-addressable memory. Views export as `kDLCPU`, device 0.
 ///
 /// CCCL rejects pinned memory for host views; dlspan accepts it because the host reads it like any
-/// other host memory.
+/// other host memory. The device id is not checked ([rule I2](crate::rules#i2)): JAX numbers its
+/// host devices, and no view of host memory uses the id.
 ///
 /// ```
 /// use dlspan::{Host, MemorySpace, ffi::{DLDevice, DLDeviceType}};
 /// let pinned = DLDevice { device_type: DLDeviceType::kDLCUDAHost, device_id: 0 };
 /// assert!(Host::accept(pinned).is_ok());
+/// let second_jax_cpu = DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 1 };
+/// assert!(Host::accept(second_jax_cpu).is_ok());
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Host;
 
-/// CUDA device memory (`kDLCUDA`). Views remember the device ordinal and export it.
+/// CUDA device memory (`kDLCUDA`). Views remember the device ordinal and export it; a negative
+/// ordinal is refused ([rule I2](crate::rules#i2)).
 ///
 /// ```
 /// use dlspan::{Device, MemorySpace, ffi::{DLDevice, DLDeviceType}};
@@ -130,8 +138,9 @@ pub struct Host;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Device;
 
-/// CUDA managed (unified) memory (`kDLCUDAManaged`): readable from the host. Views export as
-/// `kDLCUDAManaged`, device 0.
+/// CUDA managed (unified) memory (`kDLCUDAManaged`): readable from the host. The device id, the
+/// CUDA device whose context allocated it, must not be negative ([rule I2](crate::rules#i2)). Views
+/// export as `kDLCUDAManaged`, device 0.
 ///
 /// ```
 /// use dlspan::{Managed, MemorySpace, ffi::DLDeviceType};
@@ -152,6 +161,7 @@ impl MemorySpace for Host {
     #[inline]
     fn accept(device: DLDevice) -> Result<(), DlpackError> {
         match device.device_type {
+            // Rule I2: host memory's device id names nothing a view uses, so any is tolerated.
             DLDeviceType::kDLCPU | DLDeviceType::kDLCUDAHost | DLDeviceType::kDLROCMHost => Ok(()),
             _ => Err(DlpackError::DeviceMismatch { expected: Self::DEVICE_TYPE, found: device }),
         }
@@ -170,9 +180,9 @@ impl MemorySpace for Device {
 
     #[inline]
     fn accept(device: DLDevice) -> Result<i32, DlpackError> {
-        // Rule I2: the device id is not checked (the view keeps it for export).
+        // The view keeps the ordinal and exports it (rule E3).
         if device.device_type == DLDeviceType::kDLCUDA {
-            Ok(device.device_id)
+            check::device_id(device)
         } else {
             Err(DlpackError::DeviceMismatch { expected: Self::DEVICE_TYPE, found: device })
         }
@@ -192,7 +202,7 @@ impl MemorySpace for Managed {
     #[inline]
     fn accept(device: DLDevice) -> Result<(), DlpackError> {
         if device.device_type == DLDeviceType::kDLCUDAManaged {
-            Ok(())
+            check::device_id(device).map(|_| ())
         } else {
             Err(DlpackError::DeviceMismatch { expected: Self::DEVICE_TYPE, found: device })
         }

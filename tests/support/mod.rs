@@ -2,9 +2,10 @@
 //! running reference computations in Python.
 //!
 //! The header comes from the `apache-tvm-ffi` wheel on PyPI; `scripts/test.sh` downloads it into
-//! `target/deps/include` and sets `DLSPAN_DLPACK_INCLUDE`. A plain `cargo test` without it skips
-//! the C tests with a message, unless `DLSPAN_REQUIRE_DLPACK_H=1` turns the skip into a failure (the
-//! test command sets it, so CI never passes by skipping). Likewise the reference Python (a virtual
+//! `deps/include` of the target directory (honouring `CARGO_TARGET_DIR`) and sets
+//! `DLSPAN_DLPACK_INCLUDE`. A plain `cargo test` without it skips the C tests with a message, unless
+//! `DLSPAN_REQUIRE_DLPACK_H=1` turns the skip into a failure (the test command sets it, so CI never
+//! passes by skipping). Likewise the reference Python (a virtual
 //! environment with `ml_dtypes`, which the test command creates in `.venv`) is found through
 //! `DLSPAN_PYTHON` or `.venv/bin/python`, and `DLSPAN_REQUIRE_ML_DTYPES=1` forbids skipping.
 #![allow(dead_code, unreachable_pub)]
@@ -14,10 +15,12 @@ use std::process::Command;
 
 /// The include directory holding `dlpack/dlpack.h`, or `None` (after printing why) to skip.
 pub fn dlpack_include() -> Option<PathBuf> {
+    // The target directory is the parent of this build's `CARGO_TARGET_TMPDIR` (`<target>/tmp`).
+    let target_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().map(Path::to_path_buf);
     let candidates = std::env::var_os("DLSPAN_DLPACK_INCLUDE")
         .map(PathBuf::from)
         .into_iter()
-        .chain([Path::new(env!("CARGO_MANIFEST_DIR")).join("target/deps/include")]);
+        .chain(target_dir.map(|dir| dir.join("deps/include")));
     for dir in candidates {
         if dir.join("dlpack/dlpack.h").is_file() {
             return Some(dir);

@@ -125,12 +125,15 @@ fn address() -> impl Strategy<Value = usize> {
 }
 
 pub(crate) fn input() -> impl Strategy<Value = Input> {
+    // Device ids: 0, others, and negative ones (refused for CUDA ordinals, tolerated for host memory).
+    let id = prop_oneof![6 => Just(0i32), 1 => 1i32..3, 1 => Just(-1), 1 => Just(i32::MIN)];
     let device = prop_oneof![
-        8 => Just(DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 }),
-        2 => (-1i32..3).prop_map(|id| DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: id }),
-        1 => Just(DLDevice { device_type: DLDeviceType::kDLCUDAHost, device_id: 0 }),
-        1 => Just(DLDevice { device_type: DLDeviceType::kDLCUDAManaged, device_id: 0 }),
+        8 => Just(DLDeviceType::kDLCPU),
+        2 => Just(DLDeviceType::kDLCUDA),
+        1 => Just(DLDeviceType::kDLCUDAHost),
+        2 => Just(DLDeviceType::kDLCUDAManaged),
     ];
+    let device = (device, id).prop_map(|(device_type, device_id)| DLDevice { device_type, device_id });
     let ndim = proptest::option::weighted(0.05, -1i32..6);
     let dtype = proptest::option::weighted(0.05, Just(DLDataType::new(DLDataTypeCode::kDLInt, 32, 1)));
     let shape = prop_oneof![4 => proptest::array::uniform8(extent()), 1 => proptest::array::uniform8(large_extent())];
@@ -188,21 +191,33 @@ fn agree<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
         strides: strides.as_mut_ptr(),
         byte_offset: if input.whole_elements { input.byte_offset.wrapping_mul(size) } else { input.byte_offset },
     };
+    // The fast path ignores what a producer says beyond the struct: it must agree with the ordered
+    // path under every option (a legacy producer's null strides, padded sub-byte data).
+    let options = [
+        ImportOptions::CURRENT,
+        ImportOptions::legacy(),
+        ImportOptions { subbyte_padded: true, ..ImportOptions::CURRENT },
+    ];
     for unique in [false, true] {
         // SAFETY: shape and strides hold 8 entries (R <= 8); an import never reads the data.
         let fast = unsafe { import_fast::<T, R, E, L, S>(&tensor, unique) };
+        for options in options {
+            // SAFETY: as above.
+            let ordered = unsafe { import_ordered::<T, R, E, L, S>(&tensor, options, unique) };
+            if let Some(parts) = fast {
+                prop_assert_eq!(Ok(parts), ordered, "fast path accepted {:?} under {:?}", input, options);
+            }
+        }
         // SAFETY: as above.
         let ordered = unsafe { import_ordered::<T, R, E, L, S>(&tensor, ImportOptions::CURRENT, unique) };
-        if let Some(parts) = fast {
-            prop_assert_eq!(Ok(parts), ordered, "fast path accepted {:?}", input);
-            counts.fast += 1;
-        }
+        counts.fast += usize::from(fast.is_some());
         counts.ordered += usize::from(ordered.is_ok());
     }
     Ok(())
 }
 
-/// Every conversion of one element type `$t`: ranks 0-4, the four layouts, host and device.
+/// Every conversion of one element type `$t`: ranks 0-4, the four layouts, host, device and managed
+/// memory.
 macro_rules! every_conversion {
     ($input:expr, $counts:expr, $t:ty) => {{
         macro_rules! layouts {
@@ -212,6 +227,7 @@ macro_rules! every_conversion {
                 agree::<$t, $r, Dims<$r>, LayoutStride, Host>($input, $counts)?;
                 agree::<$t, $r, Dims<$r>, LayoutStrideRelaxed, Host>($input, $counts)?;
                 agree::<$t, $r, Dims<$r>, LayoutStrideRelaxed, Device>($input, $counts)?;
+                agree::<$t, $r, Dims<$r>, LayoutRight, Managed>($input, $counts)?;
             }};
         }
         layouts!(0);

@@ -95,6 +95,16 @@ fn produced() -> Vec<DlpackError> {
     // SAFETY: as above.
     errors.push(unsafe { to_managed_mdspan::<i32, 2, LayoutRight>(&raw) }.map(|_| ()).unwrap_err());
 
+    // NegativeDeviceId: device and managed memory (host memory tolerates any id).
+    let mut tensor = good();
+    let mut raw = tensor.raw();
+    raw.device = DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: i32::MIN };
+    // SAFETY: metadata only, the conversion fails.
+    errors.push(unsafe { to_device_mdspan::<i32, 2, LayoutRight>(&raw) }.map(|_| ()).unwrap_err());
+    raw.device = DLDevice { device_type: DLDeviceType::kDLCUDAManaged, device_id: -2 };
+    // SAFETY: as above.
+    errors.push(unsafe { to_managed_mdspan::<i32, 2, LayoutRight>(&raw) }.map(|_| ()).unwrap_err());
+
     // RankMismatch: larger, smaller and negative ndim.
     errors.push(good().host::<i32, 3, LayoutRight>());
     errors.push(good().host::<i32, 1, LayoutRight>());
@@ -226,13 +236,6 @@ fn produced() -> Vec<DlpackError> {
     let view = HostMdspanMut::<i32, 1>::from_slice(&mut data, [4]).unwrap();
     errors.push(view.try_into_subview((3..5,)).map(|_| ()).unwrap_err());
 
-    // ExportOverflow: an empty view whose extent does not fit int64_t.
-    let empty: [u8; 0] = [];
-    let huge = HostMdspan::<u8, 2, LayoutStrideRelaxed>::from_slice_relaxed(&empty, [usize::MAX, 0], [1, 1], 0);
-    if let Ok(huge) = huge {
-        errors.push(to_dlpack_tensor(&huge).map(|_| ()).unwrap_err());
-    }
-
     // PaddedSubbyteExport.
     let padded = [Float4E2m1fn::from_bits(1); 2];
     let view = HostMdspan::<Float4E2m1fn, 1>::from_slice(&padded, [2]).unwrap();
@@ -326,64 +329,70 @@ fn claims(err: &DlpackError) -> usize {
             assert_ne!(found.device_type, expected);
             0
         }
+        DlpackError::NegativeDeviceId { device } => {
+            names(&device.device_id);
+            names(&format_args!("{:?}", device.device_type));
+            assert!(device.device_id < 0);
+            1
+        }
         DlpackError::RankMismatch { expected, found } => {
             names(&expected);
             names(&found);
             assert!(usize::try_from(found) != Ok(expected));
-            1
+            2
         }
         DlpackError::DtypeMismatch { expected, found } => {
             names(&expected);
             names(&found);
             assert_ne!(expected, found);
-            2
+            3
         }
         DlpackError::SubbytePacking { element_padded, tensor_padded } => {
             assert_ne!(element_padded, tensor_padded);
             assert!(text.contains("padded") && text.contains("packed"));
-            3
+            4
         }
         DlpackError::NullData => {
             assert!(text.contains("null"));
-            4
+            5
         }
         DlpackError::ByteOffsetOverflow { byte_offset } => {
             names(&byte_offset);
-            5
+            6
         }
         DlpackError::ByteOffsetNotElementMultiple { byte_offset, element_size } => {
             names(&byte_offset);
             names(&element_size);
             assert_ne!(byte_offset % element_size as u64, 0);
-            6
+            7
         }
         DlpackError::Misaligned { address, alignment } => {
             names(&format_args!("{address:#x}"));
             names(&alignment);
             assert_ne!(address % alignment, 0);
-            7
+            8
         }
         DlpackError::NullShape => {
             assert!(text.contains("null"));
-            8
+            9
         }
         DlpackError::NegativeExtent { axis, extent } => {
             names(&axis);
             names(&extent);
             assert!(extent < 0);
-            9
+            10
         }
         DlpackError::ExtentMismatch { axis, expected, found } => {
             names(&axis);
             names(&expected);
             names(&found);
             assert_ne!(expected, found);
-            10
+            11
         }
         DlpackError::NullStrides { version } => {
             names(&format_args!("{}.{}", version.major, version.minor));
             assert!(version >= DLPackVersion { major: 1, minor: 2 });
-            11
+            12
         }
         DlpackError::StridesIncompatible { layout, axis, expected, found } => {
             names(&layout);
@@ -391,40 +400,40 @@ fn claims(err: &DlpackError) -> usize {
             names(&expected);
             names(&found);
             assert_ne!(expected, found);
-            12
+            13
         }
         DlpackError::NonPositiveStride { axis, stride } => {
             names(&axis);
             names(&stride);
             assert!(stride <= 0);
-            13
+            14
         }
-        DlpackError::SpanOverflow => 14,
+        DlpackError::SpanOverflow => 15,
         DlpackError::NegativeReach { lowest } => {
             names(&lowest);
             assert!(lowest < 0);
-            15
+            16
         }
-        DlpackError::OverlappingStrides => 16,
+        DlpackError::OverlappingStrides => 17,
         DlpackError::LengthMismatch { expected, found } => {
             names(&expected);
             names(&found);
             assert_ne!(expected, found);
             assert!(!text.contains("short") && !text.contains("long"), "{text:?} claims a direction");
-            17
+            18
         }
         DlpackError::TooFewElements { required, found } => {
             names(&required);
             names(&found);
             assert!(found < required);
-            18
+            19
         }
         DlpackError::ShapeMismatch { axis, expected, found } => {
             names(&axis);
             names(&expected);
             names(&found);
             assert_ne!(expected, found);
-            19
+            20
         }
         DlpackError::SubviewOutOfBounds { axis, start, end, extent } => {
             names(&axis);
@@ -436,10 +445,6 @@ fn claims(err: &DlpackError) -> usize {
                 names(&extent);
                 assert!(text.contains("exceeds") && end > extent);
             }
-            20
-        }
-        DlpackError::ExportOverflow { axis } => {
-            names(&axis);
             21
         }
         DlpackError::PaddedSubbyteExport => 22,

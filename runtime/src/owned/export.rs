@@ -197,6 +197,36 @@ struct Context<O, const R: usize> {
     owner: O,
 }
 
+/// A context's allocation, freed as uninitialised memory when dropped: its fields are dropped (or
+/// not) by whoever owns them, and the allocation is freed even when that panics.
+struct Allocation<O, const R: usize>(*mut Context<O, R>);
+
+impl<O, const R: usize> Drop for Allocation<O, R> {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from `Box::into_raw` of a `Box<MaybeUninit<Context>>` in
+        // `export_checked`, and each allocation is freed once; freeing it as `MaybeUninit` drops no
+        // field.
+        drop(unsafe { Box::from_raw(self.0.cast::<core::mem::MaybeUninit<Context<O, R>>>()) });
+    }
+}
+
+/// A context whose owner is written and whose header is not: dropping it (when the owner is
+/// refused, or when its `storage()` unwinds) drops the owner, then frees the allocation.
+struct Unfinished<O, const R: usize> {
+    allocation: Allocation<O, R>,
+}
+
+impl<O, const R: usize> Drop for Unfinished<O, R> {
+    fn drop(&mut self) {
+        let owner =
+            self.allocation.0.cast::<u8>().wrapping_add(core::mem::offset_of!(Context<O, R>, owner)).cast::<O>();
+        // SAFETY: the owner field is initialised and owned by this value alone (the header that
+        // would hand it to a deleter is unwritten); it is dropped once, here. `allocation` is
+        // dropped next, even if this panics.
+        unsafe { ptr::drop_in_place(owner) };
+    }
+}
+
 /// Exports `owner` with a validated relaxed mapping (strides in elements; `offset`: the element
 /// offset of index 0 from the owner's first element, carried in `byte_offset`).
 pub(crate) fn export_owner<O: ExportOwner, const R: usize>(
@@ -207,9 +237,9 @@ pub(crate) fn export_owner<O: ExportOwner, const R: usize>(
     extra_flags: u64,
 ) -> Result<ManagedTensor, DlpackError> {
     let mapping = Mapping::<R, Dims<R>, LayoutStrideRelaxed>::from_parts(extents, strides, offset)?;
-    // Validated: extents and strides fit isize, hence int64_t on every target dlspan supports.
-    let shape = exported(extents.map(|e| e as i128))?;
-    let strides = exported(mapping.strides().map(|s| s as i128))?;
+    // Validated: extents and strides fit isize, hence int64_t (rule E4).
+    let shape = extents.map(|e| e as i64);
+    let strides = mapping.strides().map(|s| s as i64);
     let empty = extents.contains(&0);
     let byte_offset = if empty { 0 } else { (mapping.offset() * size_of::<O::Elem>()) as u64 };
     export_checked(
@@ -231,15 +261,6 @@ enum Required {
     Exactly(usize),
     AtLeast(usize),
     PackedBytes(usize),
-}
-
-/// Extents or strides as `int64_t`, or the axis that does not fit.
-fn exported<const R: usize>(values: [i128; R]) -> Result<[i64; R], DlpackError> {
-    let mut out = [0i64; R];
-    for (axis, (&value, slot)) in values.iter().zip(&mut out).enumerate() {
-        *slot = i64::try_from(value).map_err(|_| DlpackError::ExportOverflow { axis })?;
-    }
-    Ok(out)
 }
 
 /// Boxes the owner with the header, shape and strides, checks that the owner holds the `required`
@@ -272,6 +293,9 @@ fn export_checked<O: ExportOwner, const R: usize>(
     unsafe { strides_ptr.write(strides) };
     // SAFETY: as above.
     unsafe { owner_ptr.write(owner) };
+    // From here until the header is written, a refusal or a panic of the owner's `storage()` drops
+    // the owner and frees the allocation.
+    let unfinished = Unfinished { allocation: Allocation(raw) };
     // SAFETY: the owner was just initialised, in its final place (the heap); nothing else reaches it.
     let storage = unsafe { ExportOwner::storage(&mut *owner_ptr) };
     // SAFETY: as above.
@@ -289,11 +313,8 @@ fn export_checked<O: ExportOwner, const R: usize>(
         _ => None,
     };
     if let Some(refusal) = refusal {
-        // SAFETY: only the owner needs dropping (shape and strides are plain integers, the header is
-        // unwritten), then the allocation is freed as the uninitialised box it came from.
-        unsafe { ptr::drop_in_place(owner_ptr) };
-        // SAFETY: `raw` came from `Box::into_raw` of a `Box<MaybeUninit<Context>>`.
-        drop(unsafe { Box::from_raw(raw.cast::<core::mem::MaybeUninit<Context<O, R>>>()) });
+        // Shape and strides are plain integers: only the owner needs dropping.
+        drop(unfinished);
         return Err(refusal);
     }
     let mut flags = extra_flags;
@@ -325,6 +346,8 @@ fn export_checked<O: ExportOwner, const R: usize>(
     };
     // SAFETY: the last field, initialised in place; the context is now fully initialised.
     unsafe { header_ptr.write(header) };
+    // The deleter owns the context now.
+    core::mem::forget(unfinished);
     // SAFETY: `raw` came from `Box::into_raw`, so it is non-null; the header is its first field.
     let header = unsafe { NonNull::new_unchecked(raw) }.cast::<DLManagedTensorVersioned>();
     Ok(ManagedTensor::from_export(header, relegacy::<O, R>))
@@ -364,11 +387,10 @@ unsafe fn release<O: ExportOwner, const R: usize>(context: *mut Context<O, R>) {
     // The owner is dropped in place first (its memory is usually the larger block), then the
     // context's allocation is freed as plain memory, whatever the owner's `Drop` did: a panic is
     // contained, never unwinds into C, and never skips the free.
+    let allocation = Allocation(context);
     // SAFETY: the context is live and given up by its owner: its owner field is dropped once, here.
     let dropped = catch_unwind(AssertUnwindSafe(|| unsafe { ptr::drop_in_place(owner) }));
-    // SAFETY: the context came from `Box::into_raw` in `export_checked` (a `Box<MaybeUninit<..>>`
-    // leaked as the context); freeing it as `MaybeUninit` drops no field a second time.
-    drop(unsafe { Box::from_raw(context.cast::<core::mem::MaybeUninit<Context<O, R>>>()) });
+    drop(allocation);
     if let Err(payload) = dropped {
         // Report (ignoring a closed stderr) and drop the payload, containing a second panic from the
         // payload's own `Drop` too.

@@ -3,7 +3,7 @@
 use super::extents::{Dims, Extents};
 use super::layout::Layout;
 use super::mdspan::{Mdspan, MdspanMut, SubviewRanges};
-use crate::convert::{DlpackTensor, FromDlTensor, ImportOptions, ToDlpackTensor};
+use crate::convert::{self, DlpackTensor, FromDlTensor, ImportOptions, ToDlpackTensor};
 use crate::error::DlpackError;
 use crate::ffi::DLTensor;
 use crate::space::MemorySpace;
@@ -259,6 +259,8 @@ impl<V: fmt::Debug, const ALIGN: usize> fmt::Debug for Aligned<V, ALIGN> {
         f.debug_struct("Aligned").field("align", &ALIGN).field("view", &self.view).finish()
     }
 }
+
+impl<V: convert::sealed::Sealed, const ALIGN: usize> convert::sealed::Sealed for Aligned<V, ALIGN> {}
 
 impl<'a, V: FromDlTensor<'a> + AlignedView, const ALIGN: usize> FromDlTensor<'a> for Aligned<V, ALIGN> {
     const MUTABLE: bool = V::MUTABLE;

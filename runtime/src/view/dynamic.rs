@@ -10,7 +10,7 @@
 //! The rules are on the types and on the rules page ([D1–D3](crate::rules#d)).
 
 use crate::check;
-use crate::convert::{DlTensorRef, Element, FromDlTensor, ImportOptions, RawParts, import, import_element};
+use crate::convert::{DlTensorRef, Element, FromDlTensor, ImportOptions, RawParts, import, import_element, sealed};
 use crate::dtype::{DlElement, PlainBits, storage_bits};
 use crate::error::{DlpackError, LayoutKind};
 use crate::ffi::{DLDataType, DLDevice, DLPackVersion, DLTensor};
@@ -366,8 +366,8 @@ impl<S: MemorySpace> DynParts<S> {
             device: S::device(self.ordinal),
             dtype: self.dtype,
             byte_offset: if empty { 0 } else { self.byte_offset },
-            shape: int64(self.extents.as_slice())?,
-            strides: int64(self.strides.as_slice())?,
+            shape: int64(self.extents.as_slice()),
+            strides: int64(self.strides.as_slice()),
             _borrow: PhantomData,
         })
     }
@@ -384,16 +384,17 @@ impl<S: MemorySpace> DynParts<S> {
     }
 }
 
-/// Extents or strides as `int64_t`, or the first axis that does not fit.
-fn int64<T: Copy>(values: &[T]) -> Result<Axes<i64>, DlpackError>
+/// Extents or strides as `int64_t` (rule E4): each was read from an `int64_t` of a validated tensor,
+/// or comes from a typed view's mapping, whose values fit `isize`; the fallback is never taken.
+fn int64<T: Copy>(values: &[T]) -> Axes<i64>
 where
     i64: TryFrom<T>,
 {
     let mut out = Axes::zeroed(values.len());
-    for (axis, (&value, slot)) in values.iter().zip(out.as_mut_slice()).enumerate() {
-        *slot = i64::try_from(value).map_err(|_| DlpackError::ExportOverflow { axis })?;
+    for (&value, slot) in values.iter().zip(out.as_mut_slice()) {
+        *slot = i64::try_from(value).unwrap_or(i64::MAX);
     }
-    Ok(out)
+    out
 }
 
 /// A shared view of a tensor whose data type and rank are known only at run time (in memory space
@@ -675,7 +676,7 @@ macro_rules! dyn_queries {
             /// # Errors
             ///
             /// [`DlpackError::PaddedSubbyteExport`] for padded sub-byte data (a plain `DLTensor` is
-            /// packed); [`DlpackError::ExportOverflow`] when an extent or stride exceeds `int64_t`.
+            /// packed).
             ///
             /// ```
             #[doc = concat!("# let ", $mut_kw, "data = [0u16; 4];")]
@@ -1050,6 +1051,9 @@ from_view! {
     PackedMdspan => DynMdspan, [DlElement + PlainBits], packed, PackedMdspan::index_zero_byte;
     PackedMdspanMut => DynMdspanMut, [DlElement + PlainBits], packed, PackedMdspanMut::index_zero_byte;
 }
+
+impl<S: MemorySpace> sealed::Sealed for DynMdspan<'_, S> {}
+impl<S: MemorySpace> sealed::Sealed for DynMdspanMut<'_, S> {}
 
 impl<'a, S: MemorySpace> FromDlTensor<'a> for DynMdspan<'a, S> {
     const MUTABLE: bool = false;

@@ -64,10 +64,16 @@ struct Plan<const R: usize, const N: usize> {
 
 impl<const R: usize, const N: usize> Plan<R, N> {
     /// Orders the axes by the primary view's (index 0) stride magnitude, largest first, and turns
-    /// its reversed axes around.
+    /// its reversed axes around. Axes of extent 1 go outermost with stride 0: their stride reaches
+    /// nothing, so it may be anything a validated mapping allows (up to `isize::MIN`), and an
+    /// innermost unit axis would cut the runs to one element.
     fn new(extents: [usize; R], strides: [[isize; R]; N], offsets: [usize; N]) -> Self {
+        let strides: [[isize; R]; N] =
+            strides.map(|view| core::array::from_fn(|axis| if extents[axis] > 1 { view[axis] } else { 0 }));
         let mut order: [usize; R] = core::array::from_fn(|axis| axis);
-        order.sort_by_key(|&axis| core::cmp::Reverse(strides[0][axis].unsigned_abs()));
+        order.sort_by_key(|&axis| {
+            core::cmp::Reverse(if extents[axis] > 1 { strides[0][axis].unsigned_abs() } else { usize::MAX })
+        });
         let mut starts = offsets.map(|o| o as isize);
         let mut plan_strides = [[0isize; R]; N];
         let mut plan_extents = [0usize; R];
@@ -79,6 +85,7 @@ impl<const R: usize, const N: usize> Plan<R, N> {
                 let stride = strides[view][axis];
                 if reverse && !empty {
                     // Start at the last index of this axis and walk back: same elements, forwards.
+                    // In range: the last index is reached by the validated mapping.
                     starts[view] += (extents[axis] as isize - 1) * stride;
                     plan_strides[view][slot] = -stride;
                 } else {
@@ -116,14 +123,16 @@ impl<const R: usize, const N: usize> Plan<R, N> {
                 }
                 axis -= 1;
                 index[axis] += 1;
+                // Wrapping: one step past an axis' last index may leave the range (and come back
+                // below); offsets are only used while every index is in bounds.
                 for (offset, strides) in offsets.iter_mut().zip(&self.strides) {
-                    *offset += strides[axis];
+                    *offset = offset.wrapping_add(strides[axis]);
                 }
                 if index[axis] < self.extents[axis] {
                     break;
                 }
                 for (offset, strides) in offsets.iter_mut().zip(&self.strides) {
-                    *offset -= self.extents[axis] as isize * strides[axis];
+                    *offset = offset.wrapping_sub((self.extents[axis] as isize).wrapping_mul(strides[axis]));
                 }
                 index[axis] = 0;
             }
@@ -167,7 +176,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<
                 for _ in 0..len {
                     // SAFETY: an in-bounds element of the view, valid for reads for `'a`.
                     acc = f(acc, unsafe { &*base.wrapping_offset(offset) });
-                    offset += stride;
+                    offset = offset.wrapping_add(stride);
                 }
                 acc
             }
@@ -210,7 +219,7 @@ impl<'a, T: Copy + Sum<T> + Add<Output = T>, const R: usize, E: Extents<R>, L: L
                 for _ in 0..len {
                     // SAFETY: an in-bounds element of the view, valid for reads for `'a`.
                     acc = acc + unsafe { *base.wrapping_offset(offset) };
-                    offset += stride;
+                    offset = offset.wrapping_add(stride);
                 }
                 acc
             }
@@ -266,7 +275,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanM
                     // SAFETY: an in-bounds element, visited once (unique mapping), borrowed through
                     // `&mut self`.
                     f(unsafe { &mut *base.wrapping_offset(offset) });
-                    offset += stride;
+                    offset = offset.wrapping_add(stride);
                 }
             }
         });
@@ -328,8 +337,8 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanM
                     // SAFETY: an in-bounds element of `other`, valid for reads.
                     let x = unsafe { &*theirs.wrapping_offset(other_offset) };
                     f(y, x);
-                    offset += our_stride;
-                    other_offset += their_stride;
+                    offset = offset.wrapping_add(our_stride);
+                    other_offset = other_offset.wrapping_add(their_stride);
                 }
             }
         });

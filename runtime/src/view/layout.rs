@@ -327,12 +327,9 @@ impl Layout for LayoutStrideRelaxed {
         strides: &[isize; R],
         offset: usize,
     ) -> Result<(RelaxedStrides<R>, Reach), DlpackError> {
-        // An empty mapping reaches nothing: its offset is normalised to 0, so no later pointer move
-        // (into a strict layout, say) can be taken by an offset that points nowhere.
-        check::reach::<false>(extents, strides, offset).map(|reach| {
-            let offset = if reach.size == 0 { 0 } else { offset };
-            (RelaxedStrides { strides: *strides, offset }, reach)
-        })
+        // An empty mapping is normalised by `Mapping` (rule I17).
+        check::reach::<false>(extents, strides, offset)
+            .map(|reach| (RelaxedStrides { strides: *strides, offset }, reach))
     }
 
     #[inline(always)]

@@ -105,7 +105,23 @@ impl<const R: usize, E: Extents<R>, L: Layout> Mapping<R, E, L> {
         debug_assert!(L::HAS_OFFSET || offset == 0);
         extents::check_static::<R, E>(&extents)?;
         let (stored, reach) = L::validate(&extents, &strides, offset)?;
+        let stored = if reach.size == 0 { Self::empty_stored(&extents)? } else { stored };
         Ok((Self { extents, stored, _extents: PhantomData }, reach.span))
+    }
+
+    /// What an empty mapping stores whatever it was given (rule I17): no offset, and the layout's
+    /// compact strides (a zero extent counted as 1). An empty mapping reaches nothing, so its
+    /// strides only matter to code that moves a pointer along an axis anyway (ndarray does, even
+    /// for empty arrays): with these, every such move stays within what a non-empty mapping of
+    /// the same extents would reach, and no stride is negative, zero or huge.
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::SpanOverflow`] when the product of the extents, zeros counted as 1, does not
+    /// fit `isize` (NumPy and ndarray refuse such shapes even when empty).
+    #[cold]
+    fn empty_stored(extents: &[usize; R]) -> Result<L::Strides<R>, DlpackError> {
+        L::compact_strides(extents).map(|strides| L::assume_valid(strides, 0))
     }
 
     /// A mapping from extents and stored strides that `L::validate_fast` accepted and `E` allows.
@@ -115,9 +131,18 @@ impl<const R: usize, E: Extents<R>, L: Layout> Mapping<R, E, L> {
     }
 
     /// A mapping from parts that already satisfy this layout's rules and `E` (a sub-mapping of a
-    /// validated mapping, or a change of extents type that was checked).
+    /// validated mapping, or a change of extents type that was checked). An empty one is
+    /// normalised as [`from_parts`](Self::from_parts) normalises it.
     #[inline]
     pub(crate) fn assume_valid(extents: [usize; R], strides: [isize; R], offset: usize) -> Self {
+        if extents.contains(&0) {
+            // Each extent, a zero counted as 1, is at most the (nonzero, or normalised) extent of
+            // the validated mapping these parts come from, so the compact strides fit.
+            if let Ok(stored) = Self::empty_stored(&extents) {
+                return Self { extents, stored, _extents: PhantomData };
+            }
+            debug_assert!(false, "the compact strides of a sub-mapping's extents fit isize");
+        }
         Self { extents, stored: L::assume_valid(strides, offset), _extents: PhantomData }
     }
 

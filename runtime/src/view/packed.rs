@@ -11,6 +11,7 @@
 //! [`Float6E2m3fn`]: crate::dtype::Float6E2m3fn
 
 use super::iter::Cursor;
+use crate::convert;
 use crate::convert::{
     DlpackTensor, Element, FromDlTensor, ImportOptions, ToDlpackTensor, export_element, import_element,
 };
@@ -1045,6 +1046,15 @@ impl<T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: Host
     pub fn to_managed(&self, copy: CopyMode) -> Result<ManagedTensor, DlpackError> {
         self.as_view().to_managed(copy)
     }
+}
+
+impl<T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> convert::sealed::Sealed
+    for PackedMdspan<'_, T, R, E, L, S>
+{
+}
+impl<T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> convert::sealed::Sealed
+    for PackedMdspanMut<'_, T, R, E, L, S>
+{
 }
 
 impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> FromDlTensor<'a>
