@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the Rust test binaries that exercise raw memory (views, conversions, owned exchange, aligned
-# buffers, the C round trip, records, property tests, dynamically typed views) under valgrind
-# memcheck: any invalid read or write, use of uninitialised memory, or definite/indirect leak fails
-# the run.
+# buffers, the C round trip, records, property tests, dynamically typed and packed views) under
+# valgrind memcheck: any invalid read or write, use of uninitialised memory, or definite/indirect
+# leak fails the run.
 #
 #   bash scripts/valgrind.sh            (after `cargo test --no-run`; scripts/test.sh calls it)
 set -euo pipefail
@@ -17,7 +17,7 @@ fi
 command -v valgrind > /dev/null || { echo "valgrind unavailable: memcheck tier cannot run" >&2; exit 1; }
 
 # The memcheck tier's test binaries, by target name (the lib's unit tests are `dlspan`).
-targets="dlspan dtype views iteration aligned bad_input export no_alloc owned buffer c_roundtrip records properties elementwise ndarray_interop dynamic address_oracle"
+targets="dlspan dtype views iteration aligned bad_input export no_alloc owned buffer c_roundtrip records properties elementwise ndarray_interop dynamic address_oracle packed"
 
 bins=$(cargo test --workspace --all-features --locked --no-run --message-format=json 2> /dev/null | python3 -c '
 import json, sys

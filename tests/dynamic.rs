@@ -376,3 +376,36 @@ fn typed_views_round_trip_through_dynamic_views() {
     assert_eq!((view.ordinal(), view.device().device_type), (2, DLDeviceType::kDLCUDA));
     assert_eq!(view.typed::<f32, 1, LayoutRight>().unwrap().ordinal(), 2);
 }
+
+#[test]
+fn empty_tensors_with_null_data_get_aligned_pointers() {
+    // A view of no elements still holds a pointer aligned for its type (a slice of it is made from
+    // that pointer); 32-byte vectors need more than a word's alignment.
+    let mut t = Crafted::cpu(std::ptr::null::<F64x4>(), &[0, 3], Some(&[3, 1]));
+    t.data = std::ptr::null_mut();
+    let tensor = t.tensor();
+    // SAFETY: no element is read: the tensor is empty.
+    let view = unsafe { to_host_mdspan::<F64x4, 2, LayoutRight>(&tensor) }.unwrap();
+    assert_eq!(view.data_handle() as usize % 32, 0);
+    assert_eq!(view.as_slice().map(<[F64x4]>::len), Some(0));
+    let dynamic = dynamic(&tensor).unwrap();
+    let typed = dynamic.typed::<F64x4, 2, LayoutStrideRelaxed>().unwrap();
+    assert_eq!(typed.data_handle() as usize % 32, 0);
+}
+
+#[test]
+fn padding_decides_the_size_of_sub_byte_vectors() {
+    // (17, 4, 2): one byte packed (PyTorch's float4_e2m1fn_x2), two bytes padded.
+    let data = [0u8; 8];
+    let mut t = Crafted::cpu(data.as_ptr(), &[4], Some(&[1]));
+    t.dtype = Float4E2m1fnX2::DTYPE;
+    let tensor = t.tensor();
+    // SAFETY: the tensor describes `data` (4 or 8 bytes of 8).
+    let packed = unsafe { DynMdspan::<Host>::from_dltensor(&tensor) }.unwrap();
+    let padded = ImportOptions { subbyte_padded: true, ..ImportOptions::CURRENT };
+    // SAFETY: as above.
+    let padded = unsafe { DynMdspan::<Host>::from_dltensor_with(&tensor, padded) }.unwrap();
+    assert_eq!((packed.element_bits(), packed.byte_range().len()), (8, 4));
+    assert_eq!((padded.element_bits(), padded.byte_range().len()), (16, 8));
+    assert!(packed.typed::<Float4E2m1fnX2, 1, LayoutRight>().is_ok());
+}

@@ -321,16 +321,7 @@ pub(crate) fn reach_fast<const R: usize, const POSITIVE: bool>(
     (magnitudes < bound) & !size_overflow
 }
 
-/// Rule I14 for a view's bytes: `span` elements of `element_size` bytes fit `isize`, and the range
-/// starting at `address` does not wrap around the address space.
-#[inline]
-pub(crate) fn byte_range(address: usize, span: usize, element_size: usize) -> Result<(), DlpackError> {
-    let bytes =
-        span.checked_mul(element_size).filter(|&b| b <= isize::MAX as usize).ok_or(DlpackError::SpanOverflow)?;
-    address.checked_add(bytes).map(|_| ()).ok_or(DlpackError::SpanOverflow)
-}
-
-/// Rule I14 for data addressed in bits (packed sub-byte elements, dynamically typed views): `span`
+/// Rule I14 for a view's bytes, its positions counted in bits (packed sub-byte elements): `span`
 /// elements of `element_bits` bits starting `start_bit` bits after `address`, rounded up to whole
 /// bytes, fit `isize`, and the range does not wrap around the address space. Returns the number of
 /// bytes from `address` to the end of the last element.

@@ -200,10 +200,57 @@ unsafe fn import_ordered<T: DlElement, const R: usize, E: Extents<R>, L: Layout,
     options: ImportOptions,
     unique: bool,
 ) -> Result<Parts<T, R, E, L, S>, DlpackError> {
+    // SAFETY: forwarded to the caller.
+    let (base, _, mapping, ordinal) =
+        unsafe { import_element::<R, E, L, S>(tensor, options, unique, Element::of::<T>()) }?;
+    // A whole-byte element starts at bit 0 of its base, which rule I8 aligned for `T`.
+    Ok((base.cast(), mapping, ordinal))
+}
+
+/// What the import and the export need to know of an element type: its dtype, whether it is padded
+/// sub-byte storage, the bits one element takes in memory, and the alignment of its first byte.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Element {
+    pub(crate) dtype: DLDataType,
+    pub(crate) padded: bool,
+    pub(crate) bits: usize,
+    pub(crate) align: usize,
+}
+
+impl Element {
+    /// An element type stored in whole bytes (padded sub-byte storage included).
+    pub(crate) const fn of<T: DlElement>() -> Self {
+        Self { dtype: T::DTYPE, padded: is_padded_subbyte::<T>(), bits: 8 * size_of::<T>(), align: align_of::<T>() }
+    }
+
+    /// A sub-byte type's values packed at `bits` bits, low bits first (DLPack's default).
+    pub(crate) const fn packed<T: DlElement>() -> Self {
+        Self { dtype: T::DTYPE, padded: false, bits: T::DTYPE.bits as usize, align: 1 }
+    }
+}
+
+/// A validated view's parts before its element type: the address of the mapping's base (dangling
+/// when the tensor has null data), the bit of that byte where element offset 0 starts (0 unless
+/// packed sub-byte data has a relaxed offset), the mapping and the device ordinal.
+pub(crate) type RawParts<const R: usize, E, L, S> = (NonNull<u8>, usize, Mapping<R, E, L>, <S as MemorySpace>::Ordinal);
+
+/// The rules of [section I](crate::rules#i) in order, for an element described at run time: the
+/// typed import's slow path, and the only import of packed sub-byte views. Element `k` of the
+/// mapping lies `start_bit + k·bits` bits after the base.
+///
+/// # Safety
+///
+/// As for [`import`].
+pub(crate) unsafe fn import_element<const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>(
+    tensor: &DLTensor,
+    options: ImportOptions,
+    unique: bool,
+    element: Element,
+) -> Result<RawParts<R, E, L, S>, DlpackError> {
     // I1-I2 device; I3 rank; I4-I5 data type.
     let ordinal = S::accept(tensor.device)?;
     check::rank(tensor.ndim, R)?;
-    check::dtype(T::DTYPE, is_padded_subbyte::<T>(), tensor.dtype, options.subbyte_padded)?;
+    check::dtype(element.dtype, element.padded, tensor.dtype, options.subbyte_padded)?;
 
     let shape: Option<&[i64; R]> = if R == 0 || tensor.shape.is_null() {
         None
@@ -219,16 +266,21 @@ unsafe fn import_ordered<T: DlElement, const R: usize, E: Extents<R>, L: Layout,
         return Err(DlpackError::NullData);
     }
 
-    // I7 the first element (strict layouts) or the base and an element offset (relaxed).
-    let (address, offset) = if L::HAS_OFFSET {
-        (data, check::element_offset(tensor.byte_offset, size_of::<T>())?)
+    // I7 the first element (strict layouts) or the base and an element offset (relaxed); packed
+    // elements count their offset in bits, and it need not be a whole number of them.
+    let (address, offset, start_bit) = if !L::HAS_OFFSET {
+        (check::first_element(data, tensor.byte_offset)?, 0, 0)
+    } else if element.bits % 8 == 0 {
+        (data, check::element_offset(tensor.byte_offset, element.bits / 8)?, 0)
     } else {
-        (check::first_element(data, tensor.byte_offset)?, 0)
+        let bits = u128::from(tensor.byte_offset) * 8;
+        let offset = usize::try_from(bits / element.bits as u128).map_err(|_| DlpackError::SpanOverflow)?;
+        (data, offset, (bits % element.bits as u128) as usize)
     };
 
     // I8 alignment of that address (a null-data empty tensor gets a dangling, aligned pointer).
     if data != 0 {
-        check::aligned(address, align_of::<T>())?;
+        check::aligned(address, element.align)?;
     }
 
     // I9 rank 0 reads neither shape nor strides; I10 shape non-null, extents non-negative.
@@ -257,16 +309,18 @@ unsafe fn import_ordered<T: DlElement, const R: usize, E: Extents<R>, L: Layout,
         return Err(DlpackError::OverlappingStrides);
     }
 
-    let ptr = if data == 0 {
-        NonNull::dangling()
+    let base = if data == 0 {
+        // Dangling and aligned for the element, as `NonNull::dangling` makes one: its address is the
+        // alignment (a power of two, never 0).
+        NonNull::new(ptr::without_provenance_mut(element.align)).unwrap_or(NonNull::dangling())
     } else {
-        check::byte_range(address, span, size_of::<T>())?;
+        check::bit_range(address, start_bit, span, element.bits)?;
         // Pointer arithmetic that keeps the pointer's provenance; `address` is its address.
-        let first = tensor.data.cast::<u8>().wrapping_add(address - data).cast::<T>();
+        let first = tensor.data.cast::<u8>().wrapping_add(address - data);
         // SAFETY: `data != 0` and `address >= data` (no wrap, rule I7).
         unsafe { NonNull::new_unchecked(first) }
     };
-    Ok((ptr, mapping, ordinal))
+    Ok((base, start_bit, mapping, ordinal))
 }
 
 impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> Mdspan<'a, T, R, E, L, S> {
@@ -746,7 +800,21 @@ fn export<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout>(
     mapping: &Mapping<R, E, L>,
     device: DLDevice,
 ) -> Result<DlpackTensor<'a, R>, DlpackError> {
-    if is_padded_subbyte::<T>() {
+    export_element(data.cast(), Element::of::<T>(), 0, mapping, device)
+}
+
+/// Describes a view of elements laid out as `element` says, whose element offset 0 starts
+/// `start_bit` bits after `data`, as a `DLTensor` ([section E](crate::rules#e)); index 0 must lie at
+/// a whole byte.
+#[inline]
+pub(crate) fn export_element<'a, const R: usize, E: Extents<R>, L: Layout>(
+    data: *mut c_void,
+    element: Element,
+    start_bit: usize,
+    mapping: &Mapping<R, E, L>,
+    device: DLDevice,
+) -> Result<DlpackTensor<'a, R>, DlpackError> {
+    if element.padded {
         return Err(DlpackError::PaddedSubbyteExport);
     }
     let extents = mapping.extents();
@@ -757,11 +825,18 @@ fn export<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout>(
     let strides = mapping.strides().map(|s| s as i64);
     // Emptiness needs no product: a zero extent.
     let empty = extents.contains(&0);
-    let byte_offset = if empty { 0 } else { (mapping.offset() * size_of::<T>()) as u64 };
+    // Validated: the bytes up to index 0 fit isize (their bits may not: counted in 128 bits).
+    let byte_offset = if empty {
+        0
+    } else if element.bits % 8 == 0 {
+        (mapping.offset() * (element.bits / 8)) as u64
+    } else {
+        ((start_bit as u128 + mapping.offset() as u128 * element.bits as u128) / 8) as u64
+    };
     Ok(DlpackTensor {
-        data: if empty { ptr::null_mut() } else { data.cast() },
+        data: if empty { ptr::null_mut() } else { data },
         device,
-        dtype: T::DTYPE,
+        dtype: element.dtype,
         byte_offset,
         shape,
         strides,
@@ -873,4 +948,4 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
 }
 
 #[cfg(test)]
-mod fast_path_tests;
+pub(crate) mod fast_path_tests;

@@ -239,6 +239,14 @@ pub enum DlpackError {
         /// The highest rank instantiated.
         max: usize,
     },
+    /// A byte buffer's length differs from what its packed sub-byte values take
+    /// (`ceil(count · bits / 8)` bytes, or the bytes a mapping reaches).
+    PackedByteLength {
+        /// The bytes the packed values take.
+        required: usize,
+        /// The bytes given.
+        found: usize,
+    },
     /// `ndim` is negative.
     NegativeNdim {
         /// The tensor's `ndim`.
@@ -345,6 +353,9 @@ impl fmt::Display for DlpackError {
                 write!(f, "rank {rank} is above the highest rank dispatched to typed code ({max})")
             }
             Self::NegativeNdim { ndim } => write!(f, "tensor has negative ndim {ndim}"),
+            Self::PackedByteLength { required, found } => {
+                write!(f, "{found} bytes given where the packed values take {required}")
+            }
         }
     }
 }

@@ -49,9 +49,10 @@ pub use num_complex;
 pub use owned::{CopyMode, IntoLegacyError, ManagedTensor, Storage, TensorOwner};
 pub use space::{Device, Host, HostAccessible, Managed, MemorySpace};
 pub use view::{
-    Aligned, DeviceMdspan, DeviceMdspanMut, Dim, Dims, Dyn, DynDlpackTensor, DynMdspan, DynMdspanMut, Extents,
-    HostMdspan, HostMdspanMut, Layout, LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, ManagedMdspan,
-    ManagedMdspanMut, Mapping, Mdspan, MdspanMut, Static, SubviewRanges,
+    Aligned, DeviceMdspan, DeviceMdspanMut, DevicePackedMdspan, DevicePackedMdspanMut, Dim, Dims, Dyn, DynDlpackTensor,
+    DynMdspan, DynMdspanMut, Extents, HostMdspan, HostMdspanMut, HostPackedMdspan, HostPackedMdspanMut, Layout,
+    LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, ManagedMdspan, ManagedMdspanMut, Mapping, Mdspan,
+    MdspanMut, PackedIter, PackedMdspan, PackedMdspanMut, Static, SubviewRanges,
 };
 
 /// The README's examples, compiled and run as doctests.

@@ -50,24 +50,24 @@ enum Strides {
 }
 
 #[derive(Clone, Debug)]
-struct Input {
-    data: usize,
-    device: DLDevice,
+pub(crate) struct Input {
+    pub(crate) data: usize,
+    pub(crate) device: DLDevice,
     /// `None`: the rank of the conversion tried.
-    ndim: Option<i32>,
+    pub(crate) ndim: Option<i32>,
     /// `None`: the data type of the conversion tried.
-    dtype: Option<DLDataType>,
+    pub(crate) dtype: Option<DLDataType>,
     /// Eight entries, whatever the rank: reading `ndim` of them stays in bounds.
-    shape: [i64; 8],
+    pub(crate) shape: [i64; 8],
     strides: Strides,
     /// Multiplied by the element size when `whole_elements`.
-    byte_offset: u64,
-    whole_elements: bool,
+    pub(crate) byte_offset: u64,
+    pub(crate) whole_elements: bool,
 }
 
 impl Input {
     /// The strides a rank-`rank` conversion reads (8 entries).
-    fn strides(&self, rank: usize) -> [i64; 8] {
+    pub(crate) fn strides(&self, rank: usize) -> [i64; 8] {
         let compact = |column: bool| {
             let mut strides = [1i64; 8];
             let mut acc = 1i64;
@@ -124,7 +124,7 @@ fn address() -> impl Strategy<Value = usize> {
     ]
 }
 
-fn input() -> impl Strategy<Value = Input> {
+pub(crate) fn input() -> impl Strategy<Value = Input> {
     // Device ids: 0, others, and negative ones (refused for CUDA ordinals, tolerated for host memory).
     let id = prop_oneof![6 => Just(0i32), 1 => 1i32..3, 1 => Just(-1), 1 => Just(i32::MIN)];
     let device = prop_oneof![

@@ -180,6 +180,34 @@ pub const fn storage_bits(dtype: DLDataType, padded: bool) -> Option<usize> {
     }
 }
 
+/// The bytes `count` elements of `dtype` take packed (DLPack's default for sub-byte types, low bits
+/// first): `ceil(count · bits · lanes / 8)`, or `None` on overflow.
+///
+/// ```
+/// use dlspan::dtype::{packed_bytes, DlElement, Float4E2m1fn, Float6E2m3fn};
+/// assert_eq!(packed_bytes(Float4E2m1fn::DTYPE, 3), Some(2));
+/// assert_eq!(packed_bytes(Float6E2m3fn::DTYPE, 3), Some(3)); // 18 bits
+/// assert_eq!(packed_bytes(f32::DTYPE, 3), Some(12));
+/// ```
+pub const fn packed_bytes(dtype: DLDataType, count: usize) -> Option<usize> {
+    let bits = (dtype.bits as u128) * (dtype.lanes as u128) * (count as u128);
+    let bytes = bits.div_ceil(8);
+    if bytes > isize::MAX as u128 { None } else { Some(bytes as usize) }
+}
+
+/// Whether `T` is a one-value storage type of a sub-byte dtype: one byte holding `bits < 8` bits,
+/// one lane. These are the element types of packed views
+/// ([`PackedMdspan`](crate::PackedMdspan)), whose values are stored `bits` apart.
+///
+/// ```
+/// use dlspan::dtype::{is_packable, Float4E2m1fn, Float4E2m1fnX2};
+/// assert!(is_packable::<Float4E2m1fn>());
+/// assert!(!is_packable::<Float4E2m1fnX2>() && !is_packable::<u8>());
+/// ```
+pub const fn is_packable<T: DlElement>() -> bool {
+    T::DTYPE.bits < 8 && T::DTYPE.lanes == 1 && size_of::<T>() == 1
+}
+
 /// Checks the size condition of [`DlElement`]'s safety contract for `T`; `#[derive(DlElement)]`
 /// evaluates it at compile time for every derived type.
 ///

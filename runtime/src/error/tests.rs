@@ -295,6 +295,11 @@ fn produced() -> Vec<DlpackError> {
         }
     }
     errors.push(crate::dtype::dispatch_rank(12, Rank).unwrap_err());
+    // PackedByteLength: too few bytes for a packed view, too many for a packed export.
+    let bytes = [0u8; 1];
+    let packed = crate::PackedMdspan::<Float4E2m1fn, 1>::from_bytes(&bytes, [3]);
+    errors.push(packed.map(|_| ()).unwrap_err());
+    errors.push(ManagedTensor::from_packed::<Float4E2m1fn, _, 1>(vec![0u8; 3], [3]).map(|_| ()).unwrap_err());
     // NegativeNdim: a dynamic view has no rank to compare with.
     let mut t = good();
     t.ndim = -2;
@@ -483,11 +488,17 @@ fn claims(err: &DlpackError) -> usize {
             assert!(found < required && address % found == 0 && address % (2 * found) != 0);
             31
         }
+        DlpackError::PackedByteLength { required, found } => {
+            names(&required);
+            names(&found);
+            assert_ne!(required, found);
+            32
+        }
     }
 }
 
 /// The number of variants: the arms of `claims`.
-const VARIANTS: usize = 32;
+const VARIANTS: usize = 33;
 
 #[test]
 fn every_variant_is_produced_and_its_message_holds() {

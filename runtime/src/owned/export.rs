@@ -6,7 +6,8 @@
 //! drops the owner inside `catch_unwind`, so a panicking `Drop` never unwinds into C.
 
 use super::ManagedTensor;
-use crate::dtype::{DlElement, is_padded_subbyte};
+use crate::convert::Element;
+use crate::dtype::DlElement;
 use crate::error::DlpackError;
 use crate::ffi::{
     DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPACK_FLAG_BITMASK_IS_COPIED,
@@ -249,20 +250,24 @@ pub(crate) fn export_owner<O: ExportOwner, const R: usize>(
         empty,
         byte_offset,
         extra_flags,
+        Element::of::<O::Elem>(),
     )
 }
 
-/// How many elements the owner must hold: exactly the tensor's (compact exports), or at least the
-/// span its strides reach.
+/// How many elements the owner must hold: exactly the tensor's (compact exports), at least the
+/// span its strides reach, or exactly the bytes of packed sub-byte values (an owner of bytes).
 #[derive(Clone, Copy)]
 enum Required {
     Exactly(usize),
     AtLeast(usize),
+    PackedBytes(usize),
 }
 
 /// Boxes the owner with the header, shape and strides, checks that the owner holds the `required`
-/// elements (asking for its storage once, in its final place), and writes the header.
+/// elements (asking for its storage once, in its final place), and writes the header, whose dtype
+/// and padding flag come from `element`.
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn export_checked<O: ExportOwner, const R: usize>(
     owner: O,
     shape: [i64; R],
@@ -271,6 +276,7 @@ fn export_checked<O: ExportOwner, const R: usize>(
     empty: bool,
     byte_offset: u64,
     extra_flags: u64,
+    element: Element,
 ) -> Result<ManagedTensor, DlpackError> {
     // The context is written in place, field by field: building it on the stack and moving it into
     // a box would copy it whole (header included) only to write the header again.
@@ -301,6 +307,9 @@ fn export_checked<O: ExportOwner, const R: usize>(
         Required::AtLeast(required) if storage.len < required => {
             Some(DlpackError::TooFewElements { required, found: storage.len })
         }
+        Required::PackedBytes(required) if storage.len != required => {
+            Some(DlpackError::PackedByteLength { required, found: storage.len })
+        }
         _ => None,
     };
     if let Some(refusal) = refusal {
@@ -312,7 +321,7 @@ fn export_checked<O: ExportOwner, const R: usize>(
     if !storage.writable {
         flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
     }
-    if is_padded_subbyte::<O::Elem>() {
+    if element.padded {
         flags |= DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
     }
     // Pointers into the context, derived from `raw` (the deleter later uses `raw` itself).
@@ -328,7 +337,7 @@ fn export_checked<O: ExportOwner, const R: usize>(
                 data: if empty { ptr::null_mut() } else { storage.ptr.as_ptr().cast() },
                 device,
                 ndim: R as i32,
-                dtype: O::Elem::DTYPE,
+                dtype: element.dtype,
                 shape: shape_ptr,
                 strides: strides_ptr,
                 byte_offset,
@@ -467,6 +476,37 @@ impl ManagedTensor {
     ) -> Result<Self, DlpackError> {
         export_owner(owner, shape, strides, offset, 0)
     }
+
+    /// Exports an owner of bytes as packed sub-byte values of `T` (for example
+    /// [`Float4E2m1fn`](crate::dtype::Float4E2m1fn), exported as `(17, 4, 1)` without
+    /// `IS_SUBBYTE_TYPE_PADDED`) in a compact row-major tensor of `shape`, without copying: the owner
+    /// holds exactly `ceil(numel · bits / 8)` bytes, values low bits first
+    /// ([rule P4](crate::rules#p4)).
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::PackedByteLength`] when the owner holds another number of bytes;
+    /// [`DlpackError::SpanOverflow`]. The owner is dropped on error.
+    ///
+    /// ```
+    /// use dlspan::{DlpackError, ManagedTensor, PackedMdspan};
+    /// use dlspan::dtype::Float4E2m1fn;
+    /// let t = ManagedTensor::from_packed::<Float4E2m1fn, _, 1>(vec![0x21u8, 0x07], [3])?;
+    /// assert_eq!((t.dtype().bits, t.dtype().lanes, t.shape()), (4, 1, &[3i64][..]));
+    /// assert!(!t.is_subbyte_padded());
+    /// let values = t.view_as::<PackedMdspan<Float4E2m1fn, 1>>()?.to_vec();
+    /// assert_eq!(values.iter().map(|x| x.to_f32()).collect::<Vec<_>>(), [0.5, 1.0, 6.0]);
+    /// let short = ManagedTensor::from_packed::<Float4E2m1fn, _, 1>(vec![0x21u8], [3]);
+    /// assert!(matches!(short, Err(DlpackError::PackedByteLength { required: 2, found: 1 })));
+    /// # Ok::<(), DlpackError>(())
+    /// ```
+    pub fn from_packed<T: DlElement + crate::dtype::PlainBits, O: TensorOwner<Elem = u8>, const R: usize>(
+        owner: O,
+        shape: [usize; R],
+    ) -> Result<Self, DlpackError> {
+        const { assert!(crate::dtype::is_packable::<T>(), "packed values are sub-byte one-value storage types") };
+        export_packed::<T, O, R>(owner, shape, 0)
+    }
 }
 
 /// Exports an owner as a compact row-major tensor of `shape` (zero extents count as 1 in the
@@ -477,6 +517,31 @@ pub(crate) fn export_compact<O: ExportOwner, const R: usize>(
     shape: [usize; R],
     extra_flags: u64,
 ) -> Result<ManagedTensor, DlpackError> {
+    export_compact_as(owner, shape, extra_flags, Element::of::<O::Elem>(), |size| Ok(Required::Exactly(size)))
+}
+
+/// Exports an owner of bytes as packed sub-byte values of `T` in a compact row-major tensor of
+/// `shape`: exactly `ceil(numel · bits / 8)` bytes, low bits first.
+pub(crate) fn export_packed<T: DlElement, O: ExportOwner<Elem = u8>, const R: usize>(
+    owner: O,
+    shape: [usize; R],
+    extra_flags: u64,
+) -> Result<ManagedTensor, DlpackError> {
+    export_compact_as(owner, shape, extra_flags, Element::packed::<T>(), |size| {
+        crate::dtype::packed_bytes(T::DTYPE, size).map(Required::PackedBytes).ok_or(DlpackError::SpanOverflow)
+    })
+}
+
+/// A compact row-major export of elements laid out as `element` says; `required` turns the number
+/// of elements into what the owner must hold.
+#[inline]
+fn export_compact_as<O: ExportOwner, const R: usize>(
+    owner: O,
+    shape: [usize; R],
+    extra_flags: u64,
+    element: Element,
+    required: impl FnOnce(usize) -> Result<Required, DlpackError>,
+) -> Result<ManagedTensor, DlpackError> {
     let strides = crate::check::compact_strides(&shape, crate::LayoutKind::Right)?;
     let empty = shape.contains(&0);
     // Validated: the product of the extents (each at least 1 here) fits isize.
@@ -485,10 +550,11 @@ pub(crate) fn export_compact<O: ExportOwner, const R: usize>(
         owner,
         shape.map(|e| e as i64),
         strides.map(|s| s as i64),
-        Required::Exactly(size),
+        required(size)?,
         empty,
         0,
         extra_flags,
+        element,
     )
 }
 

@@ -28,6 +28,7 @@
 mod export;
 mod shim;
 
+pub(crate) use export::export_packed;
 pub use export::{CopyMode, Storage, TensorOwner};
 #[cfg(feature = "cuda")]
 pub(crate) use export::{ExportOwner, export_compact};

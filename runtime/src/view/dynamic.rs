@@ -10,12 +10,12 @@
 //! The rules are on the types and on the rules page ([D1–D3](crate::rules#d)).
 
 use crate::check;
-use crate::convert::{DlTensorRef, FromDlTensor, ImportOptions, import, sealed};
-use crate::dtype::{DlElement, is_padded_subbyte, storage_bits};
+use crate::convert::{DlTensorRef, Element, FromDlTensor, ImportOptions, RawParts, import, import_element, sealed};
+use crate::dtype::{DlElement, PlainBits, storage_bits};
 use crate::error::{DlpackError, LayoutKind};
 use crate::ffi::{DLDataType, DLDevice, DLPackVersion, DLTensor};
 use crate::space::{Host, MemorySpace};
-use crate::view::{Dims, Extents, Layout, Mdspan, MdspanMut};
+use crate::view::{Dims, Extents, Layout, Mdspan, MdspanMut, PackedMdspan, PackedMdspanMut};
 use core::ffi::c_void;
 use core::fmt;
 use core::marker::PhantomData;
@@ -100,7 +100,89 @@ impl<S: MemorySpace> DynParts<S> {
     ///
     /// `tensor.shape` and `tensor.strides`, when non-null and `ndim > 0`, each point to `ndim`
     /// readable `int64_t`.
+    #[inline]
     unsafe fn import(tensor: &DLTensor, options: ImportOptions, unique: bool) -> Result<Self, DlpackError> {
+        // SAFETY: forwarded to the caller.
+        if let Some(parts) = unsafe { Self::import_fast(tensor, unique) } {
+            return Ok(parts);
+        }
+        // SAFETY: forwarded to the caller.
+        unsafe { Self::import_ordered(tensor, options, unique) }
+    }
+
+    /// The common case of [`import`](Self::import), as the typed import's fast path: the space's
+    /// own device type, rank up to 8 with non-null data, shape and strides, a dtype of whole bytes
+    /// with lanes of at least 8 bits,
+    /// at least one element, non-negative strides and a byte offset below 2^32. The axes are
+    /// padded to 4 or 8 (extent 1, stride 0, which reach nothing) so that two instantiations of the
+    /// typed fast path's reach check serve every rank. `None` hands the tensor to
+    /// [`import_ordered`](Self::import_ordered), which accepts everything this accepts.
+    ///
+    /// # Safety
+    ///
+    /// As for [`import`](Self::import).
+    #[inline]
+    unsafe fn import_fast(tensor: &DLTensor, unique: bool) -> Option<Self> {
+        let ordinal = S::fast_accept(tensor.device)?;
+        let rank = usize::try_from(tensor.ndim).ok().filter(|&rank| rank <= INLINE_AXES)?;
+        let dtype = tensor.dtype;
+        // Whole bytes, and no sub-byte lanes (whose padding only the ordered path considers).
+        let bits = storage_bits(dtype, false).filter(|bits| bits % 8 == 0 && dtype.bits >= 8)?;
+        let arrays_null = rank > 0 && (tensor.shape.is_null() || tensor.strides.is_null());
+        if tensor.data.is_null() || arrays_null || tensor.byte_offset >= 1 << 32 {
+            return None;
+        }
+        let (mut extents, mut strides) = ([1usize; INLINE_AXES], [0isize; INLINE_AXES]);
+        if rank > 0 {
+            // SAFETY: non-null, `ndim` entries (caller).
+            let shape = unsafe { core::slice::from_raw_parts(tensor.shape, rank) };
+            // SAFETY: as above.
+            let given = unsafe { core::slice::from_raw_parts(tensor.strides, rank) };
+            for axis in 0..rank {
+                // A negative extent or stride is huge as unsigned and fails the reach check's bound.
+                extents[axis] = shape[axis] as usize;
+                strides[axis] = given[axis] as isize;
+            }
+        }
+        // Non-negative strides within the typed fast path's bound: no element lies below index 0,
+        // which is `byte_offset` (below 2^32) into `data`, and the bytes reached from there are at
+        // most FAST_SPAN_BYTES, so a first element below 2^63 cannot wrap. Most tensors have at
+        // most 4 axes: their check reads half the padding.
+        let size = bits / 8;
+        let within = if rank <= 4 {
+            let (extents, strides) =
+                ([extents[0], extents[1], extents[2], extents[3]], [strides[0], strides[1], strides[2], strides[3]]);
+            check::reach_fast::<4, false>(&extents, &strides, 0, check::fast_bound(4, size))
+        } else {
+            check::reach_fast::<INLINE_AXES, false>(&extents, &strides, 0, check::fast_bound(INLINE_AXES, size))
+        };
+        let (first, wrapped) = tensor.data.addr().overflowing_add(tensor.byte_offset as usize);
+        if !within || wrapped || first > isize::MAX as usize {
+            return None;
+        }
+        if unique && !check::unique(&extents[..rank], &strides[..rank]) {
+            return None;
+        }
+        Some(Self {
+            data: tensor.data.cast(),
+            byte_offset: tensor.byte_offset,
+            dtype,
+            padded: false,
+            ordinal,
+            extents: Axes::Inline { len: rank as u8, values: extents },
+            strides: Axes::Inline { len: rank as u8, values: strides },
+        })
+    }
+
+    /// [`import`](Self::import) rule by rule, in the typed import's order, reporting the first
+    /// rule that fails.
+    ///
+    /// # Safety
+    ///
+    /// As for [`import`](Self::import).
+    #[cold]
+    #[inline(never)]
+    unsafe fn import_ordered(tensor: &DLTensor, options: ImportOptions, unique: bool) -> Result<Self, DlpackError> {
         let ordinal = S::accept(tensor.device)?;
         let rank = usize::try_from(tensor.ndim).map_err(|_| DlpackError::NegativeNdim { ndim: tensor.ndim })?;
         let dtype = tensor.dtype;
@@ -186,19 +268,21 @@ impl<S: MemorySpace> DynParts<S> {
         Ok(Some(Located { byte, bit, span: reach.span }))
     }
 
-    /// The parts of a typed view (valid by the typed view's invariants).
-    fn of_typed<T: DlElement>(
-        data: *mut T,
+    /// The parts of a typed or packed view (valid by that view's invariants): `data` is its base,
+    /// `byte_offset` the bytes to index 0.
+    fn of_view(
+        data: *mut u8,
+        byte_offset: usize,
+        element: Element,
         extents: &[usize],
         strides: &[isize],
-        offset: usize,
         ordinal: S::Ordinal,
     ) -> Self {
         Self {
-            data: data.cast(),
-            byte_offset: (offset * size_of::<T>()) as u64,
-            dtype: T::DTYPE,
-            padded: is_padded_subbyte::<T>(),
+            data,
+            byte_offset: byte_offset as u64,
+            dtype: element.dtype,
+            padded: element.padded,
             ordinal,
             extents: Axes::from_slice(extents),
             strides: Axes::from_slice(strides),
@@ -232,6 +316,26 @@ impl<S: MemorySpace> DynParts<S> {
         &self,
         unique: bool,
     ) -> Result<crate::convert::Parts<T, R, Dims<R>, L, S>, DlpackError> {
+        self.with_tensor::<R, _>(|tensor, options| {
+            // SAFETY: when `ndim == R`, shape and strides point to `R` entries (`with_tensor`).
+            unsafe { import::<T, R, Dims<R>, L, S>(tensor, options, unique) }
+        })
+    }
+
+    /// A packed view's parts, by the typed import's rules with positions in bits.
+    fn packed<T: DlElement, const R: usize, L: Layout>(
+        &self,
+        unique: bool,
+    ) -> Result<RawParts<R, Dims<R>, L, S>, DlpackError> {
+        self.with_tensor::<R, _>(|tensor, options| {
+            // SAFETY: when `ndim == R`, shape and strides point to `R` entries (`with_tensor`).
+            unsafe { import_element::<R, Dims<R>, L, S>(tensor, options, unique, Element::packed::<T>()) }
+        })
+    }
+
+    /// Runs `import` on this view's own `DLTensor` (shape and strides as `R` entries when the rank
+    /// is `R`) and what its producer said.
+    fn with_tensor<const R: usize, Out>(&self, import: impl FnOnce(&DLTensor, ImportOptions) -> Out) -> Out {
         let (mut shape, mut strides) = ([0i64; R], [0i64; R]);
         if self.extents.as_slice().len() == R {
             for axis in 0..R {
@@ -249,9 +353,7 @@ impl<S: MemorySpace> DynParts<S> {
             strides: strides.as_mut_ptr(),
             byte_offset: self.byte_offset,
         };
-        let options = ImportOptions { version: DLPackVersion::CURRENT, subbyte_padded: self.padded };
-        // SAFETY: when `ndim == R`, shape and strides point to the `R` entries above.
-        unsafe { import::<T, R, Dims<R>, L, S>(&tensor, options, unique) }
+        import(&tensor, ImportOptions { version: DLPackVersion::CURRENT, subbyte_padded: self.padded })
     }
 
     fn export(&self) -> Result<DynDlpackTensor<'_>, DlpackError> {
@@ -704,7 +806,86 @@ impl<'a, S: MemorySpace> DynMdspan<'a, S> {
     }
 }
 
+impl<'a, S: MemorySpace> DynMdspan<'a, S> {
+    /// The packed view of sub-byte values of `T` (packed data: DLPack's default), rank `R`,
+    /// layout `L`, by the typed import's rules with positions in bits ([rule P2](crate::rules#p2)).
+    ///
+    /// # Errors
+    ///
+    /// As [`typed`](Self::typed); [`DlpackError::SubbytePacking`] for padded data.
+    ///
+    /// ```
+    /// use dlspan::{DynMdspan, LayoutRight, PackedMdspan};
+    /// use dlspan::dtype::Float4E2m1fn;
+    /// let bytes = [0x21u8, 0x07];
+    /// let view: DynMdspan = PackedMdspan::<Float4E2m1fn, 1>::from_bytes(&bytes, [3])?.into();
+    /// assert_eq!((view.element_bits(), view.shape()), (4, &[3usize][..]));
+    /// let packed = view.typed_packed::<Float4E2m1fn, 1, LayoutRight>()?;
+    /// assert_eq!(packed.get([2]).map(|x| x.to_f32()), Some(6.0));
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn typed_packed<T: DlElement + PlainBits, const R: usize, L: Layout>(
+        &self,
+    ) -> Result<PackedMdspan<'a, T, R, Dims<R>, L, S>, DlpackError> {
+        let (base, start_bit, mapping, ordinal) = self.parts.packed::<T, R, L>(false)?;
+        // SAFETY: validated by the typed import with positions in bits; the bytes are alive and
+        // unwritten for `'a` (this view's invariant).
+        Ok(unsafe { PackedMdspan::from_validated(base, start_bit, mapping, ordinal) })
+    }
+}
+
 impl<'a, S: MemorySpace> DynMdspanMut<'a, S> {
+    /// A mutable packed view of sub-byte values of `T`, borrowing this one; see
+    /// [`DynMdspan::typed_packed`].
+    ///
+    /// # Errors
+    ///
+    /// As [`DynMdspan::typed_packed`].
+    ///
+    /// ```
+    /// use dlspan::{DynMdspanMut, LayoutRight, PackedMdspanMut};
+    /// use dlspan::dtype::Float6E2m3fn;
+    /// let mut bytes = [0u8; 3];
+    /// let mut view: DynMdspanMut = PackedMdspanMut::<Float6E2m3fn, 1>::from_bytes(&mut bytes, [4])?.into();
+    /// view.typed_packed_mut::<Float6E2m3fn, 1, LayoutRight>()?.fill(Float6E2m3fn::from_f32(1.0));
+    /// assert_eq!(view.as_view().typed_packed::<Float6E2m3fn, 1, LayoutRight>()?.get([3]).unwrap().to_f32(), 1.0);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn typed_packed_mut<T: DlElement + PlainBits, const R: usize, L: Layout>(
+        &mut self,
+    ) -> Result<PackedMdspanMut<'_, T, R, Dims<R>, L, S>, DlpackError> {
+        let (base, start_bit, mapping, ordinal) = self.parts.packed::<T, R, L>(true)?;
+        // SAFETY: validated (unique included); the bytes are reached only through this borrow.
+        Ok(unsafe { PackedMdspanMut::from_validated(base, start_bit, mapping, ordinal) })
+    }
+
+    /// The mutable packed view of sub-byte values of `T`, consuming this one; see
+    /// [`DynMdspan::typed_packed`].
+    ///
+    /// # Errors
+    ///
+    /// As [`DynMdspan::typed_packed`].
+    ///
+    /// ```
+    /// use dlspan::{DynMdspanMut, LayoutRight, PackedMdspanMut};
+    /// use dlspan::dtype::Float4E2m1fn;
+    /// let mut bytes = [0u8; 2];
+    /// let view: DynMdspanMut = PackedMdspanMut::<Float4E2m1fn, 1>::from_bytes(&mut bytes, [3])?.into();
+    /// view.into_typed_packed::<Float4E2m1fn, 1, LayoutRight>()?.set([2], Float4E2m1fn::from_f32(6.0));
+    /// assert_eq!(bytes, [0x00, 0x07]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn into_typed_packed<T: DlElement + PlainBits, const R: usize, L: Layout>(
+        self,
+    ) -> Result<PackedMdspanMut<'a, T, R, Dims<R>, L, S>, DlpackError> {
+        let (base, start_bit, mapping, ordinal) = self.parts.packed::<T, R, L>(true)?;
+        // SAFETY: validated (unique included); this view's unique access for `'a` moves on.
+        Ok(unsafe { PackedMdspanMut::from_validated(base, start_bit, mapping, ordinal) })
+    }
+
     /// A mutable dynamic view of a `DLTensor` from a current (1.3) producer.
     ///
     /// # Errors
@@ -859,31 +1040,34 @@ impl<'a, S: MemorySpace> DynMdspanMut<'a, S> {
     }
 }
 
-impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> From<Mdspan<'a, T, R, E, L, S>>
-    for DynMdspan<'a, S>
-{
-    #[inline]
-    fn from(view: Mdspan<'a, T, R, E, L, S>) -> Self {
-        let parts = DynParts::of_typed(
-            view.data_handle().cast_mut(),
-            &view.extents(),
-            &view.strides(),
-            view.offset(),
-            view.ordinal(),
-        );
-        Self { parts, _borrow: PhantomData }
-    }
+/// `From` a typed or packed view: its base, the bytes to index 0, and its element's layout.
+macro_rules! from_view {
+    ($($view:ident => $dyn:ident, [$($bound:tt)+], $element:ident, $index_zero_byte:expr;)*) => {$(
+        impl<'a, T: $($bound)+, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
+            From<$view<'a, T, R, E, L, S>> for $dyn<'a, S>
+        {
+            #[inline]
+            fn from(view: $view<'a, T, R, E, L, S>) -> Self {
+                let index_zero_byte: fn(&$view<'a, T, R, E, L, S>) -> usize = $index_zero_byte;
+                let parts = DynParts::of_view(
+                    view.data_handle() as *mut u8,
+                    index_zero_byte(&view),
+                    Element::$element::<T>(),
+                    &view.extents(),
+                    &view.strides(),
+                    view.ordinal(),
+                );
+                Self { parts, _borrow: PhantomData }
+            }
+        }
+    )*};
 }
 
-impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> From<MdspanMut<'a, T, R, E, L, S>>
-    for DynMdspanMut<'a, S>
-{
-    #[inline]
-    fn from(view: MdspanMut<'a, T, R, E, L, S>) -> Self {
-        let parts =
-            DynParts::of_typed(view.data_handle(), &view.extents(), &view.strides(), view.offset(), view.ordinal());
-        Self { parts, _borrow: PhantomData }
-    }
+from_view! {
+    Mdspan => DynMdspan, [DlElement], of, |view| view.offset() * size_of::<T>();
+    MdspanMut => DynMdspanMut, [DlElement], of, |view| view.offset() * size_of::<T>();
+    PackedMdspan => DynMdspan, [DlElement + PlainBits], packed, PackedMdspan::index_zero_byte;
+    PackedMdspanMut => DynMdspanMut, [DlElement + PlainBits], packed, PackedMdspanMut::index_zero_byte;
 }
 
 impl<S: MemorySpace> sealed::Sealed for DynMdspan<'_, S> {}
@@ -1001,5 +1185,82 @@ impl fmt::Debug for DynDlpackTensor<'_> {
             .field("strides", &self.strides())
             .field("byte_offset", &self.byte_offset)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::fast_path_tests::{Input, input};
+    use crate::dtype::{Float4E2m1fn, Float6E2m3fnX4};
+    use crate::{Device, Host};
+    use proptest::prelude::*;
+    use proptest::test_runner::{TestCaseError, TestRunner};
+
+    /// Runs both import paths of a dynamic view on `input` as rank `rank`, data type `dtype`:
+    /// whatever the fast path accepts, the ordered one accepts identically. Returns how many each
+    /// accepted.
+    fn agree<S: MemorySpace>(input: &Input, rank: usize, dtype: DLDataType) -> Result<[usize; 2], TestCaseError> {
+        let mut shape = input.shape;
+        let mut strides = input.strides(rank);
+        let size = storage_bits(dtype, false).unwrap_or(8).div_ceil(8) as u64;
+        let tensor = DLTensor {
+            data: core::ptr::without_provenance_mut(input.data),
+            device: input.device,
+            ndim: input.ndim.unwrap_or(rank as i32),
+            dtype: input.dtype.unwrap_or(dtype),
+            shape: shape.as_mut_ptr(),
+            strides: strides.as_mut_ptr(),
+            byte_offset: if input.whole_elements { input.byte_offset.wrapping_mul(size) } else { input.byte_offset },
+        };
+        let mut counts = [0; 2];
+        for unique in [false, true] {
+            // SAFETY: shape and strides hold 8 entries (the rank is at most 8); nothing reads data.
+            let fast = unsafe { DynParts::<S>::import_fast(&tensor, unique) };
+            // SAFETY: as above.
+            let ordered = unsafe { DynParts::<S>::import_ordered(&tensor, ImportOptions::CURRENT, unique) };
+            if let Some(fast) = fast {
+                let Ok(ordered) = ordered else {
+                    return Err(TestCaseError::fail(format!("fast path accepted what the ordered refuses: {input:?}")));
+                };
+                let parts = |p: &DynParts<S>| {
+                    (
+                        p.data,
+                        p.byte_offset,
+                        p.dtype,
+                        p.padded,
+                        p.extents.as_slice().to_vec(),
+                        p.strides.as_slice().to_vec(),
+                    )
+                };
+                prop_assert_eq!(parts(&fast), parts(&ordered), "{:?}", input);
+                counts[0] += 1;
+                counts[1] += 1;
+            } else {
+                counts[1] += usize::from(ordered.is_ok());
+            }
+        }
+        Ok(counts)
+    }
+
+    #[test]
+    fn fast_path_accepts_only_what_the_ordered_path_accepts() {
+        let cases = 3000;
+        let config = ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() };
+        let counts = core::cell::Cell::new([0usize; 2]);
+        TestRunner::new(config)
+            .run(&(input(), 0usize..=8), |(input, rank)| {
+                for dtype in [u8::DTYPE, f32::DTYPE, f64::DTYPE, Float6E2m3fnX4::DTYPE, Float4E2m1fn::DTYPE] {
+                    for [fast, ordered] in [agree::<Host>(&input, rank, dtype)?, agree::<Device>(&input, rank, dtype)?]
+                    {
+                        let [f, o] = counts.get();
+                        counts.set([f + fast, o + ordered]);
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+        let [fast, ordered] = counts.get();
+        assert!(fast > cases as usize && ordered > fast, "fast {fast}, ordered {ordered}");
     }
 }

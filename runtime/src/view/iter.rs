@@ -16,7 +16,7 @@ use core::ptr::NonNull;
 
 /// The position of an iteration: the next element's offset from the base pointer, what is left of
 /// its run, and the outer indices of that run.
-struct Cursor<T, const R: usize> {
+pub(super) struct Cursor<T, const R: usize> {
     ptr: NonNull<T>,
     /// Element offset of the next element from `ptr`; only turned into a pointer while elements
     /// remain in the run.
@@ -45,7 +45,7 @@ impl<T, const R: usize> Clone for Cursor<T, R> {
 impl<T, const R: usize> Copy for Cursor<T, R> {}
 
 impl<T, const R: usize> Cursor<T, R> {
-    fn new<E: Extents<R>, L: Layout>(ptr: NonNull<T>, map: &Mapping<R, E, L>) -> Self {
+    pub(super) fn new<E: Extents<R>, L: Layout>(ptr: NonNull<T>, map: &Mapping<R, E, L>) -> Self {
         let size = map.size();
         let start = map.offset() as isize;
         // A row-major compact view is one run of every element; otherwise a run is the innermost
@@ -68,7 +68,7 @@ impl<T, const R: usize> Cursor<T, R> {
 
     /// The number of elements left.
     #[inline(always)]
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.run_left + self.rest
     }
 
@@ -79,6 +79,15 @@ impl<T, const R: usize> Cursor<T, R> {
     /// The cursor was built from a validated mapping over memory that holds its elements.
     #[inline(always)]
     unsafe fn next(&mut self) -> Option<NonNull<T>> {
+        let offset = self.next_offset()?;
+        // SAFETY: the in-bounds offset of an index of the validated mapping.
+        Some(unsafe { self.ptr.offset(offset) })
+    }
+
+    /// The element offset of the next element, and a step forward; `None` at the end. Packed
+    /// views address bits, not `T`s, so they walk offsets.
+    #[inline(always)]
+    pub(super) fn next_offset(&mut self) -> Option<isize> {
         if self.run_left == 0 {
             if self.rest == 0 {
                 return None;
@@ -86,13 +95,11 @@ impl<T, const R: usize> Cursor<T, R> {
             self.next_run();
         }
         self.run_left -= 1;
-        // SAFETY: an element of the run remains, so `offset` is the in-bounds offset of an index
-        // of the validated mapping.
-        let element = unsafe { self.ptr.offset(self.offset) };
+        let offset = self.offset;
         // May step past the run's last element (wrapping arithmetic); only used while elements
         // remain in the run.
         self.offset = self.offset.wrapping_add(self.step);
-        Some(element)
+        Some(offset)
     }
 
     /// Moves to the start of the next run in row-major order of the outer axes. Only called when a

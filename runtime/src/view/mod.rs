@@ -17,6 +17,7 @@ mod iter;
 mod layout;
 mod mapping;
 mod mdspan;
+mod packed;
 mod rank;
 
 pub use aligned::{Aligned, AlignedView};
@@ -29,5 +30,9 @@ pub use mapping::Mapping;
 pub use mdspan::{
     DeviceMdspan, DeviceMdspanMut, HostMdspan, HostMdspanMut, ManagedMdspan, ManagedMdspanMut, Mdspan, MdspanMut,
     SubviewRanges,
+};
+pub use packed::{
+    DevicePackedMdspan, DevicePackedMdspanMut, HostPackedMdspan, HostPackedMdspanMut, PackedIter, PackedMdspan,
+    PackedMdspanMut,
 };
 pub use rank::{LowerRank, MAX_AXIS_RANK, Rank};
