@@ -118,6 +118,7 @@ fn class(err: &DlpackError) -> Class {
         | E::NonPositiveStride { .. }
         | E::OverlappingStrides
         | E::LengthMismatch { .. }
+        | E::PackedByteLength { .. }
         | E::TooFewElements { .. }
         | E::ShapeMismatch { .. }
         | E::SubviewOutOfBounds { .. }
@@ -168,6 +169,7 @@ variant_names!(kind, DlpackError:
     StridesIncompatible, NonPositiveStride, SpanOverflow, NegativeReach, OverlappingStrides, LengthMismatch,
     TooFewElements, ShapeMismatch, SubviewOutOfBounds, PaddedSubbyteExport, UnsupportedVersion,
     NullManagedTensor, ReadOnly, CopyRequired, AllocationFailed, UnsupportedDtype, UnsupportedRank, NegativeNdim,
+    PackedByteLength,
 );
 
 variant_names!(exchange_kind, ExchangeError:
@@ -192,9 +194,9 @@ fn details(err: &DlpackError) -> Details {
         }
         E::RankMismatch { expected, found } => Details::Ints(int(expected), i64::from(found)),
         E::DtypeMismatch { expected, found } => Details::Dtypes(expected, found),
-        E::ExtentMismatch { expected, found, .. } | E::LengthMismatch { expected, found } => {
-            Details::Ints(int(expected), int(found))
-        }
+        E::ExtentMismatch { expected, found, .. }
+        | E::LengthMismatch { expected, found }
+        | E::PackedByteLength { required: expected, found } => Details::Ints(int(expected), int(found)),
         E::StridesIncompatible { expected, found, .. } => Details::Ints(expected, found),
         E::ShapeMismatch { expected, found, .. } => Details::Ints(int(expected), int(found)),
         _ => Details::None,
