@@ -49,11 +49,15 @@ pub const USED_LEGACY: &CStr = c"used_dltensor";
 pub fn into_capsule(py: Python<'_>, tensor: ManagedTensor, legacy: bool) -> PyResult<Bound<'_, PyCapsule>> {
     if legacy {
         let raw = tensor.into_raw_legacy().map_err(|refused| super::error::export_error(refused.error()))?;
+        // SAFETY: `into_raw_legacy` never returns null.
+        let raw = unsafe { NonNull::new_unchecked(raw) };
         // SAFETY: `raw` is a live legacy tensor whose ownership passes to the capsule.
-        unsafe { legacy_capsule(py, NonNull::new_unchecked(raw)) }
+        unsafe { legacy_capsule(py, raw) }
     } else {
-        // SAFETY: as above, versioned; `into_raw_versioned` never returns null.
-        unsafe { versioned_capsule(py, NonNull::new_unchecked(tensor.into_raw_versioned())) }
+        // SAFETY: `into_raw_versioned` never returns null.
+        let raw = unsafe { NonNull::new_unchecked(tensor.into_raw_versioned()) };
+        // SAFETY: `raw` is a live versioned tensor whose ownership passes to the capsule.
+        unsafe { versioned_capsule(py, raw) }
     }
 }
 

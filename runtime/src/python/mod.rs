@@ -83,20 +83,17 @@ pub use tensor::{MAX_RANK, Tensor};
 /// NumPy array's, a ctypes callback) — with the thread's pending exception set aside meanwhile:
 /// deallocation can happen while an exception propagates, and Python code must neither see nor
 /// clobber it. The GIL must be held.
+// PyErr_Fetch and PyErr_Restore: their successors (PyErr_GetRaisedException) are 3.12+, and this
+// builds for 3.11 too.
+#[allow(deprecated)]
 pub(crate) fn drop_keeping_exception<T>(value: T) {
     let (mut kind, mut exception, mut traceback) =
         (core::ptr::null_mut(), core::ptr::null_mut(), core::ptr::null_mut());
     // SAFETY: the GIL is held (caller); three writable slots, receiving new references.
-    #[allow(deprecated)] // PyErr_GetRaisedException is 3.12+; this builds for 3.11 too
-    unsafe {
-        pyo3::ffi::PyErr_Fetch(&mut kind, &mut exception, &mut traceback)
-    };
+    unsafe { pyo3::ffi::PyErr_Fetch(&mut kind, &mut exception, &mut traceback) };
     drop(value);
     // SAFETY: restores (and gives back the references of) what `PyErr_Fetch` took, GIL held.
-    #[allow(deprecated)]
-    unsafe {
-        pyo3::ffi::PyErr_Restore(kind, exception, traceback)
-    };
+    unsafe { pyo3::ffi::PyErr_Restore(kind, exception, traceback) };
 }
 
 /// Element count from which dlspan's own loops (copies) release the GIL: below it, detaching costs

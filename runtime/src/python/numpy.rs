@@ -44,7 +44,7 @@ const WRITEABLE: c_int = 0x0400;
 /// `__dlpack__` exports.
 fn dtype(type_num: c_int) -> Option<DLDataType> {
     use DLDataTypeCode as C;
-    let long_bits = (8 * size_of::<c_long>()) as u8;
+    let long_bits = c_long::BITS as u8;
     let (code, bits) = match type_num {
         0 => (C::kDLBool, 8),
         1 => (C::kDLInt, 8),

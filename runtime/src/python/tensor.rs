@@ -77,12 +77,12 @@ pub(crate) fn row_major(shape: &[i64]) -> Box<[i64]> {
     strides.into_boxed_slice()
 }
 
-/// What a dynamic view of `tensor` in memory space `S` says: shape, strides (filled by version),
-/// elements, bits per element, bytes spanned.
-fn summary<S: crate::MemorySpace>(
-    tensor: &DLTensor,
-    options: ImportOptions,
-) -> Result<(Vec<i64>, Vec<i64>, usize, usize, usize), DlpackError> {
+/// What a dynamic view says of its tensor: shape, strides (filled by version), elements, bits per
+/// element, bytes spanned.
+type Summary = (Vec<i64>, Vec<i64>, usize, usize, usize);
+
+/// The [`Summary`] of `tensor` as a dynamic view in memory space `S`.
+fn summary<S: crate::MemorySpace>(tensor: &DLTensor, options: ImportOptions) -> Result<Summary, DlpackError> {
     // SAFETY: the view is dropped before this function returns and only its metadata is read;
     // the producer's contract makes shape and strides readable arrays of `ndim` entries.
     let view = unsafe { crate::DynMdspan::<S>::from_dltensor_with(tensor, options) }?;
