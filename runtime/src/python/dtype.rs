@@ -74,9 +74,9 @@ pub fn dtype_from_name(name: &str) -> Option<DLDataType> {
 /// use pyo3::prelude::*;
 /// Python::initialize();
 /// Python::attach(|py| {
-///     assert_eq!(dtype_from_py(&"int16".into_pyobject(py)?)?, dtype_of::<i16>());
+///     assert_eq!(dtype_from_py(pyo3::types::PyString::new(py, "int16").as_any())?, dtype_of::<i16>());
 ///     assert_eq!(dtype_from_py(&py.get_type::<pyo3::types::PyFloat>())?, dtype_of::<f64>());
-///     assert!(dtype_from_py(&"float33".into_pyobject(py)?).is_err());
+///     assert!(dtype_from_py(pyo3::types::PyString::new(py, "float33").as_any()).is_err());
 ///     Ok::<_, PyErr>(())
 /// })?;
 /// # Ok::<(), PyErr>(())

@@ -197,7 +197,7 @@ impl<'a, T: Copy + Sum<T> + Add<Output = T>, const R: usize, E: Extents<R>, L: L
     /// let reversed = HostMdspan::<f64, 2, LayoutStrideRelaxed>::from_slice_relaxed(&data, [10, 10], [-10, 1], 90)?;
     /// assert_eq!(reversed.sum(), 5050.0);
     /// // Rows 2-3 of the reversed view are data rows 7 and 6.
-    /// assert_eq!(reversed.subview((2..4, 5..)).sum(), (76..=80).chain(66..=70).map(f64::from).sum());
+    /// assert_eq!(reversed.subview((2..4, 5..)).sum(), (76..=80).chain(66..=70).map(f64::from).sum::<f64>());
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```
     pub fn sum(&self) -> T {
