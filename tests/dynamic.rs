@@ -61,6 +61,14 @@ fn sum(x: &DynMdspan<'_>) -> Result<Complex<f64>, DlpackError> {
             let view = self.0.typed::<T, R, LayoutStrideRelaxed>()?;
             Ok(cast(view.fold_unordered(T::Acc::ZERO, |acc, &x| acc.add(x.to_acc()))))
         }
+        // FP6/FP4: padded data as above, packed data (DLPack's default) through packed views.
+        fn visit_subbyte<T: Numeric + PlainBits, const R: usize>(self) -> Self::Output {
+            if self.0.is_subbyte_padded() {
+                return self.visit::<T, R>();
+            }
+            let view = self.0.typed_packed::<T, R, LayoutStrideRelaxed>()?;
+            Ok(cast(view.iter().fold(T::Acc::ZERO, |acc, x| acc.add(x.to_acc()))))
+        }
     }
     dispatch_tensor(x.dtype(), x.rank(), Sum(x))?
 }
@@ -338,6 +346,30 @@ fn packed_fp4_is_measured_in_bits() {
     // SAFETY: as above (refused: elements below data).
     let below = unsafe { DynMdspan::<Host>::from_dltensor(&tensor) };
     assert_eq!(below.unwrap_err(), DlpackError::NegativeReach { lowest: -2 });
+}
+
+#[test]
+fn one_generic_sum_serves_packed_and_padded_sub_byte_data() {
+    // FP4 0.5, 1.0, 6.0, -0.5, 3.0 packed low nibble first (5 values in 3 bytes), then padded.
+    let packed = [0x21u8, 0x97, 0x05];
+    let padded = [0x01u8, 0x02, 0x07, 0x09, 0x05];
+    let fp4 = DLDataType::new(DLDataTypeCode::kDLFloat4_e2m1fn, 4, 1);
+    for (bytes, padded_flag) in [(&packed[..], false), (&padded[..], true)] {
+        let mut t = Crafted::cpu(bytes.as_ptr(), &[5], Some(&[1]));
+        t.dtype = fp4;
+        let tensor = t.tensor();
+        let options = ImportOptions { subbyte_padded: padded_flag, ..ImportOptions::CURRENT };
+        // SAFETY: the tensor describes `bytes`.
+        let view = unsafe { DynMdspan::<Host>::from_dltensor_with(&tensor, options) }.unwrap();
+        assert_eq!(view.is_subbyte_padded(), padded_flag);
+        assert_eq!(sum(&view).unwrap(), Complex::new(10.0, 0.0), "padded: {padded_flag}");
+    }
+    // FP6 e2m3fn 1.0, 7.5, -0.125 packed: 6-bit codes 0x08, 0x1F, 0x21 side by side.
+    let codes = [0x08u32, 0x1F, 0x21];
+    let bits = codes.iter().enumerate().fold(0u32, |word, (k, &c)| word | c << (6 * k));
+    let fp6 = bits.to_le_bytes();
+    let view = PackedMdspan::<Float6E2m3fn, 1>::from_bytes(&fp6[..3], [3]).unwrap();
+    assert_eq!(sum(&view.into()).unwrap(), Complex::new(8.375, 0.0));
 }
 
 #[test]

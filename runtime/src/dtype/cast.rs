@@ -298,7 +298,7 @@ impl<'a, T: Numeric, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible
     ///
     /// # Errors
     ///
-    /// [`DlpackError::ExtentMismatch`] when the extents differ (nothing is written).
+    /// [`DlpackError::ShapeMismatch`] when the extents differ (nothing is written).
     ///
     /// ```
     /// use dlspan::{HostMdspan, HostMdspanMut, LayoutLeft};
@@ -311,6 +311,9 @@ impl<'a, T: Numeric, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible
     /// assert_eq!(target[[0, 0]].to_f32(), 0.3125);
     /// assert!(target[[0, 2]].is_nan()); // e4m3fn has no infinity
     /// assert_eq!(codes[5].to_f32(), 448.0); // column-major: [1, 2] is the last element
+    /// let mut short = [Float8E4m3fn::default(); 3];
+    /// let mut short = HostMdspanMut::<Float8E4m3fn, 2>::from_slice(&mut short, [1, 3])?;
+    /// assert!(matches!(short.cast_from(&source), Err(dlspan::DlpackError::ShapeMismatch { .. })));
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```
     pub fn cast_from<U: Numeric, E2: Extents<R>, L2: Layout, S2: HostAccessible>(

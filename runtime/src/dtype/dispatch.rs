@@ -32,7 +32,7 @@
 use super::minifloat::*;
 use super::numeric::Numeric;
 use super::vector::*;
-use super::{DlElement, is_padded_subbyte};
+use super::{DlElement, PlainBits, is_padded_subbyte};
 use crate::error::DlpackError;
 use crate::ffi::DLDataType;
 use core::marker::PhantomData;
@@ -70,6 +70,38 @@ pub trait NumericVisitor {
 
     /// Runs the generic code for element type `T` (see the trait's example).
     fn visit<T: Numeric>(self) -> Self::Output;
+
+    /// Runs the generic code for a sub-byte scalar type (FP6 and FP4: `T` is one of
+    /// [`Float6E2m3fn`], [`Float6E3m2fn`], [`Float4E2m1fn`]), where `T` is also [`PlainBits`], so
+    /// the code can build packed views of it ([`DynMdspan::typed_packed`](crate::DynMdspan::typed_packed)).
+    /// By default it runs [`visit`](Self::visit), which serves padded data.
+    ///
+    /// ```
+    /// use dlspan::dtype::{dispatch, Numeric, NumericVisitor, PlainBits};
+    /// use dlspan::ffi::{DLDataType, DLDataTypeCode};
+    ///
+    /// struct Width;
+    /// impl NumericVisitor for Width {
+    ///     type Output = (u8, bool);
+    ///     fn visit<T: Numeric>(self) -> (u8, bool) {
+    ///         (T::DTYPE.bits, false)
+    ///     }
+    ///     fn visit_subbyte<T: Numeric + PlainBits>(self) -> (u8, bool) {
+    ///         (T::DTYPE.bits, true)
+    ///     }
+    /// }
+    /// let fp6 = DLDataType::new(DLDataTypeCode::kDLFloat6_e3m2fn, 6, 1);
+    /// assert_eq!(dispatch(fp6, Width)?, (6, true));
+    /// assert_eq!(dispatch(DLDataType::new(DLDataTypeCode::kDLFloat, 32, 1), Width)?, (32, false));
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    fn visit_subbyte<T: Numeric + PlainBits>(self) -> Self::Output
+    where
+        Self: Sized,
+    {
+        self.visit::<T>()
+    }
 }
 
 /// Generic code over every built-in element type ([`DlElement`]), run by [`dispatch_element`].
@@ -156,6 +188,50 @@ pub trait TensorVisitor {
 
     /// Runs the generic code for element type `T` and rank `R`.
     fn visit<T: Numeric, const R: usize>(self) -> Self::Output;
+
+    /// Runs the generic code for a sub-byte scalar type `T` (FP6, FP4), which is also
+    /// [`PlainBits`], and rank `R`: the place for packed data, DLPack's default for these types,
+    /// through [`DynMdspan::typed_packed`](crate::DynMdspan::typed_packed). By default it runs
+    /// [`visit`](Self::visit), which serves padded data (packed data then fails its typed import
+    /// with [`DlpackError::SubbytePacking`]).
+    ///
+    /// ```
+    /// use dlspan::dtype::{dispatch_tensor, Numeric, PlainBits, TensorVisitor, cast};
+    /// use dlspan::{DlpackError, DynMdspan, LayoutStrideRelaxed, PackedMdspan};
+    /// use dlspan::dtype::Float4E2m1fn;
+    ///
+    /// /// The sum of any scalar tensor as f64: typed views, or packed views of FP6/FP4 data.
+    /// fn sum(x: &DynMdspan<'_>) -> Result<f64, DlpackError> {
+    ///     struct Sum<'x, 'a>(&'x DynMdspan<'a>);
+    ///     impl TensorVisitor for Sum<'_, '_> {
+    ///         type Output = Result<f64, DlpackError>;
+    ///         fn visit<T: Numeric, const R: usize>(self) -> Self::Output {
+    ///             let view = self.0.typed::<T, R, LayoutStrideRelaxed>()?;
+    ///             Ok(view.fold_unordered(0.0, |sum, &x| sum + cast::<T, f64>(x)))
+    ///         }
+    ///         fn visit_subbyte<T: Numeric + PlainBits, const R: usize>(self) -> Self::Output {
+    ///             if self.0.is_subbyte_padded() {
+    ///                 return self.visit::<T, R>();
+    ///             }
+    ///             let view = self.0.typed_packed::<T, R, LayoutStrideRelaxed>()?;
+    ///             Ok(view.iter().map(cast::<T, f64>).sum())
+    ///         }
+    ///     }
+    ///     dispatch_tensor(x.dtype(), x.rank(), Sum(x))?
+    /// }
+    ///
+    /// let bytes = [0x21u8, 0x07]; // FP4 values 0.5, 1.0 and 6.0, packed
+    /// let fp4 = PackedMdspan::<Float4E2m1fn, 1>::from_bytes(&bytes, [3])?;
+    /// assert_eq!(sum(&fp4.into())?, 7.5);
+    /// # Ok::<(), DlpackError>(())
+    /// ```
+    #[inline]
+    fn visit_subbyte<T: Numeric + PlainBits, const R: usize>(self) -> Self::Output
+    where
+        Self: Sized,
+    {
+        self.visit::<T, R>()
+    }
 }
 
 /// The highest rank [`dispatch_rank`] instantiates.
@@ -180,8 +256,9 @@ macro_rules! dispatch_match {
 /// The scalar types: `bool`, `int8`–`int128`, `uint8`–`uint128`, `float16`, `bfloat16`, `float32`,
 /// `float64`, `complex32`/`64`/`128`, the eight FP8 codes, both FP6 codes and FP4 (all with
 /// `lanes == 1`). For the sub-byte codes `T` is the one-value storage type
-/// ([`Float4E2m1fn`] for `(17, 4, 1)`), whether the data is padded or packed: padded data converts
-/// to a typed view of `T`, packed data to a packed view of `T`.
+/// ([`Float4E2m1fn`] for `(17, 4, 1)`), whether the data is padded or packed, and they reach
+/// [`NumericVisitor::visit_subbyte`], where `T` is also [`PlainBits`]: padded data converts to a
+/// typed view of `T`, packed data to a packed view of `T`.
 ///
 /// # Errors
 ///
@@ -205,13 +282,18 @@ macro_rules! dispatch_match {
 /// ```
 #[inline]
 pub fn dispatch<V: NumericVisitor>(dtype: DLDataType, visitor: V) -> Result<V::Output, DlpackError> {
-    dispatch_match!(dtype, visitor, [
-        bool, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, bf16, f32, f64,
-        Complex<f16>, Complex<f32>, Complex<f64>,
-        Float8E3m4, Float8E4m3, Float8E4m3b11fnuz, Float8E4m3fn, Float8E4m3fnuz, Float8E5m2, Float8E5m2fnuz,
-        Float8E8m0fnu, Float6E2m3fn, Float6E3m2fn, Float4E2m1fn,
-    ])
-    .ok_or(DlpackError::UnsupportedDtype { dtype })
+    match dtype {
+        <Float6E2m3fn as DlElement>::DTYPE => Ok(visitor.visit_subbyte::<Float6E2m3fn>()),
+        <Float6E3m2fn as DlElement>::DTYPE => Ok(visitor.visit_subbyte::<Float6E3m2fn>()),
+        <Float4E2m1fn as DlElement>::DTYPE => Ok(visitor.visit_subbyte::<Float4E2m1fn>()),
+        _ => dispatch_match!(dtype, visitor, [
+            bool, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, bf16, f32, f64,
+            Complex<f16>, Complex<f32>, Complex<f64>,
+            Float8E3m4, Float8E4m3, Float8E4m3b11fnuz, Float8E4m3fn, Float8E4m3fnuz, Float8E5m2, Float8E5m2fnuz,
+            Float8E8m0fnu,
+        ])
+        .ok_or(DlpackError::UnsupportedDtype { dtype }),
+    }
 }
 
 /// Calls `visitor.visit::<T>()` for the built-in element type `T` whose dtype is `dtype` and whose
@@ -387,6 +469,8 @@ pub fn dispatch_tensor<V: TensorVisitor>(dtype: DLDataType, rank: usize, visitor
     struct ByType<V>(usize, V);
     /// Both chosen.
     struct ByRank<V, T>(V, PhantomData<T>);
+    /// Both chosen, for a sub-byte type.
+    struct BySubbyteRank<V, T>(V, PhantomData<T>);
 
     impl<V: TensorVisitor> NumericVisitor for ByType<V> {
         type Output = Result<V::Output, DlpackError>;
@@ -394,6 +478,11 @@ pub fn dispatch_tensor<V: TensorVisitor>(dtype: DLDataType, rank: usize, visitor
         #[inline]
         fn visit<T: Numeric>(self) -> Self::Output {
             dispatch_rank(self.0, ByRank::<V, T>(self.1, PhantomData))
+        }
+
+        #[inline]
+        fn visit_subbyte<T: Numeric + PlainBits>(self) -> Self::Output {
+            dispatch_rank(self.0, BySubbyteRank::<V, T>(self.1, PhantomData))
         }
     }
 
@@ -403,6 +492,15 @@ pub fn dispatch_tensor<V: TensorVisitor>(dtype: DLDataType, rank: usize, visitor
         #[inline]
         fn visit<const R: usize>(self) -> V::Output {
             self.0.visit::<T, R>()
+        }
+    }
+
+    impl<V: TensorVisitor, T: Numeric + PlainBits> RankVisitor for BySubbyteRank<V, T> {
+        type Output = V::Output;
+
+        #[inline]
+        fn visit<const R: usize>(self) -> V::Output {
+            self.0.visit_subbyte::<T, R>()
         }
     }
 

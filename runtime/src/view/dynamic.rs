@@ -706,6 +706,10 @@ impl<'a, S: MemorySpace> DynMdspan<'a, S> {
     /// A dynamic view of a `DLTensor` from a current (1.3) producer: sub-byte data packed, null
     /// strides an error for rank > 0.
     ///
+    /// Name the memory space (`DynMdspan::<Host>::from_dltensor`) or annotate the binding
+    /// (`let view: DynMdspan = …`): Rust does not infer a type parameter from its default, so a
+    /// bare `DynMdspan::from_dltensor(&t)` with nothing else fixing `S` is error E0283.
+    ///
     /// # Errors
     ///
     /// The first rule that fails (see the type's documentation).
