@@ -6,7 +6,7 @@ mod ops;
 mod particles;
 
 use dlspan::ffi::{DLDevice, DLDeviceType};
-use dlspan::python::{ImportRequest, PyView, PyViewMut, Tensor, dtype_from_py};
+use dlspan::python::{DETACH_ELEMENTS, ImportRequest, PyView, PyViewMut, Tensor, dtype_from_py};
 use dlspan::view::Static;
 use dlspan::{DlpackError, LayoutRight, LayoutStride};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -74,7 +74,7 @@ fn axpy(py: Python<'_>, alpha: f32, x: PyView<'_, f32, 1>, mut y: PyViewMut<'_, 
     let x = x.view();
     let mut y = y.view_mut();
     let mut run = move || y.zip_with(&x, |y, &x| *y += alpha * x);
-    if x.size() >= 1 << 16 { py.detach(run) } else { run() }?;
+    if x.size() >= DETACH_ELEMENTS { py.detach(run) } else { run() }?;
     Ok(())
 }
 

@@ -10,19 +10,15 @@
 use dlspan::dtype::{Numeric, TensorVisitor, cast, dispatch_tensor};
 use dlspan::ffi::DLDataTypeCode;
 use dlspan::num_complex::Complex;
-use dlspan::python::{PyDynView, PyDynViewMut, Tensor, dtype_from_py};
+use dlspan::python::{DETACH_ELEMENTS, PyDynView, PyDynViewMut, Tensor, dtype_from_py};
 use dlspan::{DlpackError, LayoutStrideRelaxed};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
 
-/// Element count from which a kernel releases the GIL (below it, detaching costs more than it
-/// frees).
-const DETACH: usize = 1 << 16;
-
 /// Runs `kernel`, with the GIL released for large tensors.
 fn run<R: Send>(py: Python<'_>, elements: usize, kernel: impl FnOnce() -> R + Send) -> R {
-    if elements >= DETACH { py.detach(kernel) } else { kernel() }
+    if elements >= DETACH_ELEMENTS { py.detach(kernel) } else { kernel() }
 }
 
 /// A binary element-wise operation into `out`.

@@ -96,6 +96,20 @@ pub(crate) fn drop_keeping_exception<T>(value: T) {
     unsafe { pyo3::ffi::PyErr_Restore(kind, exception, traceback) };
 }
 
-/// Element count from which dlspan's own loops (copies) release the GIL: below it, detaching costs
-/// more than it frees.
-pub(crate) const DETACH_ELEMENTS: usize = 1 << 16;
+/// Element count from which dlspan's own loops (copies, the `dlspan` module's kernels) release the
+/// GIL: below it, detaching costs more than it frees. A kernel over view arguments may do the same:
+///
+/// ```
+/// use dlspan::python::{DETACH_ELEMENTS, PyViewMut};
+/// use pyo3::prelude::*;
+/// /// Doubles a vector, with the GIL released when it is large.
+/// #[pyfunction]
+/// fn double(py: Python<'_>, mut x: PyViewMut<'_, f32, 1>) {
+///     let mut x = x.view_mut();
+///     let large = x.size() >= DETACH_ELEMENTS;
+///     let mut run = move || x.for_each_unordered(|v| *v *= 2.0);
+///     if large { py.detach(run) } else { run() }
+/// }
+/// # assert_eq!(DETACH_ELEMENTS, 1 << 16);
+/// ```
+pub const DETACH_ELEMENTS: usize = 1 << 16;
