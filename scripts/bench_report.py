@@ -491,6 +491,18 @@ def access_section():
     return lines
 
 
+def kept_sections():
+    """The sections other scripts write into BENCHMARKS.md (the Python exchange's, from
+    `bash scripts/bench_python.sh`), kept as they are."""
+    try:
+        with open("BENCHMARKS.md") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return []
+    at = text.find("\n## Python exchange")
+    return text[at + 1:].rstrip("\n").split("\n") + [""] if at >= 0 else []
+
+
 def main():
     if not os.path.isdir(CRITERION):
         sys.exit(f"no criterion results in {CRITERION}: run `bash scripts/bench.sh`")
@@ -509,6 +521,7 @@ def main():
     out.append(table(["target", "result", "measured"], [[d, "met" if m else "**missed**", detail] for d, m, detail in TARGETS]))
     out.append("")
     out += body
+    out += kept_sections()
     print("\n".join(out))
 
 

@@ -8,7 +8,9 @@
 # and the CUDA tiers: every kernel compiled to PTX by NVRTC, the kernels' logic run on the host,
 # the GPU tests skipped without a device; the NVRTC tier's kernel x dtype matrix printed after);
 # compile-fail UI cases; the test binaries again under valgrind memcheck; the examples;
-# the benches in test mode; documentation with warnings denied.
+# the benches in test mode; the Python tier (the dlspan module built with maturin into .venv, its
+# pytest suite against NumPy, PyTorch and JAX, the wheel loaded on Python 3.12); documentation
+# with warnings denied.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -28,7 +30,7 @@ export DLSPAN_REQUIRE_DLPACK_H=1
 grep -q '#define DLPACK_MINOR_VERSION 3' "$DLSPAN_DLPACK_INCLUDE/dlpack/dlpack.h"
 
 # ml_dtypes from PyPI, the reference of the FP8/FP6/FP4 encoders and of the element cast, in a
-# local virtual environment.
+# local virtual environment (the Python tier below adds NumPy, PyTorch and JAX to it).
 venv="$root/.venv"
 if ! "$venv/bin/python" -c "import ml_dtypes, sys; sys.exit(ml_dtypes.__version__ != '0.6.0')" 2> /dev/null; then
   step "installing ml_dtypes into .venv"
@@ -69,6 +71,9 @@ done
 
 step "benches in test mode (each benchmark runs once)"
 cargo test --locked -p dlspan-benches --benches
+
+step "python: the dlspan module and its tests against NumPy, PyTorch and JAX"
+bash scripts/python.sh
 
 step "cargo doc (warnings denied)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --locked

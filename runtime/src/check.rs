@@ -369,6 +369,11 @@ pub(crate) fn unique(extents: &[usize], strides: &[isize]) -> bool {
     if extents.contains(&0) {
         return true;
     }
+    // One axis, the common case of element-wise code: the general search below costs a hundred
+    // instructions for the same answer.
+    if let ([extent], [stride]) = (extents, strides) {
+        return *extent <= 1 || *stride != 0;
+    }
     // The axes of extent > 1 by increasing stride magnitude (ties by axis), found one at a time:
     // no buffer, any rank, and few axes in practice.
     let mut reached: usize = 0;
@@ -394,6 +399,12 @@ pub(crate) fn unique(extents: &[usize], strides: &[isize]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unique_one_axis() {
+        assert!(unique(&[4], &[1]) && unique(&[4], &[-3]) && unique(&[1], &[0]) && unique(&[0], &[0]));
+        assert!(!unique(&[2], &[0]));
+    }
 
     #[test]
     fn compact_strides_of_empty_and_unit_axes() {

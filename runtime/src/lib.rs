@@ -12,6 +12,8 @@ pub mod ffi;
 #[cfg(feature = "ndarray")]
 mod ndarray_interop;
 pub mod owned;
+#[cfg(feature = "python")]
+pub mod python;
 pub mod record;
 pub mod rules;
 pub mod space;

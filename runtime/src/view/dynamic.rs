@@ -976,6 +976,24 @@ impl<'a, S: MemorySpace> DynMdspanMut<'a, S> {
         DynMdspan { parts: self.parts.clone(), _borrow: PhantomData }
     }
 
+    /// A mutable dynamic view of the same elements, borrowing this one (as `&mut *x` reborrows a
+    /// `&mut [T]`): for passing it on without giving it up.
+    ///
+    /// ```
+    /// # let mut data = [0u8; 4];
+    /// # let mut view: dlspan::DynMdspanMut = dlspan::HostMdspanMut::<u8, 1>::from_slice(&mut data, [4])?.into();
+    /// fn rank(view: dlspan::DynMdspanMut<'_>) -> usize {
+    ///     view.rank()
+    /// }
+    /// assert_eq!(rank(view.reborrow()), 1);
+    /// assert_eq!(view.rank(), 1); // still usable
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn reborrow(&mut self) -> DynMdspanMut<'_, S> {
+        DynMdspanMut { parts: self.parts.clone(), _borrow: PhantomData }
+    }
+
     /// A typed mutable view, borrowing this one; see [`DynMdspan::typed`] for the rules.
     ///
     /// # Errors

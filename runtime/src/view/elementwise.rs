@@ -197,7 +197,7 @@ impl<'a, T: Copy + Sum<T> + Add<Output = T>, const R: usize, E: Extents<R>, L: L
     /// let reversed = HostMdspan::<f64, 2, LayoutStrideRelaxed>::from_slice_relaxed(&data, [10, 10], [-10, 1], 90)?;
     /// assert_eq!(reversed.sum(), 5050.0);
     /// // Rows 2-3 of the reversed view are data rows 7 and 6.
-    /// assert_eq!(reversed.subview((2..4, 5..)).sum(), (76..=80).chain(66..=70).map(f64::from).sum());
+    /// assert_eq!(reversed.subview((2..4, 5..)).sum(), (76..=80).chain(66..=70).map(f64::from).sum::<f64>());
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```
     pub fn sum(&self) -> T {
@@ -339,6 +339,93 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanM
                     f(y, x);
                     offset = offset.wrapping_add(our_stride);
                     other_offset = other_offset.wrapping_add(their_stride);
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// Calls `f` on every triple of elements with the same index in this view, `a` and `b`, in this
+    /// view's memory order, in one pass: `out.zip2_with(&a, &b, |o, &a, &b| *o = a + b)` is
+    /// `add(a, b, out=out)`. When all three lay their elements out the same way, contiguous runs
+    /// are zipped as slices (vectorised).
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::ShapeMismatch`] when the extents of `a` or `b` differ from this view's
+    /// (nothing is visited).
+    ///
+    /// ```
+    /// use dlspan::{HostMdspan, HostMdspanMut, LayoutLeft};
+    /// let a = [1, 2, 3, 4];
+    /// let b = [10, 20, 30, 40];
+    /// let a = HostMdspan::<i32, 2>::from_slice(&a, [2, 2])?;
+    /// let b = HostMdspan::<i32, 2, LayoutLeft>::from_slice(&b, [2, 2])?; // b transposed in memory
+    /// let mut out = [0; 4];
+    /// HostMdspanMut::<i32, 2>::from_slice(&mut out, [2, 2])?.zip2_with(&a, &b, |o, &a, &b| *o = a + b)?;
+    /// assert_eq!(out, [11, 32, 23, 44]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    pub fn zip2_with<
+        U,
+        V,
+        E2: Extents<R>,
+        L2: Layout,
+        S2: HostAccessible,
+        E3: Extents<R>,
+        L3: Layout,
+        S3: HostAccessible,
+    >(
+        &mut self,
+        a: &Mdspan<'_, U, R, E2, L2, S2>,
+        b: &Mdspan<'_, V, R, E3, L3, S3>,
+        mut f: impl FnMut(&mut T, &U, &V),
+    ) -> Result<(), DlpackError> {
+        let extents = self.extents();
+        for other in [a.extents(), b.extents()] {
+            if let Some(axis) = (0..R).find(|&axis| extents[axis] != other[axis]) {
+                return Err(DlpackError::ShapeMismatch { axis, expected: extents[axis], found: other[axis] });
+            }
+        }
+        if self.strides() == a.strides() && self.strides() == b.strides() {
+            // Contiguous alike: the same elements in the same memory order in all three.
+            if let (Some(xs), Some(ys), Some(ours)) = (a.as_slice(), b.as_slice(), self.as_mut_slice()) {
+                ours.iter_mut().zip(xs).zip(ys).for_each(|((o, x), y)| f(o, x, y));
+                return Ok(());
+            }
+        }
+        let (ours, xs, ys) = (self.data_handle(), a.data_handle(), b.data_handle());
+        let plan = Plan::<R, 3>::new(
+            extents,
+            [self.strides(), a.strides(), b.strides()],
+            [self.offset(), a.offset(), b.offset()],
+        );
+        let strides = [plan.inner_stride(0), plan.inner_stride(1), plan.inner_stride(2)];
+        plan.fold((), |(), [start, a_start, b_start], len, unit| {
+            if unit {
+                let (first, a_first, b_first) =
+                    (ours.wrapping_offset(start), xs.wrapping_offset(a_start), ys.wrapping_offset(b_start));
+                // SAFETY: a run of `len` consecutive in-bounds elements of this view, valid for
+                // writes, unique, borrowed through `&mut self` (so the shared views cannot reach them).
+                let run = unsafe { core::slice::from_raw_parts_mut(first, len) };
+                // SAFETY: a run of `len` consecutive in-bounds elements of `a`, valid for reads.
+                let a_run = unsafe { core::slice::from_raw_parts(a_first, len) };
+                // SAFETY: as above, of `b`.
+                let b_run = unsafe { core::slice::from_raw_parts(b_first, len) };
+                run.iter_mut().zip(a_run).zip(b_run).for_each(|((o, x), y)| f(o, x, y));
+            } else {
+                let [mut offset, mut a_offset, mut b_offset] = [start, a_start, b_start];
+                for _ in 0..len {
+                    // SAFETY: an in-bounds element of this view, visited once, borrowed uniquely.
+                    let o = unsafe { &mut *ours.wrapping_offset(offset) };
+                    // SAFETY: an in-bounds element of `a`, valid for reads.
+                    let x = unsafe { &*xs.wrapping_offset(a_offset) };
+                    // SAFETY: an in-bounds element of `b`, valid for reads.
+                    let y = unsafe { &*ys.wrapping_offset(b_offset) };
+                    f(o, x, y);
+                    offset += strides[0];
+                    a_offset += strides[1];
+                    b_offset += strides[2];
                 }
             }
         });

@@ -1,0 +1,145 @@
+"""dlspan's Python exchange beside its peers, in ns per call: one table per run.
+
+Run through ``bash scripts/bench_python.sh`` (builds the ``dlspan`` module and the peers module in
+release mode, pins the process to one core with ``taskset``). Every row is measured beside its peer
+in the same run, interleaved: each round times every function once, and a function's figure is the
+median of its rounds. Ratios are what to compare; absolute figures vary with the machine and its
+load.
+"""
+
+import argparse
+from importlib import metadata
+import platform
+import statistics
+import sys
+import timeit
+import warnings
+
+import numpy as np
+import torch
+
+import dlspan
+import dlspan_bench_peers as peers
+
+warnings.filterwarnings("ignore")
+
+
+def cases():
+    t4 = [torch.ones(4) for _ in range(3)]
+    a4 = [np.ones(4, np.float32) for _ in range(3)]
+    d4 = dlspan.zeros(4)
+    ta, tb, tc = t4
+    na, nb, nc = a4
+    npa = np.ones(1024, np.float32)
+    tta = torch.ones(1024)
+    return [
+        # (row, peer row or None, statement, globals, target ratio or None)
+        ("empty #[pyfunction], one argument", None, "f(x)", {"f": peers.empty, "x": ta}, None),
+        ("floor: cached exchange call, reads ndim", None, "f(x)", {"f": peers.torch_floor, "x": ta}, None),
+        (
+            "PyView<f32, 1> of a torch tensor",
+            "floor: cached exchange call, reads ndim",
+            "f(x)",
+            {"f": peers.dlspan_view, "x": ta},
+            1.25,
+        ),
+        ("rust-numpy PyReadonlyArrayDyn<f32>", None, "f(x)", {"f": peers.numpy_readonly, "x": na}, None),
+        (
+            "PyView<f32, 1> of a NumPy array",
+            "rust-numpy PyReadonlyArrayDyn<f32>",
+            "f(x)",
+            {"f": peers.dlspan_view, "x": na},
+            0.9,
+        ),
+        ("PyView<f32, 1> of a dlspan.Tensor", None, "f(x)", {"f": peers.dlspan_view, "x": d4}, None),
+        ("torch.add(a, b, out=c), 4 elements", None, "add(a, b, out=c)", {"add": torch.add, "a": ta, "b": tb, "c": tc}, None),
+        (
+            "dlspan.add(a, b, c), torch, 4 elements",
+            "torch.add(a, b, out=c), 4 elements",
+            "add(a, b, c)",
+            {"add": dlspan.add, "a": ta, "b": tb, "c": tc},
+            0.3,
+        ),
+        ("np.add(a, b, out=c), 4 elements", None, "add(a, b, out=c)", {"add": np.add, "a": na, "b": nb, "c": nc}, None),
+        (
+            "dlspan.add(a, b, c), NumPy, 4 elements",
+            "np.add(a, b, out=c), 4 elements",
+            "add(a, b, c)",
+            {"add": dlspan.add, "a": na, "b": nb, "c": nc},
+            1.0,
+        ),
+        ("np.from_dlpack(NumPy array)", None, "f(x)", {"f": np.from_dlpack, "x": npa}, None),
+        (
+            "np.from_dlpack(dlspan.Tensor)",
+            "np.from_dlpack(NumPy array)",
+            "f(x)",
+            {"f": np.from_dlpack, "x": dlspan.zeros(1024)},
+            1.5,
+        ),
+        ("torch.from_dlpack(torch tensor)", None, "f(x)", {"f": torch.from_dlpack, "x": tta}, None),
+        (
+            "torch.from_dlpack(dlspan.Tensor)",
+            "torch.from_dlpack(torch tensor)",
+            "f(x)",
+            {"f": torch.from_dlpack, "x": dlspan.zeros(1024)},
+            1.0,
+        ),
+        ("dlspan.from_dlpack(NumPy array)", None, "f(x)", {"f": dlspan.from_dlpack, "x": npa}, None),
+        ("dlspan.from_dlpack(torch tensor)", None, "f(x)", {"f": dlspan.from_dlpack, "x": tta}, None),
+        ("dlspan.signature(torch tensor)", None, "f(x)", {"f": dlspan.signature, "x": ta}, None),
+    ]
+
+
+def calibrate(timer, target_seconds):
+    number = 1
+    while True:
+        if timer.timeit(number) >= target_seconds / 10 or number >= 1 << 22:
+            return max(number, 1)
+        number *= 2
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--seconds", type=float, default=0.2, help="time per measurement")
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    args = parser.parse_args()
+
+    rows = cases()
+    timers = []
+    for name, _, stmt, globals_, _ in rows:
+        timer = timeit.Timer(stmt, globals=globals_)
+        timers.append((timer, calibrate(timer, args.seconds)))
+    samples = {name: [] for name, *_ in rows}
+    for _ in range(args.rounds):
+        for (name, *_), (timer, number) in zip(rows, timers):
+            samples[name].append(timer.timeit(number) / number * 1e9)
+    median = {name: statistics.median(values) for name, values in samples.items()}
+
+    print(f"# dlspan {metadata.version('dlspan')}, Python {platform.python_version()}, NumPy {np.__version__}, "
+          f"PyTorch {torch.__version__}, {platform.machine()}, median of {args.rounds} interleaved rounds")
+    if args.markdown:
+        print("| operation | ns/call | peer | peer ns/call | ratio | target | met |")
+        print("|---|---:|---|---:|---:|---:|---|")
+    failed = 0
+    for name, peer, _, _, target in rows:
+        ns = median[name]
+        if peer is None:
+            line = (name, f"{ns:.0f}", "", "", "", "", "")
+        else:
+            ratio = ns / median[peer]
+            met = target is None or ratio <= target
+            failed += not met
+            line = (name, f"{ns:.0f}", peer, f"{median[peer]:.0f}", f"{ratio:.2f}",
+                    "" if target is None else f"≤ {target}", "yes" if met else "no")
+        if args.markdown:
+            print("| " + " | ".join(line) + " |")
+        else:
+            print(f"{line[0]:42s} {line[1]:>7s} ns  {line[4]:>5s}x {line[5]:>7s} {line[6]}")
+    targets = sum(target is not None for *_, target in rows)
+    print(f"# {targets - failed} of {targets} targets met")
+    return 0  # a benchmark reports; it does not fail
+
+
+if __name__ == "__main__":
+    sys.exit(main())

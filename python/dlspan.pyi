@@ -1,0 +1,109 @@
+"""dlspan: zero-copy NumPy, PyTorch and JAX exchange with typed, checked DLPack views.
+
+Errors are the array API's exceptions (BufferError, TypeError, ValueError) carrying ``kind`` (the
+name of dlspan's error variant) and, where the error has them, ``expected`` and ``found``.
+"""
+
+from typing import Any, Protocol, SupportsIndex, TypeAlias, final
+
+class _DlpackProducer(Protocol):
+    def __dlpack__(self, *, stream: int | None = ..., max_version: tuple[int, int] | None = ...) -> Any: ...
+    def __dlpack_device__(self) -> tuple[int, int]: ...
+
+DType: TypeAlias = str | type | Any
+"""A data type: NumPy's name (``"float32"``, ``"bfloat16"``, ``"float8_e4m3fn"``), a NumPy dtype or
+scalar type, a PyTorch dtype, or the builtins ``bool``, ``int``, ``float``, ``complex``."""
+
+Device: TypeAlias = str | tuple[int, int]
+"""``"cpu"``, ``"cuda:0"``, … or DLPack's ``(device_type, device_id)``."""
+
+Shape: TypeAlias = SupportsIndex | tuple[SupportsIndex, ...] | list[SupportsIndex]
+
+@final
+class Tensor:
+    """Memory of any data type, rank and device owned by Rust, exchanged without copying through
+    ``__dlpack__``, the DLPack C exchange API and the buffer protocol."""
+
+    __dlpack_c_exchange_api__: Any
+    """The DLPack 1.3 C exchange table (a ``dlpack_exchange_api`` capsule)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """In elements (PyTorch's convention; NumPy's ``strides`` are in bytes)."""
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def device(self) -> str: ...
+    @property
+    def readonly(self) -> bool: ...
+    @property
+    def ndim(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+    def __len__(self) -> int: ...
+    def __dlpack_device__(self) -> tuple[int, int]: ...
+    def __dlpack__(
+        self,
+        *,
+        stream: int | None = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """A DLPack capsule: legacy for no ``max_version`` (BufferError for read-only memory),
+        versioned ``min(max_version, (1, 3))`` otherwise; ``copy=True`` copies and sets IS_COPIED."""
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+
+def zeros(shape: Shape, dtype: DType | None = None) -> Tensor:
+    """A zeroed row-major CPU tensor (float32 by default) in a 64-byte-aligned buffer."""
+
+def arange(n: int, dtype: DType | None = None) -> Tensor:
+    """``0, 1, …, n-1`` (int64 by default)."""
+
+def from_dlpack(x: _DlpackProducer | Any, *, copy: bool | None = None, device: Device | None = None) -> Tensor:
+    """Any DLPack producer (NumPy, PyTorch, JAX, a capsule) as a Tensor; ``copy=True`` always copies,
+    ``copy=False`` never does."""
+
+def add(a: Any, b: Any, out: Any) -> None:
+    """``out = a + b`` for tensors of any framework, one dtype, one shape, any strides."""
+
+def mul(a: Any, b: Any, out: Any) -> None:
+    """``out = a * b``."""
+
+def scale_(x: Any, alpha: bool | int | float | complex) -> None:
+    """``x *= alpha`` in place; ``alpha`` of no higher kind than ``x`` (bool < int < float < complex)."""
+
+def sum(x: Any) -> int | float | complex:
+    """The sum of every element."""
+
+def signature(x: Any) -> int:
+    """A hashable dispatch key: dtype (bits 0-31), rank (32-39), layout class (40-41: row-major,
+    column-major, positive strides, other), device type (42-49) and id (50-57), read-only (58)."""
+
+def axpy(alpha: float, x: Any, y: Any) -> None:
+    """``y += alpha * x`` for float32 vectors of any strides (a typed-argument example)."""
+
+def det3(m: Any) -> float:
+    """The determinant of a 3×3 float64 matrix with positive strides (static extents)."""
+
+def trace(m: Any) -> float:
+    """The trace of a square float64 matrix stored row-major (a compact-layout example)."""
+
+def live_borrows() -> int:
+    """View arguments alive right now (borrows registered): 0 between calls."""
+
+@final
+class Particles:
+    """``n`` particle records (``position: float32[3], mass: float32, id: uint32, charge: float32``, 24
+    bytes each) whose members are zero-copy strided tensors."""
+
+    def __init__(self, n: int) -> None: ...
+    def __len__(self) -> int: ...
+    def fields(self) -> dict[str, Tensor]:
+        """``position`` (n, 3), ``mass``, ``id``, ``charge`` (n,), each viewing the records in place."""
+    def record(self, i: int) -> tuple[list[float], float, int, float]: ...
+    def scale_masses(self, factor: float) -> None: ...

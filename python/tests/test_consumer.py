@@ -1,0 +1,216 @@
+"""dlspan as a consumer: each producer's dialect, capsules, copy modes, devices."""
+
+import gc
+
+import numpy as np
+import pytest
+from conftest import IS_COPIED, READ_ONLY, Only, Recorder, Returns, capsule_info, capsule_name
+
+import dlspan
+
+
+def test_calls_dlpack_device_then_dlpack_with_max_version_only():
+    producer = Recorder(np.arange(6, dtype=np.int32))
+    t = dlspan.from_dlpack(producer)
+    assert producer.calls == [("__dlpack_device__",), ("__dlpack__", {"max_version": (1, 3)})]
+    assert (t.shape, t.dtype) == ((6,), "int32")
+
+
+def test_copy_and_device_are_passed_only_when_they_mean_something():
+    producer = Recorder(np.arange(3.0))
+    dlspan.from_dlpack(producer, copy=False)
+    assert producer.calls[-1] == ("__dlpack__", {"max_version": (1, 3), "copy": False})
+    # copy=True of host memory is not asked of the producer: dlspan copies itself.
+    dlspan.from_dlpack(producer, copy=True)
+    assert producer.calls[-1] == ("__dlpack__", {"max_version": (1, 3)})
+    # The tensor's own device is not passed; another one is.
+    dlspan.from_dlpack(producer, device="cpu")
+    assert producer.calls[-1] == ("__dlpack__", {"max_version": (1, 3)})
+    with pytest.raises(BufferError, match="unsupported device"):  # NumPy's own refusal, passed on
+        dlspan.from_dlpack(producer, device=(2, 0))
+    assert producer.calls[-1] == ("__dlpack__", {"max_version": (1, 3), "dl_device": (2, 0)})
+
+
+def test_no_dlpack_device_method_is_fine():
+    class NoDevice:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __dlpack__(self, **kwargs):
+            return self.inner.__dlpack__(**kwargs)
+
+    assert dlspan.from_dlpack(NoDevice(np.ones(2))).shape == (2,)
+
+
+def test_retries_with_fewer_keywords_on_type_error():
+    class Old:
+        """A producer of the 2021 array API: no keywords at all."""
+
+        def __init__(self):
+            self.calls = 0
+            self.inner = np.arange(4, dtype=np.int16)
+
+        def __dlpack__(self):
+            self.calls += 1
+            return self.inner.__dlpack__()
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    old = Old()
+    t = dlspan.from_dlpack(old)
+    assert old.calls == 1 and t.dtype == "int16"
+    np.testing.assert_array_equal(np.asarray(t), old.inner)
+
+
+def test_type_error_everywhere_is_raised():
+    class Broken:
+        def __dlpack__(self, **kwargs):
+            raise TypeError("no")
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    with pytest.raises(TypeError, match="no"):
+        dlspan.from_dlpack(Broken())
+
+
+def test_not_a_producer_is_a_type_error():
+    with pytest.raises(TypeError):
+        dlspan.from_dlpack([1, 2, 3])
+
+
+def test_versioned_legacy_and_bare_capsules():
+    a = np.arange(6, dtype=np.float64).reshape(2, 3)
+    versioned = a.__dlpack__(max_version=(1, 0))
+    legacy = a.__dlpack__()
+    assert (capsule_name(versioned), capsule_name(legacy)) == ("dltensor_versioned", "dltensor")
+    for capsule in (versioned, legacy):
+        t = dlspan.from_dlpack(capsule)  # a bare capsule
+        np.testing.assert_array_equal(np.asarray(t), a)
+        assert capsule_name(capsule).startswith("used_")
+    # A capsule returned by a producer, in either form.
+    for form in ({"max_version": (1, 0)}, {}):
+        t = dlspan.from_dlpack(Returns(a.__dlpack__(**form)))
+        np.testing.assert_array_equal(np.asarray(t), a)
+
+
+def test_consumed_capsule_is_refused():
+    capsule = np.arange(3).__dlpack__(max_version=(1, 0))
+    dlspan.from_dlpack(capsule)
+    with pytest.raises(BufferError) as err:
+        dlspan.from_dlpack(capsule)
+    assert err.value.kind == "CapsuleConsumed"
+    with pytest.raises(ValueError):  # NumPy refuses it too, as a ValueError
+        np.from_dlpack(Returns(capsule))
+
+
+def test_other_capsules_are_refused():
+    import ctypes
+
+    ctypes.pythonapi.PyCapsule_New.restype = ctypes.py_object
+    ctypes.pythonapi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    foreign = ctypes.pythonapi.PyCapsule_New(ctypes.c_void_p(8), b"something_else", None)
+    with pytest.raises(TypeError) as err:
+        dlspan.from_dlpack(foreign)
+    assert err.value.kind == "NotDlpackCapsule"
+
+
+def test_legacy_capsule_is_writable_versioned_flags_are_kept():
+    a = np.arange(4.0)
+    t = dlspan.from_dlpack(Returns(a.__dlpack__()))
+    assert not t.readonly
+    ro = np.arange(4.0)
+    ro.flags.writeable = False
+    t = dlspan.from_dlpack(ro)
+    assert t.readonly
+    assert not np.from_dlpack(t).flags.writeable
+
+
+def test_copy_true_copies_once_and_marks_is_copied():
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)[:, ::-1]
+    t = dlspan.from_dlpack(a, copy=True)
+    assert t.strides == (3, 1), "a compact row-major copy"
+    np.testing.assert_array_equal(np.asarray(t), a)
+    a[0, 0] = 99
+    assert np.asarray(t)[0, 0] != 99, "independent of the source"
+    info = capsule_info(t.__dlpack__(max_version=(1, 3)))
+    assert info["flags"] & READ_ONLY == 0
+    assert np.asarray(t).ctypes.data % 64 == 0, "copies are 64-byte aligned"
+
+
+def test_copy_false_shares():
+    a = np.arange(6.0)
+    t = dlspan.from_dlpack(a, copy=False)
+    np.from_dlpack(t)[0] = 42.0
+    assert a[0] == 42.0
+
+
+def test_copy_false_refused_when_the_producer_copies():
+    a = np.arange(3.0)
+    copied = Returns(a.__dlpack__(max_version=(1, 0), copy=True))
+    assert capsule_info(copied.capsule)["flags"] & IS_COPIED
+    with pytest.raises(ValueError) as err:
+        dlspan.from_dlpack(copied, copy=False)
+    assert err.value.kind == "CopyRequired"
+
+
+def test_torch_dialect(torch):
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    producer = Recorder(x)
+    t = dlspan.from_dlpack(producer)
+    assert producer.calls[-1] == ("__dlpack__", {"max_version": (1, 3)})
+    assert (t.shape, t.strides, t.dtype) == ((2, 3), (3, 1), "float32")
+    assert np.asarray(t).ctypes.data == x.data_ptr()
+
+
+def test_torch_copy_true_is_a_real_copy(torch):
+    """PyTorch never sets IS_COPIED: dlspan copies itself and says so."""
+    x = torch.arange(4.0)
+    t = dlspan.from_dlpack(x, copy=True)
+    x[0] = 100.0
+    assert np.asarray(t)[0] == 0.0
+    assert capsule_info(t.__dlpack__(max_version=(1, 3)))["flags"] & READ_ONLY == 0
+
+
+def test_torch_lazy_bits_are_refused(torch):
+    c = torch.tensor([1 + 2j, 3 - 1j])
+    with pytest.raises(BufferError) as err:
+        dlspan.from_dlpack(c.conj())
+    assert err.value.kind == "ConjugateBit"
+    with pytest.raises(BufferError) as err:
+        dlspan.from_dlpack(c.conj().imag)
+    assert err.value.kind == "NegativeBit"
+    np.testing.assert_array_equal(np.asarray(dlspan.from_dlpack(c.conj().imag.resolve_neg())), [-2.0, 1.0])
+
+
+def test_jax_arrays_are_read_only(jnp):
+    j = jnp.arange(6.0, dtype=jnp.float32)
+    producer = Recorder(j)
+    dlspan.from_dlpack(producer)
+    assert producer.calls[-1] == ("__dlpack__", {"max_version": (1, 3)})
+    t = dlspan.from_dlpack(j)
+    assert t.readonly, "JAX arrays are immutable although their legacy capsules cannot say so"
+    np.testing.assert_array_equal(np.asarray(t), np.arange(6.0, dtype=np.float32))
+    with pytest.raises(ValueError) as err:
+        dlspan.axpy(1.0, np.ones(6, np.float32), j)
+    assert err.value.kind == "ReadOnly"
+
+
+def test_imported_tensor_outlives_its_producer(torch):
+    x = torch.arange(1000, dtype=torch.int64)
+    t = dlspan.from_dlpack(x)
+    del x
+    gc.collect()
+    np.testing.assert_array_equal(np.asarray(t), np.arange(1000))
+    a = np.asarray(t)
+    del t
+    gc.collect()
+    np.testing.assert_array_equal(a, np.arange(1000))
+
+
+def test_protocol_path_for_any_producer():
+    a = np.arange(10, dtype=np.uint8)[::3]
+    t = dlspan.from_dlpack(Only(a))
+    assert (t.shape, t.strides) == ((4,), (3,))
+    np.testing.assert_array_equal(np.asarray(t), a)

@@ -1,0 +1,95 @@
+"""dlspan's DLPack C exchange table, read by a C consumer compiled with gcc against the real
+dlpack.h (not dlspan's code), and checked beside PyTorch's table with the same consumer."""
+
+import gc
+import importlib.util
+import os
+import shutil
+import subprocess
+import sysconfig
+import weakref
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dlspan
+
+HERE = Path(__file__).parent
+
+
+def dlpack_include():
+    candidates = [os.environ.get("DLSPAN_DLPACK_INCLUDE", "")]
+    return next((c for c in candidates if c and (Path(c) / "dlpack" / "dlpack.h").is_file()), None)
+
+
+@pytest.fixture(scope="module")
+def consumer(tmp_path_factory):
+    gcc, include = shutil.which("gcc"), dlpack_include()
+    if gcc is None or include is None:
+        reason = f"needs gcc and DLSPAN_DLPACK_INCLUDE with dlpack/dlpack.h (gcc={gcc}, include={include})"
+        if os.environ.get("DLSPAN_REQUIRE_DLPACK_H"):
+            pytest.fail(reason)  # the test command provides both
+        pytest.skip(f"skipped: {reason}")
+    build = tmp_path_factory.mktemp("consumer")
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    target = build / f"exchange_consumer{suffix}"
+    subprocess.run(
+        [gcc, "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-pthread", f"-I{sysconfig.get_paths()['include']}",
+         f"-I{include}", str(HERE / "c" / "exchange_consumer.c"), "-o", str(target)],
+        check=True,
+    )
+    spec = importlib.util.spec_from_file_location("exchange_consumer", target)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_dltensor_view(consumer):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)[:, 1::2]
+    t = dlspan.from_dlpack(a)
+    version, ndim, dtype, shape, strides, byte_offset, device = consumer.describe(t)
+    assert (version, ndim, dtype, shape, strides, device) == ((1, 3), 2, (2, 32, 1), (3, 2), (4, 2), (1, 0))
+    assert consumer.sum_f32(t) == a.sum()
+
+
+def test_same_consumer_reads_torch(consumer, torch):
+    x = torch.arange(12, dtype=torch.float32).reshape(3, 4).t()
+    assert consumer.describe(x)[3:5] == ((4, 3), (1, 4))
+    assert consumer.sum_f32(x) == float(x.sum())
+    assert consumer.sum_f32(dlspan.from_dlpack(x)) == float(x.sum())
+
+
+def test_managed_round_trip(consumer):
+    t = dlspan.arange(5, "float32")
+    back = consumer.roundtrip(t)
+    assert type(back) is dlspan.Tensor
+    assert np.asarray(back).ctypes.data == np.asarray(t).ctypes.data
+    np.asarray(back)[0] = 9.0
+    assert np.asarray(t)[0] == 9.0
+
+
+def test_deleter_from_a_thread_without_the_gil(consumer):
+    t = dlspan.zeros(4)
+    alive = weakref.ref(t)
+    consumer.release_elsewhere(t)
+    del t
+    gc.collect()
+    assert alive() is None, "the export's reference was released by the deleter"
+
+
+def test_allocator(consumer):
+    t = consumer.allocate(dlspan.zeros(1), (2, 3), 2, 64, 1)
+    assert type(t) is dlspan.Tensor and (t.shape, t.dtype) == ((2, 3), "float64")
+    assert np.asarray(t).ctypes.data % 64 == 0
+    kind, message = consumer.allocate(dlspan.zeros(1), (2,), 2, 32, 2)  # CUDA: refused through SetError
+    assert kind == "BufferError" and "kDLCUDA" in message
+
+
+def test_current_stream(consumer):
+    assert consumer.stream(dlspan.zeros(1)) == 0
+
+
+def test_wrong_type_is_refused(consumer):
+    with pytest.raises(AttributeError):
+        consumer.describe(np.zeros(2))

@@ -1,0 +1,196 @@
+//! The borrow registry: every Python view argument alive registers the bytes it spans, and a view
+//! that would overlap another while one of them is mutable is refused with
+//! [`ExchangeError::BorrowConflict`].
+//!
+//! Borrows are keyed by address, not by Python object, so aliasing across frameworks (a torch
+//! tensor made from a NumPy array, two NumPy views of one buffer) is caught too. Interleaved views
+//! (`x[::2]` and `x[1::2]`) are told apart: every element of a strided view starts at an address
+//! congruent to its first element modulo the gcd of its byte strides, and two views whose element
+//! starts fall in different residue classes far enough apart never share a byte.
+
+use super::error::ExchangeError;
+use super::sync::Shared;
+use crate::ffi::DLDevice;
+use pyo3::Python;
+
+/// The memory a view reaches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Footprint {
+    /// The device (type, id): addresses of different devices never alias.
+    pub(crate) device: (i32, i32),
+    /// Lowest byte address reached.
+    pub(crate) low: usize,
+    /// One past the highest byte address reached.
+    pub(crate) high: usize,
+    /// The address of one element (every element starts at `anchor + k · period`).
+    pub(crate) anchor: usize,
+    /// The gcd of the byte strides of the axes with more than one index; 0 for a single element.
+    pub(crate) period: usize,
+    /// Bytes of one element.
+    pub(crate) size: usize,
+}
+
+impl Footprint {
+    /// The footprint of a non-empty view on `device`: the bytes `range` it reaches, the address
+    /// `anchor` of one element, the gcd `period` of its byte strides (see [`period`]) and its
+    /// element size.
+    pub(crate) fn new(
+        device: DLDevice,
+        range: core::ops::Range<usize>,
+        anchor: usize,
+        period: usize,
+        size: usize,
+    ) -> Self {
+        Self {
+            device: (device.device_type.0, device.device_id),
+            low: range.start,
+            high: range.end,
+            anchor,
+            period,
+            size,
+        }
+    }
+
+    /// Whether some byte may belong to both footprints (never `false` when one does).
+    pub(crate) fn may_overlap(&self, other: &Self) -> bool {
+        if self.device != other.device || self.high <= other.low || other.high <= self.low {
+            return false;
+        }
+        let period = gcd(self.period, other.period);
+        if period == 0 {
+            return true; // two single elements in overlapping ranges
+        }
+        // Element starts differ by `d + k·period` for some k; the elements (of `self.size` and
+        // `other.size` bytes) are disjoint for every k iff `d` leaves room on both sides.
+        let d = if other.anchor >= self.anchor {
+            (other.anchor - self.anchor) % period
+        } else {
+            (period - (self.anchor - other.anchor) % period) % period
+        };
+        !(d >= self.size && period - d >= other.size)
+    }
+}
+
+/// The gcd of the byte strides of the axes with more than one index (0 for a single element): every
+/// element of a view starts a multiple of it away from any other.
+pub(crate) fn period(
+    extents: impl IntoIterator<Item = usize>,
+    strides: impl IntoIterator<Item = isize>,
+    size: usize,
+) -> usize {
+    extents.into_iter().zip(strides).filter(|&(e, _)| e > 1).fold(0, |g, (_, s)| add_period(g, s, size))
+}
+
+/// `period` with one more axis of byte stride `stride · size`.
+#[inline]
+pub(crate) fn add_period(period: usize, stride: isize, size: usize) -> usize {
+    let step = stride.unsigned_abs() * size;
+    if period == 0 { step } else { gcd(period, step) }
+}
+
+const fn gcd(mut a: usize, mut b: usize) -> usize {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+struct Entry {
+    id: u64,
+    footprint: Footprint,
+    mutable: bool,
+}
+
+struct Registry {
+    entries: Vec<Entry>,
+    next_id: u64,
+}
+
+static REGISTRY: Shared<Registry> = Shared::new(Registry { entries: Vec::new(), next_id: 0 });
+
+/// A registered borrow, released on drop. Holding a `Python` token keeps it on an attached thread
+/// (it is neither `Send` nor `Sync`), where the registry can be reached.
+pub(crate) struct Borrow<'py> {
+    py: Python<'py>,
+    id: u64,
+}
+
+/// Registers a view's footprint.
+///
+/// # Errors
+///
+/// [`ExchangeError::BorrowConflict`] when it may overlap a live borrow and one of the two is mutable.
+pub(crate) fn register(py: Python<'_>, footprint: Footprint, mutable: bool) -> Result<Borrow<'_>, ExchangeError> {
+    REGISTRY.with(py, |registry| {
+        if let Some(held) =
+            registry.entries.iter().find(|held| (mutable || held.mutable) && held.footprint.may_overlap(&footprint))
+        {
+            return Err(ExchangeError::BorrowConflict { requested_mutable: mutable, held_mutable: held.mutable });
+        }
+        let id = registry.next_id;
+        registry.next_id += 1;
+        registry.entries.push(Entry { id, footprint, mutable });
+        Ok(Borrow { py, id })
+    })
+}
+
+impl Drop for Borrow<'_> {
+    fn drop(&mut self) {
+        let id = self.id;
+        REGISTRY.with(self.py, |registry| {
+            // Borrows end mostly in reverse order: search from the end.
+            if let Some(at) = registry.entries.iter().rposition(|e| e.id == id) {
+                registry.entries.swap_remove(at);
+            }
+        });
+    }
+}
+
+/// The number of view arguments alive (registered borrows), for tests and diagnostics: every path
+/// out of a `#[pyfunction]`, errors included, releases its arguments' borrows.
+///
+/// ```
+/// use pyo3::prelude::*;
+/// Python::initialize();
+/// Python::attach(|py| assert_eq!(dlspan::python::live_borrows(py), 0));
+/// ```
+pub fn live_borrows(py: Python<'_>) -> usize {
+    REGISTRY.with(py, |registry| registry.entries.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CPU: DLDevice = DLDevice { device_type: crate::ffi::DLDeviceType::kDLCPU, device_id: 0 };
+
+    fn f(low: usize, count: usize, stride: usize, size: usize) -> Footprint {
+        let high = low + ((count - 1) * stride + 1) * size;
+        Footprint::new(CPU, low..high, low, period([count], [stride as isize], size), size)
+    }
+
+    #[test]
+    fn interleaved_views_do_not_overlap() {
+        // x[::2] and x[1::2] of float32: period 8 bytes, starts 4 bytes apart.
+        let even = f(1000, 4, 2, 4);
+        let odd = f(1004, 4, 2, 4);
+        assert!(!even.may_overlap(&odd) && !odd.may_overlap(&even));
+        // x[::2] and x[2::2] share elements.
+        assert!(even.may_overlap(&f(1008, 3, 2, 4)));
+        // Elements wider than the gap overlap: 8-byte elements 4 bytes apart.
+        assert!(f(1000, 4, 2, 8).may_overlap(&f(1004, 4, 2, 8)));
+    }
+
+    #[test]
+    fn ranges_and_single_elements() {
+        assert!(!f(0, 4, 1, 4).may_overlap(&f(16, 4, 1, 4)), "adjacent ranges");
+        assert!(f(0, 4, 1, 4).may_overlap(&f(12, 4, 1, 4)));
+        let one = Footprint::new(CPU, 8..12, 8, period([1], [1], 4), 4);
+        assert!(one.may_overlap(&f(0, 4, 1, 4)));
+        assert!(!one.may_overlap(&f(0, 2, 1, 4)));
+        // Record fields: 24-byte records, a float at byte 12 and an int at byte 16.
+        let mass = f(12, 10, 6, 4);
+        let id = f(16, 10, 6, 4);
+        assert!(!mass.may_overlap(&id) && !id.may_overlap(&mass));
+    }
+}

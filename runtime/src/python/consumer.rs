@@ -1,0 +1,229 @@
+//! The consumer: any object with `__dlpack__` (or a bare DLPack capsule) to a [`ManagedTensor`],
+//! in each producer's dialect.
+//!
+//! - `__dlpack_device__()` is called when the object has it (NumPy's `from_dlpack` never does, but
+//!   PyTorch and JAX producers expect it), to know whether a stream means anything.
+//! - `__dlpack__` gets `max_version=(1, 3)`; `copy`, `dl_device` and `stream` only when they mean
+//!   something: `copy` when the caller chose one, `dl_device` when it differs from the tensor's
+//!   device, `stream` only for CUDA and ROCm tensors and only when the caller gave one.
+//! - A `TypeError` (a producer older than the keywords) is retried with fewer keywords, down to
+//!   none; the result is then checked against what was asked.
+//! - Versioned, legacy and bare capsules are accepted; the capsule is renamed as consumed.
+//!
+//! Producers' flags are not trusted where a framework is known to get them wrong: PyTorch never
+//! sets `IS_COPIED` and JAX ignores `copy=True`, so `copy=True` for host memory is not asked of the
+//! producer at all: dlspan imports the tensor without a copy and copies it itself, once, into a
+//! buffer it owns alone (marked `IS_COPIED`). Device memory, which dlspan cannot copy, is asked of
+//! the producer.
+
+use super::capsule::take_capsule;
+use super::error::{ExchangeError, to_pyerr};
+use crate::error::DlpackError;
+use crate::ffi::{DLDevice, DLDeviceType};
+use crate::owned::ManagedTensor;
+use pyo3::exceptions::PyTypeError;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyDict};
+
+/// What a consumer asks of a producer: the keywords of the array API's `from_dlpack`.
+///
+/// ```
+/// use dlspan::python::ImportRequest;
+/// let request = ImportRequest { copy: Some(true), ..ImportRequest::default() };
+/// assert_eq!((request.device, request.stream), (None, None));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ImportRequest {
+    /// `Some(true)`: always copy; `Some(false)`: never copy (fail instead); `None`: copy only when
+    /// the memory cannot be shared.
+    pub copy: Option<bool>,
+    /// The device the tensor must be on; `None` keeps the producer's.
+    pub device: Option<DLDevice>,
+    /// The CUDA / ROCm stream the consumer will use (DLPack's codes: 1 legacy default, 2
+    /// per-thread default, a stream pointer, -1 no synchronisation); ignored for other devices.
+    pub stream: Option<i64>,
+}
+
+/// The host's device.
+pub(crate) const CPU: DLDevice = DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 };
+
+/// Whether the host reads this device's memory directly (dlspan can copy it).
+pub(crate) fn host_readable(device: DLDevice) -> bool {
+    matches!(
+        device.device_type,
+        DLDeviceType::kDLCPU | DLDeviceType::kDLCUDAHost | DLDeviceType::kDLROCMHost | DLDeviceType::kDLCUDAManaged
+    )
+}
+
+/// Re-expresses a tensor whose negative strides reach below `data` (NumPy exports reversed axes
+/// that way, with `byte_offset` 0) so that `data` is its lowest element and `byte_offset` leads
+/// to index 0 — the same elements, in the form dlspan's views require (rules I7 and I15: the
+/// relaxed layout's base is `data`). Tensors it cannot measure (packed sub-byte data, malformed
+/// shapes, arithmetic beyond 2^63) are left as they are, for the validation to judge.
+///
+/// # Safety
+///
+/// `tensor.shape` and `tensor.strides`, when non-null and `ndim > 0`, point to `ndim` readable
+/// `int64_t`.
+pub(crate) unsafe fn rebase(tensor: &mut crate::ffi::DLTensor) {
+    let Ok(rank) = usize::try_from(tensor.ndim) else { return };
+    let bits = u32::from(tensor.dtype.bits) * u32::from(tensor.dtype.lanes);
+    if rank == 0 || tensor.shape.is_null() || tensor.strides.is_null() || bits % 8 != 0 || tensor.data.is_null() {
+        return;
+    }
+    // SAFETY: non-null arrays of `ndim` entries (caller).
+    let shape = unsafe { core::slice::from_raw_parts(tensor.shape, rank) };
+    // SAFETY: as above.
+    let strides = unsafe { core::slice::from_raw_parts(tensor.strides, rank) };
+    if shape.iter().any(|&e| e <= 0) {
+        return; // empty or malformed: no element to rebase to
+    }
+    let below = shape
+        .iter()
+        .zip(strides)
+        .filter(|&(_, &s)| s < 0)
+        .try_fold(0i64, |sum, (&e, &s)| (e - 1).checked_mul(s).and_then(|reach| sum.checked_add(reach)))
+        .and_then(|elements| elements.checked_mul(i64::from(bits / 8)))
+        .map(i64::unsigned_abs);
+    let Some(below) = below else { return };
+    let Some(shift) = below.checked_sub(tensor.byte_offset).filter(|&shift| shift > 0) else { return };
+    let Ok(shift) = usize::try_from(shift) else { return };
+    if tensor.data.addr() < shift {
+        return;
+    }
+    tensor.data = tensor.data.cast::<u8>().wrapping_sub(shift).cast();
+    tensor.byte_offset += shift as u64;
+}
+
+/// A device as `__dlpack_device__` returns it.
+pub(crate) fn device_of(value: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
+    let (device_type, device_id): (i32, i32) = value.extract()?;
+    Ok(DLDevice { device_type: DLDeviceType(device_type), device_id })
+}
+
+/// Imports any DLPack producer (an object with `__dlpack__`, or a bare capsule) as a managed
+/// tensor, in the producer's dialect (see the module documentation).
+///
+/// # Errors
+///
+/// What the producer raises (`BufferError` for what it cannot export); `TypeError` for an object
+/// that is no producer; `BufferError` ([`ExchangeError::DeviceUnavailable`]) when the tensor is not on
+/// the requested device; `ValueError` ([`DlpackError::CopyRequired`]) when `copy=False` and the
+/// producer copied anyway; what [`take_capsule`] refuses.
+///
+/// ```
+/// use dlspan::{ManagedTensor, LayoutRight, python::{from_dlpack, ImportRequest, Tensor}};
+/// use pyo3::prelude::*;
+/// Python::initialize();
+/// Python::attach(|py| {
+///     let producer = Tensor::from_managed(py, ManagedTensor::from_owner(vec![1.0f32, 2.0, 3.0], [3])?)?;
+///     let shared = from_dlpack(producer.as_any(), ImportRequest::default())?;
+///     assert!(!shared.is_copied());
+///     let copy = from_dlpack(producer.as_any(), ImportRequest { copy: Some(true), ..Default::default() })?;
+///     assert!(copy.is_copied());
+///     assert_eq!(copy.view::<f32, 1, LayoutRight>()?.to_vec(), [1.0, 2.0, 3.0]);
+///     Ok::<_, PyErr>(())
+/// })?;
+/// # Ok::<(), PyErr>(())
+/// ```
+pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResult<ManagedTensor> {
+    let py = object.py();
+    let tensor = if object.is_instance_of::<PyCapsule>() {
+        take_capsule(object)?
+    } else {
+        let dialect = super::dialect::dialect(object)?;
+        if let super::dialect::Dialect::Exchange { torch: true, .. } = dialect {
+            // PyTorch's `__dlpack__` refuses the conjugate bit but exports the negation bit
+            // unresolved; this path is slow anyway, so both are checked for every dtype.
+            super::arg::check_lazy_bits(object)?;
+        }
+        let tensor = import_protocol(object, &request)?;
+        match dialect {
+            super::dialect::Dialect::Protocol { immutable: true } if !tensor.is_read_only() => read_only(tensor)?,
+            _ => tensor,
+        }
+    };
+    let device = tensor.device();
+    match request.device {
+        Some(requested) if requested != device => {
+            return Err(ExchangeError::DeviceUnavailable { requested, found: device }.into());
+        }
+        _ => {}
+    }
+    match request.copy {
+        Some(true) if !tensor.is_copied() => {
+            if !host_readable(device) {
+                return Err(ExchangeError::DeviceUnavailable { requested: CPU, found: device }.into());
+            }
+            // A buffer of its own, which only this consumer holds.
+            super::producer::copied_managed(py, tensor)
+        }
+        Some(false) if tensor.is_copied() => Err(to_pyerr(DlpackError::CopyRequired)),
+        _ => Ok(tensor),
+    }
+}
+
+/// The same tensor, marked `READ_ONLY` (a legacy tensor gets a versioned shell that says so).
+fn read_only(tensor: ManagedTensor) -> Result<ManagedTensor, DlpackError> {
+    let raw = tensor.into_raw_versioned();
+    // SAFETY: `raw` is a live versioned tensor this consumer owns (or the shell around its legacy
+    // form); its flags are this consumer's to read, and only ever gain READ_ONLY here.
+    unsafe { (*raw).flags |= crate::ffi::DLPACK_FLAG_BITMASK_READ_ONLY };
+    // SAFETY: the same live tensor, whose ownership returns here; a major version other than 1 was
+    // refused when it was first taken.
+    unsafe { ManagedTensor::from_raw_versioned(raw) }
+}
+
+/// Calls `__dlpack_device__` and `__dlpack__` with the keywords that mean something, retrying with
+/// fewer on `TypeError`.
+fn import_protocol(object: &Bound<'_, PyAny>, request: &ImportRequest) -> PyResult<ManagedTensor> {
+    let py = object.py();
+    let device = match object.getattr_opt(intern!(py, "__dlpack_device__"))? {
+        Some(method) => Some(device_of(&method.call0()?)?),
+        None => None,
+    };
+    let stream = match device {
+        Some(d) if matches!(d.device_type, DLDeviceType::kDLCUDA | DLDeviceType::kDLROCM) => request.stream,
+        _ => None,
+    };
+    let full = PyDict::new(py);
+    full.set_item(intern!(py, "max_version"), (1, 3))?;
+    if let Some(copy) = request.copy {
+        // dlspan copies host memory itself (flags of copies are not trusted); it asks the producer
+        // only to copy device memory, or to never copy.
+        let host = device.is_some_and(host_readable);
+        if !(copy && host) {
+            full.set_item(intern!(py, "copy"), copy)?;
+        }
+    }
+    match request.device {
+        Some(requested) if Some(requested) != device => {
+            full.set_item(intern!(py, "dl_device"), (requested.device_type.0, requested.device_id))?;
+        }
+        _ => {}
+    }
+    let reduced = PyDict::new(py);
+    if let Some(stream) = stream {
+        full.set_item(intern!(py, "stream"), stream)?;
+        reduced.set_item(intern!(py, "stream"), stream)?;
+    }
+    let Some(method) = object.getattr_opt(intern!(py, "__dlpack__"))? else {
+        let name = object.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+        return Err(PyTypeError::new_err(format!("'{name}' object is not a DLPack producer (no __dlpack__)")));
+    };
+    let mut attempts = vec![full];
+    if reduced.len() > 0 {
+        attempts.push(reduced);
+    }
+    attempts.push(PyDict::new(py));
+    let mut last = None;
+    for kwargs in attempts {
+        match method.call((), Some(&kwargs)) {
+            Ok(capsule) => return take_capsule(&capsule),
+            Err(err) if err.is_instance_of::<PyTypeError>(py) => last = Some(err),
+            Err(err) => return Err(err),
+        }
+    }
+    Err(last.unwrap_or_else(|| PyTypeError::new_err("__dlpack__ refused every call")))
+}

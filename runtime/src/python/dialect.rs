@@ -1,0 +1,178 @@
+//! How to read a Python object's tensor, decided once per Python type and cached.
+//!
+//! - `dlspan.Tensor`: its fields, directly.
+//! - exact `numpy.ndarray`: NumPy's C struct (no capsule, no call).
+//! - a type with a DLPack C exchange table (`__dlpack_c_exchange_api__`, such as `torch.Tensor`):
+//!   `dltensor_from_py_object_no_sync` into a stack `DLTensor` (no capsule, no allocation). A
+//!   subclass takes this path only if it overrides neither `__dlpack__` nor, for PyTorch,
+//!   `__torch_function__` (`nn.Parameter`'s disabled one excepted): the table reads the raw
+//!   storage and would skip the override.
+//! - anything else: `__dlpack__`. JAX arrays are immutable but exported as legacy capsules, which
+//!   cannot say read-only: dlspan treats them as read-only.
+//!
+//! The cache holds a strong reference to each type (and its table's capsule), so a cached type's
+//! address is never reused by another type while it is cached. The decision is made on the first
+//! object of a type: a type whose `__dlpack__` is replaced afterwards keeps its cached path.
+
+use super::sync::Shared;
+use super::tensor::Tensor;
+use crate::ffi::DLPackExchangeAPI;
+use core::ptr::NonNull;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyDict, PyType};
+
+/// A producer's exchange table, alive as long as the cache pins its capsule.
+#[derive(Clone, Copy)]
+pub(crate) struct Api(NonNull<DLPackExchangeAPI>);
+
+// SAFETY: exchange tables are immutable and live as long as their capsule (pinned by the cache).
+unsafe impl Send for Api {}
+// SAFETY: as above.
+unsafe impl Sync for Api {}
+
+impl Api {
+    pub(crate) fn table(&self) -> &DLPackExchangeAPI {
+        // SAFETY: a live, immutable table (see the Send impl).
+        unsafe { self.0.as_ref() }
+    }
+}
+
+/// How objects of one type are read.
+#[derive(Clone, Copy)]
+pub(crate) enum Dialect {
+    /// `dlspan.Tensor`.
+    Tensor,
+    /// Exact `numpy.ndarray`.
+    Numpy,
+    /// A C exchange table; `torch` when the type is a `torch.Tensor` (whose lazy conjugate and
+    /// negation bits, and gradients, need checking).
+    Exchange { api: Api, torch: bool },
+    /// `__dlpack__`; `immutable` for producers whose memory must never be written although their
+    /// capsules do not say so (JAX arrays, exported as legacy capsules).
+    Protocol { immutable: bool },
+}
+
+struct Entry {
+    ty: usize,
+    dialect: Dialect,
+    _pins: (Py<PyType>, Option<Py<PyAny>>),
+}
+
+/// Types seen most recently (a handful of tensor types are in use at a time).
+const CAPACITY: usize = 8;
+
+struct Cache {
+    entries: Vec<Entry>,
+    next: usize,
+}
+
+static CACHE: Shared<Cache> = Shared::new(Cache { entries: Vec::new(), next: 0 });
+
+/// The dialect of `object`'s type.
+#[inline]
+pub(crate) fn dialect(object: &Bound<'_, PyAny>) -> PyResult<Dialect> {
+    let py = object.py();
+    let ty = object.get_type_ptr() as usize;
+    if let Some(dialect) = CACHE.with(py, |cache| cache.entries.iter().find(|e| e.ty == ty).map(|e| e.dialect)) {
+        return Ok(dialect);
+    }
+    let ty = object.get_type();
+    let (dialect, capsule) = classify(&ty)?;
+    let entry = Entry { ty: ty.as_ptr() as usize, dialect, _pins: (ty.unbind(), capsule) };
+    let evicted = CACHE.with(py, |cache| {
+        if cache.entries.len() < CAPACITY {
+            cache.entries.push(entry);
+            None
+        } else {
+            let at = cache.next % CAPACITY;
+            cache.next = cache.next.wrapping_add(1);
+            Some(core::mem::replace(&mut cache.entries[at], entry))
+        }
+    });
+    // Dropped here, outside the cache's lock (releasing a type may run Python code).
+    drop(evicted);
+    Ok(dialect)
+}
+
+/// `sys.modules[name].attribute`, if that module is loaded.
+fn loaded<'py>(py: Python<'py>, module: &str, attribute: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let modules = py.import(intern!(py, "sys"))?.getattr(intern!(py, "modules"))?;
+    match modules.cast::<PyDict>()?.get_item(module)? {
+        Some(module) => module.getattr_opt(attribute),
+        None => Ok(None),
+    }
+}
+
+/// A class attribute without descriptor binding's surprises: classmethods compared by function.
+fn unwrapped<'py>(value: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    Ok(value.getattr_opt(intern!(value.py(), "__func__"))?.unwrap_or(value))
+}
+
+/// Whether a type's arrays are immutable whatever their capsules say: JAX's (`jaxlib`).
+fn immutable(ty: &Bound<'_, PyType>) -> PyResult<bool> {
+    let module = ty.getattr(intern!(ty.py(), "__module__"))?;
+    Ok(module.extract::<&str>().is_ok_and(|m| m.starts_with("jax")))
+}
+
+fn classify(ty: &Bound<'_, PyType>) -> PyResult<(Dialect, Option<Py<PyAny>>)> {
+    let py = ty.py();
+    let protocol = Dialect::Protocol { immutable: immutable(ty)? };
+    if ty.is(py.get_type::<Tensor>()) {
+        return Ok((Dialect::Tensor, None));
+    }
+    if let Some(ndarray) = loaded(py, "numpy", "ndarray")? {
+        if ty.is(&ndarray) {
+            return Ok((Dialect::Numpy, None));
+        }
+    }
+    let name = intern!(py, "__dlpack_c_exchange_api__");
+    let Some(capsule) = ty.getattr_opt(name)? else { return Ok((protocol, None)) };
+    let Ok(capsule) = capsule.cast_into::<PyCapsule>() else { return Ok((protocol, None)) };
+    let Ok(table) = capsule.pointer_checked(Some(super::exchange::EXCHANGE_API_CAPSULE)) else {
+        return Ok((protocol, None));
+    };
+    let api = Api(table.cast());
+    let usable = api.table().header.version.major == 1 && api.table().dltensor_from_py_object_no_sync.is_some();
+    if !usable {
+        return Ok((protocol, None));
+    }
+    // The class that defines the table; a subclass must not override what the table skips.
+    let mro = ty.mro();
+    let mut owner = None;
+    for class in mro.iter() {
+        let class = class.cast_into::<PyType>()?;
+        if class.getattr(intern!(py, "__dict__"))?.contains(name)? {
+            owner = Some(class);
+            break;
+        }
+    }
+    let owner = owner.unwrap_or_else(|| ty.clone());
+    let torch_tensor = loaded(py, "torch", "Tensor")?;
+    let torch = match &torch_tensor {
+        Some(tensor) => ty.is_subclass(tensor)?,
+        None => false,
+    };
+    if !ty.is(&owner) {
+        let dlpack = intern!(py, "__dlpack__");
+        if !unwrapped(ty.getattr(dlpack)?)?.is(unwrapped(owner.getattr(dlpack)?)?) {
+            return Ok((protocol, None));
+        }
+        let torch_function = intern!(py, "__torch_function__");
+        if let (true, Some(mine)) = (torch, ty.getattr_opt(torch_function)?) {
+            let mine = unwrapped(mine)?;
+            let inherited = match owner.getattr_opt(torch_function)? {
+                Some(f) => mine.is(unwrapped(f)?),
+                None => false,
+            };
+            let disabled = match loaded(py, "torch", "_C")? {
+                Some(c) => c.getattr_opt(intern!(py, "_disabled_torch_function_impl"))?.is_some_and(|d| mine.is(d)),
+                None => false,
+            };
+            if !inherited && !disabled {
+                return Ok((protocol, None));
+            }
+        }
+    }
+    Ok((Dialect::Exchange { api, torch }, Some(capsule.into_any().unbind())))
+}

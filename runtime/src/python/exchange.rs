@@ -1,0 +1,240 @@
+//! dlspan's DLPack C exchange API (DLPack 1.3): the static table `dlspan.Tensor` exposes as the
+//! class attribute `__dlpack_c_exchange_api__` (a capsule named `dlpack_exchange_api`), so C, C++
+//! and Rust consumers exchange tensors with no capsule and no Python call.
+//!
+//! - `managed_tensor_allocator`: a new zeroed CPU tensor like the prototype (dtype, shape);
+//! - `managed_tensor_from_py_object_no_sync`: a versioned managed tensor sharing a `Tensor`'s memory;
+//! - `managed_tensor_to_py_object_no_sync`: a `Tensor` owning a managed tensor;
+//! - `dltensor_from_py_object_no_sync`: a `Tensor`'s `DLTensor`, filled into the caller's struct;
+//! - `current_work_stream`: null for every device (dlspan queues no work of its own).
+//!
+//! Every function expects the GIL held (the allocator takes it itself), reports failures as the
+//! header says (a Python exception, or `SetError` for the allocator), and never unwinds into C.
+
+use super::producer::shared_versioned;
+use super::tensor::{Meta, Owner, Tensor, zeroed_bytes};
+use crate::convert::ImportOptions;
+use crate::error::DlpackError;
+use crate::ffi::{
+    DLDevice, DLDeviceType, DLManagedTensorVersioned, DLPackExchangeAPI, DLPackExchangeAPIHeader, DLPackSetError,
+    DLPackVersion, DLTensor,
+};
+use crate::owned::ManagedTensor;
+use core::ffi::{CStr, c_char, c_int, c_void};
+use core::ptr::NonNull;
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+use std::ffi::CString;
+
+/// The capsule name of an exchange API table.
+pub const EXCHANGE_API_CAPSULE: &CStr = c"dlpack_exchange_api";
+
+/// The table (immutable, alive for the whole process).
+struct Table(DLPackExchangeAPI);
+
+// SAFETY: the table is never written; its only pointer field (`prev_api`) is null.
+unsafe impl Sync for Table {}
+
+static API: Table = Table(DLPackExchangeAPI {
+    header: DLPackExchangeAPIHeader { version: DLPackVersion::CURRENT, prev_api: core::ptr::null_mut() },
+    managed_tensor_allocator: Some(allocate),
+    managed_tensor_from_py_object_no_sync: Some(managed_from_object),
+    managed_tensor_to_py_object_no_sync: Some(managed_to_object),
+    dltensor_from_py_object_no_sync: Some(dltensor_from_object),
+    current_work_stream: Some(current_work_stream),
+});
+
+/// dlspan's exchange API table.
+///
+/// ```
+/// use dlspan::{ffi::DLPackVersion, python::exchange_api};
+/// assert_eq!(exchange_api().header.version, DLPackVersion::CURRENT);
+/// assert!(exchange_api().dltensor_from_py_object_no_sync.is_some());
+/// ```
+pub fn exchange_api() -> &'static DLPackExchangeAPI {
+    &API.0
+}
+
+/// The `__dlpack_c_exchange_api__` capsule.
+pub(crate) fn api_capsule(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
+    let table = NonNull::from(&API.0).cast::<c_void>();
+    // SAFETY: the table is static and immutable; consumers only read it.
+    unsafe { PyCapsule::new_with_pointer(py, table, EXCHANGE_API_CAPSULE) }
+}
+
+/// Runs `f`, turning an error or a panic into the raised Python exception and -1.
+fn guarded(py: Python<'_>, f: impl FnOnce() -> PyResult<()>) -> c_int {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(())) => 0,
+        Ok(Err(err)) => {
+            err.restore(py);
+            -1
+        }
+        Err(_) => {
+            pyo3::exceptions::PyRuntimeError::new_err("dlspan: a panic was caught at the DLPack exchange API")
+                .restore(py);
+            -1
+        }
+    }
+}
+
+/// The `Tensor` behind an object of the table's type.
+fn tensor_of<'py>(py: Python<'py>, object: *mut c_void) -> PyResult<Bound<'py, Tensor>> {
+    let object = NonNull::new(object.cast::<pyo3::ffi::PyObject>())
+        .ok_or_else(|| pyo3::exceptions::PyTypeError::new_err("null object"))?;
+    // SAFETY: the caller passes a live object (the exchange API's contract) and holds the GIL.
+    let any = unsafe { Bound::from_borrowed_ptr(py, object.as_ptr()) };
+    Ok(any.cast_into::<Tensor>()?)
+}
+
+/// `dltensor_from_py_object_no_sync`.
+///
+/// # Safety
+///
+/// `object` is a live `dlspan.Tensor` and `out` a writable `DLTensor`; the GIL is held.
+unsafe extern "C" fn dltensor_from_object(object: *mut c_void, out: *mut DLTensor) -> c_int {
+    // SAFETY: the exchange API is called holding the GIL.
+    let py = unsafe { Python::assume_attached() };
+    guarded(py, || {
+        let tensor = tensor_of(py, object)?;
+        // SAFETY: the caller passes a writable `DLTensor` (pre-allocated on its stack).
+        unsafe { out.write(tensor.get().dl_tensor()) };
+        Ok(())
+    })
+}
+
+/// `managed_tensor_from_py_object_no_sync`.
+///
+/// # Safety
+///
+/// `object` is a live `dlspan.Tensor` and `out` a writable pointer slot; the GIL is held.
+unsafe extern "C" fn managed_from_object(object: *mut c_void, out: *mut *mut DLManagedTensorVersioned) -> c_int {
+    // SAFETY: the exchange API is called holding the GIL.
+    let py = unsafe { Python::assume_attached() };
+    guarded(py, || {
+        let tensor = tensor_of(py, object)?;
+        let raw = shared_versioned(&tensor, DLPackVersion::CURRENT, 0);
+        // SAFETY: the caller passes a writable slot; the export's ownership passes to the caller.
+        unsafe { out.write(raw.as_ptr()) };
+        Ok(())
+    })
+}
+
+/// `managed_tensor_to_py_object_no_sync`.
+///
+/// # Safety
+///
+/// `managed` is a live versioned managed tensor whose ownership passes here, and `out` a writable
+/// pointer slot; the GIL is held.
+unsafe extern "C" fn managed_to_object(managed: *mut DLManagedTensorVersioned, out: *mut *mut c_void) -> c_int {
+    // SAFETY: the exchange API is called holding the GIL.
+    let py = unsafe { Python::assume_attached() };
+    guarded(py, || {
+        // SAFETY: the caller gives up ownership of a live managed tensor (the API's contract).
+        let managed = unsafe { ManagedTensor::from_raw_versioned(managed) }?;
+        let tensor = Tensor::from_managed(py, managed)?;
+        // SAFETY: the caller passes a writable slot; it receives a new reference.
+        unsafe { out.write(tensor.into_any().into_ptr().cast()) };
+        Ok(())
+    })
+}
+
+/// `current_work_stream`: dlspan queues no work, so every device's stream is null (the default).
+///
+/// # Safety
+///
+/// `out` is a writable pointer slot.
+unsafe extern "C" fn current_work_stream(_device_type: DLDeviceType, _device_id: i32, out: *mut *mut c_void) -> c_int {
+    if out.is_null() {
+        return -1;
+    }
+    // SAFETY: a writable slot (caller).
+    unsafe { out.write(core::ptr::null_mut()) };
+    0
+}
+
+/// `managed_tensor_allocator`: a new zeroed CPU tensor with the prototype's dtype and shape.
+///
+/// # Safety
+///
+/// `prototype` is a live `DLTensor` whose shape has `ndim` entries, `out` a writable pointer slot;
+/// `set_error` (when given) is callable with `error_ctx`.
+unsafe extern "C" fn allocate(
+    prototype: *mut DLTensor,
+    out: *mut *mut DLManagedTensorVersioned,
+    error_ctx: *mut c_void,
+    set_error: DLPackSetError,
+) -> c_int {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Python::try_attach(|py| -> Result<NonNull<DLManagedTensorVersioned>, (&'static CStr, String)> {
+            if prototype.is_null() {
+                return Err((c"ValueError", "null prototype".into()));
+            }
+            // SAFETY: a live prototype (caller).
+            let prototype = unsafe { &*prototype };
+            let cpu = DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 };
+            if prototype.device != cpu {
+                let err = super::error::ExchangeError::DeviceUnavailable { requested: prototype.device, found: cpu };
+                return Err((c"BufferError", err.to_string()));
+            }
+            let tensor = zeros_like(py, prototype).map_err(|err| (c"BufferError", err.to_string()))?;
+            Ok(shared_versioned(&tensor, DLPackVersion::CURRENT, 0))
+        })
+        .unwrap_or_else(|| Err((c"RuntimeError", "the Python interpreter is not available".into())))
+    }))
+    .unwrap_or_else(|_| Err((c"RuntimeError", "dlspan: a panic was caught in the allocator".into())));
+    match result {
+        Ok(raw) => {
+            // SAFETY: a writable slot (caller); the export's ownership passes to the caller.
+            unsafe { out.write(raw.as_ptr()) };
+            0
+        }
+        Err((kind, message)) => {
+            if let Some(set_error) = set_error {
+                let message = CString::new(message).unwrap_or_default();
+                // SAFETY: the caller's callback with its context; both strings outlive the call.
+                unsafe { set_error(error_ctx, kind.as_ptr().cast::<c_char>(), message.as_ptr()) };
+            }
+            -1
+        }
+    }
+}
+
+/// A zeroed, row-major CPU tensor with `prototype`'s dtype and shape.
+pub(crate) fn zeros_like<'py>(py: Python<'py>, prototype: &DLTensor) -> PyResult<Bound<'py, Tensor>> {
+    let ndim = usize::try_from(prototype.ndim).unwrap_or(usize::MAX);
+    let shape: Vec<i64> = if ndim == 0 || prototype.shape.is_null() || ndim > super::tensor::MAX_RANK {
+        if ndim != 0 {
+            return Err(DlpackError::NullShape.into());
+        }
+        Vec::new()
+    } else {
+        // SAFETY: a prototype's non-null shape has `ndim` entries (caller).
+        unsafe { core::slice::from_raw_parts(prototype.shape, ndim) }.to_vec()
+    };
+    zeros(py, &shape, prototype.dtype)
+}
+
+/// A zeroed, row-major CPU tensor.
+pub(crate) fn zeros<'py>(
+    py: Python<'py>,
+    shape: &[i64],
+    dtype: crate::ffi::DLDataType,
+) -> PyResult<Bound<'py, Tensor>> {
+    let strides = super::tensor::row_major(shape);
+    // Validated with a stand-in address (the allocation's size comes from the validation), then
+    // pointed at the allocation, which holds exactly those bytes.
+    let tensor = DLTensor {
+        data: NonNull::<u64>::dangling().as_ptr().cast(),
+        device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
+        ndim: shape.len() as i32,
+        dtype,
+        shape: shape.as_ptr().cast_mut(),
+        strides: strides.as_ptr().cast_mut(),
+        byte_offset: 0,
+    };
+    let mut meta = Meta::from_dltensor(&tensor, ImportOptions::CURRENT, false)?;
+    let (owner, data) = zeroed_bytes(meta.nbytes)?;
+    meta.data = data;
+    Bound::new(py, Tensor::new(meta, Owner::Managed(owner)))
+}

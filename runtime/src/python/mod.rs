@@ -1,0 +1,115 @@
+//! Python exchange through PyO3 (feature `python`): NumPy arrays, PyTorch tensors, JAX arrays and
+//! any DLPack producer in, as typed views or managed tensors; Rust memory out, as capsules,
+//! through the C exchange API and the buffer protocol — without copying.
+//!
+//! - **Consumer**: [`from_dlpack`] turns any object with `__dlpack__` (or a bare capsule) into a
+//!   [`ManagedTensor`](crate::ManagedTensor), speaking each producer's dialect.
+//! - **Typed arguments**: [`PyView`] and [`PyViewMut`] are `#[pyfunction]` arguments that check
+//!   dtype, rank, layout, extents and device, read PyTorch tensors through their C exchange table
+//!   and NumPy arrays through NumPy's struct (no capsule on either path), and borrow-check memory
+//!   by address range.
+//! - **Producer**: [`Tensor`] (`dlspan.Tensor`) owns memory of any dtype and implements
+//!   `__dlpack__` ([`ExportRequest`] lists its rules), `__dlpack_device__`, the C exchange API
+//!   ([`exchange_api`]) and the buffer protocol; [`into_capsule`] / [`take_capsule`] are the raw
+//!   capsule doors.
+//! - **Errors**: [`to_pyerr`] maps every [`DlpackError`](crate::DlpackError) to the exception the
+//!   array API names, with `kind`, `expected` and `found` attributes.
+//!
+//! # The rules of the Python exchange
+//!
+//! **Dialects.** NumPy's `from_dlpack` calls `__dlpack__(dl_device=None, copy=None,
+//! max_version=(1, 0))` only; PyTorch calls `__dlpack_device__()` then `__dlpack__(max_version=(1,
+//! 0))`; JAX calls `__dlpack_device__()` then `__dlpack__(stream=None)` and accepts only legacy
+//! capsules with a deleter, copying unless the data is 64-byte aligned. dlspan's `__dlpack__` serves
+//! all three ([`ExportRequest`]); its buffers are 64-byte aligned. As a consumer, dlspan calls
+//! `__dlpack_device__` when present and `__dlpack__(max_version=(1, 3))`, adding `copy`,
+//! `dl_device` and `stream` only when they mean something, and retries with fewer keywords on
+//! `TypeError` ([`from_dlpack`]).
+//!
+//! **Flags are not trusted where a framework gets them wrong.** PyTorch never sets `IS_COPIED` and
+//! JAX ignores `copy=True`: for `copy=True` of host memory dlspan imports without a copy and
+//! copies once itself. PyTorch ignores `READ_ONLY` when it imports (it writes through): dlspan
+//! sets the flag on read-only exports, and cannot stop PyTorch from writing — do not hand
+//! read-only dlspan tensors to PyTorch expecting protection. PyTorch's exchange table hands out
+//! tensors with the lazy conjugate or negation bit unresolved (`__dlpack__` refuses the
+//! conjugate bit and exports the negation bit unresolved): dlspan refuses both
+//! ([`ExchangeError::ConjugateBit`],
+//! [`ExchangeError::NegativeBit`]).
+//!
+//! **Gradients.** The exchange table also hands out tensors that `__dlpack__` refuses: those that
+//! require grad, and `nn.Parameter`s. dlspan reads them as shared views (a detached read, as
+//! `tensor.detach()` would give) and refuses them as mutable views while gradients are recorded
+//! ([`ExchangeError::RequiresGrad`]): writes through dlspan are
+//! invisible to autograd. Under `torch.no_grad()` — an optimiser's in-place update — they are
+//! allowed, as PyTorch allows in-place updates of leaves there. Subclasses that override
+//! `__dlpack__` or `__torch_function__` are read through `__dlpack__`, which honours the override.
+//!
+//! **Borrows.** Every view argument registers the bytes it spans while it lives; a view that
+//! would overlap another live view is refused when either is mutable
+//! ([`ExchangeError::BorrowConflict`]): the same tensor as input
+//! and output, or a NumPy array and a torch tensor sharing its memory. Interleaved views
+//! (`x[::2]`, `x[1::2]`) do not conflict. Read-only memory (`READ_ONLY` exports, non-writeable
+//! NumPy arrays, which include NumPy's imports of legacy capsules) never yields a mutable view. The
+//! registry only knows dlspan's views: other code writing the same memory concurrently (another
+//! thread with the GIL released) is not seen. The views themselves are plain Rust values: a kernel
+//! may use them inside `py.detach` with the GIL released; the registry and the per-type cache are
+//! guarded by the GIL, or by a mutex on free-threaded Python.
+
+mod arg;
+mod borrow;
+mod capsule;
+mod consumer;
+mod copy;
+mod dialect;
+mod dtype;
+mod error;
+mod exchange;
+mod numpy;
+mod producer;
+mod sync;
+mod tensor;
+
+pub use arg::{PyDynView, PyDynViewMut, PyView, PyViewMut};
+pub use borrow::live_borrows;
+pub use capsule::{LEGACY, USED_LEGACY, USED_VERSIONED, VERSIONED, into_capsule, take_capsule};
+pub use consumer::{ImportRequest, from_dlpack};
+pub use dtype::{DTYPES, dtype_from_name, dtype_from_py};
+pub use error::{ExchangeError, to_pyerr};
+pub use exchange::{EXCHANGE_API_CAPSULE, exchange_api};
+pub use producer::ExportRequest;
+pub use tensor::{MAX_RANK, Tensor};
+
+/// Drops `value` — a managed tensor, or an owner of one, whose deleter may run Python code (a
+/// NumPy array's, a ctypes callback) — with the thread's pending exception set aside meanwhile:
+/// deallocation can happen while an exception propagates, and Python code must neither see nor
+/// clobber it. The GIL must be held.
+// PyErr_Fetch and PyErr_Restore: their successors (PyErr_GetRaisedException) are 3.12+, and this
+// builds for 3.11 too.
+#[allow(deprecated)]
+pub(crate) fn drop_keeping_exception<T>(value: T) {
+    let (mut kind, mut exception, mut traceback) =
+        (core::ptr::null_mut(), core::ptr::null_mut(), core::ptr::null_mut());
+    // SAFETY: the GIL is held (caller); three writable slots, receiving new references.
+    unsafe { pyo3::ffi::PyErr_Fetch(&mut kind, &mut exception, &mut traceback) };
+    drop(value);
+    // SAFETY: restores (and gives back the references of) what `PyErr_Fetch` took, GIL held.
+    unsafe { pyo3::ffi::PyErr_Restore(kind, exception, traceback) };
+}
+
+/// Element count from which dlspan's own loops (copies, the `dlspan` module's kernels) release the
+/// GIL: below it, detaching costs more than it frees. A kernel over view arguments may do the same:
+///
+/// ```
+/// use dlspan::python::{DETACH_ELEMENTS, PyViewMut};
+/// use pyo3::prelude::*;
+/// /// Doubles a vector, with the GIL released when it is large.
+/// #[pyfunction]
+/// fn double(py: Python<'_>, mut x: PyViewMut<'_, f32, 1>) {
+///     let mut x = x.view_mut();
+///     let large = x.size() >= DETACH_ELEMENTS;
+///     let mut run = move || x.for_each_unordered(|v| *v *= 2.0);
+///     if large { py.detach(run) } else { run() }
+/// }
+/// # assert_eq!(DETACH_ELEMENTS, 1 << 16);
+/// ```
+pub const DETACH_ELEMENTS: usize = 1 << 16;

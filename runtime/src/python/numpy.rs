@@ -1,0 +1,133 @@
+//! NumPy arrays read through NumPy's C struct, with no capsule and no call into NumPy: the
+//! `PyArrayObject` fields (data, ndim, dimensions, strides, descr, flags) and the descriptor's
+//! `type_num` and `byteorder`, whose places are the same in NumPy 1.x and 2.x (NumPy documents these
+//! structs as part of its ABI).
+//!
+//! Only exact `numpy.ndarray` objects take this path (subclasses may override `__dlpack__`), and
+//! only arrays DLPack can describe: a data type NumPy's own `__dlpack__` exports, native byte
+//! order, strides that are whole elements. Anything else goes through `__dlpack__`, where NumPy
+//! raises its own `BufferError`.
+
+use crate::ffi::{DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLTensor};
+use core::ffi::{c_char, c_int, c_long, c_void};
+use pyo3::ffi;
+
+/// The head of NumPy's `PyArrayObject_fields`.
+#[repr(C)]
+struct ArrayFields {
+    _ob_base: ffi::PyObject,
+    data: *mut c_char,
+    nd: c_int,
+    dimensions: *const isize,
+    strides: *const isize,
+    _base: *mut ffi::PyObject,
+    descr: *const DescrHead,
+    flags: c_int,
+}
+
+/// The head of NumPy's `PyArray_Descr` (identical in NumPy 1.x and 2.x up to `type_num`).
+#[repr(C)]
+struct DescrHead {
+    _ob_base: ffi::PyObject,
+    _typeobj: *mut ffi::PyTypeObject,
+    _kind: c_char,
+    _type_char: c_char,
+    byteorder: c_char,
+    _former_flags: c_char,
+    type_num: c_int,
+}
+
+/// `NPY_ARRAY_WRITEABLE`.
+const WRITEABLE: c_int = 0x0400;
+
+/// The DLPack data type of a NumPy type number in native byte order, for the types NumPy's own
+/// `__dlpack__` exports.
+fn dtype(type_num: c_int) -> Option<DLDataType> {
+    use DLDataTypeCode as C;
+    let long_bits = c_long::BITS as u8;
+    let (code, bits) = match type_num {
+        0 => (C::kDLBool, 8),
+        1 => (C::kDLInt, 8),
+        2 => (C::kDLUInt, 8),
+        3 => (C::kDLInt, 16),
+        4 => (C::kDLUInt, 16),
+        5 => (C::kDLInt, 32),
+        6 => (C::kDLUInt, 32),
+        7 => (C::kDLInt, long_bits),
+        8 => (C::kDLUInt, long_bits),
+        9 => (C::kDLInt, 64),
+        10 => (C::kDLUInt, 64),
+        11 => (C::kDLFloat, 32),
+        12 => (C::kDLFloat, 64),
+        14 => (C::kDLComplex, 64),
+        15 => (C::kDLComplex, 128),
+        23 => (C::kDLFloat, 16),
+        _ => return None,
+    };
+    Some(DLDataType::new(code, bits, 1))
+}
+
+/// An array's `DLTensor` fields, read from NumPy's struct: strides converted to elements into the
+/// caller's buffer.
+pub(crate) struct Array {
+    /// The tensor (shape points into NumPy's array, strides into the caller's buffer).
+    pub(crate) tensor: DLTensor,
+    /// Whether NumPy allows writes (`flags.writeable`).
+    pub(crate) writeable: bool,
+}
+
+/// Reads an exact `numpy.ndarray`; `None` when DLPack cannot describe it here (the caller falls
+/// back to `__dlpack__`). The strides in elements go to `strides`; with `rank` given, an array of
+/// another rank gives a tensor with null shape and strides, which the typed conversion refuses by
+/// its rank before reading them.
+///
+/// # Safety
+///
+/// `object` is a live object whose type is exactly `numpy.ndarray`, and the thread is attached.
+/// The returned tensor's shape points into the array, alive while it is.
+pub(crate) unsafe fn read(object: *mut ffi::PyObject, strides: &mut [i64], rank: Option<usize>) -> Option<Array> {
+    // `npy_intp` dimensions are read as `int64_t`: 64-bit targets only.
+    if cfg!(not(target_pointer_width = "64")) {
+        return None;
+    }
+    // SAFETY: an ndarray object starts with `PyArrayObject_fields` (caller).
+    let fields = unsafe { &*object.cast::<ArrayFields>() };
+    // SAFETY: every array has a live descriptor, which starts with these fields.
+    let descr = unsafe { &*fields.descr };
+    // '>' is big-endian, '<' little-endian, '=' native, '|' not applicable.
+    let foreign_order = if cfg!(target_endian = "little") { b'>' } else { b'<' };
+    if descr.byteorder as u8 == foreign_order {
+        return None;
+    }
+    let dtype = dtype(descr.type_num)?;
+    let size = isize::from(dtype.bits / 8);
+    let nd = usize::try_from(fields.nd).ok()?;
+    if nd > strides.len() {
+        return None;
+    }
+    let (shape, strides_ptr) = if rank.is_none_or(|r| r == nd) && nd > 0 {
+        // SAFETY: an array of rank `nd` has `nd` strides (in bytes).
+        let bytes = unsafe { core::slice::from_raw_parts(fields.strides, nd) };
+        for (out, &b) in strides.iter_mut().zip(bytes) {
+            if b % size != 0 {
+                return None;
+            }
+            *out = (b / size) as i64;
+        }
+        (fields.dimensions.cast_mut().cast::<i64>(), strides.as_mut_ptr())
+    } else {
+        (core::ptr::null_mut(), core::ptr::null_mut())
+    };
+    let mut tensor = DLTensor {
+        data: fields.data.cast::<c_void>(),
+        device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
+        ndim: fields.nd,
+        dtype,
+        shape,
+        strides: strides_ptr,
+        byte_offset: 0,
+    };
+    // SAFETY: shape and strides are null or `nd` entries (NumPy's dimensions, our strides).
+    unsafe { super::consumer::rebase(&mut tensor) };
+    Some(Array { tensor, writeable: fields.flags & WRITEABLE != 0 })
+}

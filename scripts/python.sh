@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The Python tier of the test command: builds the `dlspan` module (one abi3 wheel, release) with
+# maturin into the local virtual environment .venv (created with the packages of
+# python/requirements-test.txt when missing or out of date), runs its pytest suite against NumPy,
+# PyTorch and JAX, and checks that the same wheel loads on Python 3.12 and 3.13 where installed.
+#
+#   bash scripts/python.sh            (scripts/test.sh calls it; needs python3 >= 3.11 with pip)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+target="${CARGO_TARGET_DIR:-$root/target}"
+venv="$root/.venv"
+requirements="$root/python/requirements-test.txt"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
+  { echo "the Python tier needs python3 >= 3.11 (the abi3 wheel's floor)" >&2; exit 1; }
+
+# The environment is rebuilt only when the requirements change (PyTorch alone is a few GB).
+stamp="$venv/.dlspan-requirements"
+if ! cmp -s "$requirements" "$stamp" 2> /dev/null; then
+  step "installing python/requirements-test.txt into .venv (minutes the first time)"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+  cp "$requirements" "$stamp"
+fi
+
+# The C consumer of the exchange API compiles against the real dlpack.h.
+DLSPAN_DLPACK_INCLUDE="${DLSPAN_DLPACK_INCLUDE:-$(bash scripts/deps.sh dlpack)}"
+export DLSPAN_DLPACK_INCLUDE
+export DLSPAN_REQUIRE_DLPACK_H=1
+
+step "building the dlspan wheel (abi3, release)"
+wheels="$target/wheels"
+rm -f "$wheels"/dlspan-*.whl
+"$venv/bin/maturin" build --quiet --release --locked --manifest-path python/Cargo.toml --out "$wheels"
+wheel=$(ls "$wheels"/dlspan-*-abi3-*.whl)
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
+
+step "pytest: python/tests against NumPy, PyTorch and JAX"
+"$venv/bin/python" -m pytest python/tests -q -p no:cacheprovider
+"$venv/bin/python" python/examples/autograd_square.py > /dev/null
+
+# A python3.X that runs: pyenv installs shims for versions it has but has not selected, which fail.
+find_python() {
+  local candidate
+  for candidate in "python$1" "$(pyenv root 2> /dev/null)/versions/$1".*/bin/"python$1"; do
+    if "$candidate" -c '' 2> /dev/null; then
+      command -v "$candidate"
+      return
+    fi
+  done
+  return 1
+}
+
+# The abi3 wheel built above for 3.11 loads unchanged on later versions: 3.12 is the GPU machine's.
+for version in 3.12 3.13; do
+  step "the same wheel on Python $version"
+  if ! interpreter=$(find_python "$version"); then
+    echo "skipped: no working python$version to load the abi3 wheel with"
+    continue
+  fi
+  venv_other="$target/deps/venv$version"
+  [ -x "$venv_other/bin/python" ] || "$interpreter" -m venv "$venv_other"
+  "$venv_other/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
+  "$venv_other/bin/python" - <<'PY'
+import sys
+import dlspan
+
+t = dlspan.arange(6, "float32")
+view = memoryview(t).cast("B").cast("f", (2, 3))
+assert view.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+dlspan.scale_(t, 2.0)
+assert dlspan.sum(t) == 30.0
+capsule = t.__dlpack__(max_version=(1, 3))
+back = dlspan.from_dlpack(capsule)
+assert back.shape == (6,) and dlspan.live_borrows() == 0
+print(f"the abi3 wheel loads and runs on Python {sys.version.split()[0]}")
+PY
+done
