@@ -17,6 +17,7 @@ use dlspan::dtype::*;
 use dlspan::half::{bf16, f16};
 use dlspan::num_complex::Complex;
 use std::path::Path;
+use support::rng::Rng;
 
 /// What the test knows of each type.
 trait Sample: Numeric {
@@ -28,18 +29,6 @@ trait Sample: Numeric {
     const REFERENCE_VIA_F32: bool = false;
     /// Inputs: boundaries and random values.
     fn samples(rng: &mut Rng) -> Vec<Self>;
-}
-
-/// xorshift64*: a fixed, reproducible stream.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
 }
 
 const RANDOM: usize = 2048;
@@ -69,7 +58,7 @@ macro_rules! integers {
                     values.extend([(power + (power >> 8)) as $ty, (power + (power >> 8) + 1) as $ty, (3 * (power >> 1)) as $ty]);
                 }
                 values.extend((0..RANDOM).map(|i| {
-                    let bits = rng.next();
+                    let bits = rng.next_u64();
                     // Half of them small, half any bit pattern.
                     if i % 2 == 0 { (bits % 512) as $ty } else { bits as $ty }
                 }));
@@ -112,7 +101,7 @@ fn float_values(rng: &mut Rng) -> Vec<f64> {
         f64::from_bits(1),
     ];
     for _ in 0..RANDOM {
-        let bits = rng.next();
+        let bits = rng.next_u64();
         values.push(f64::from_bits(bits));
         // A value in the ranges of the small formats and the integers.
         let exponent = (bits >> 56) as i32 % 80 - 30;
@@ -133,7 +122,7 @@ impl Sample for f32 {
     const NAME: &'static str = "float32";
     fn samples(rng: &mut Rng) -> Vec<Self> {
         let mut values: Vec<f32> = float_values(rng).into_iter().map(|v| v as f32).collect();
-        values.extend((0..RANDOM).map(|_| f32::from_bits(rng.next() as u32)));
+        values.extend((0..RANDOM).map(|_| f32::from_bits(rng.next_u64() as u32)));
         values
     }
 }

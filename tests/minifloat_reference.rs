@@ -13,6 +13,7 @@ mod support;
 
 use dlspan::dtype::*;
 use std::path::Path;
+use support::rng::Rng;
 
 /// What the test needs of each storage type.
 trait Format: Copy {
@@ -58,18 +59,6 @@ formats! {
     Float6E2m3fn => "float6_e2m3fn", 6;
     Float6E3m2fn => "float6_e3m2fn", 6;
     Float4E2m1fn => "float4_e2m1fn", 4;
-}
-
-/// xorshift64*: a fixed, reproducible stream.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
 }
 
 const RANDOM_BIT_PATTERNS: usize = 1 << 20;
@@ -176,14 +165,14 @@ fn inputs() -> (Vec<f32>, Vec<f64>) {
     f64s.extend([f64::MAX, f64::MIN_POSITIVE, f64::from_bits(1), f64::from_bits(0x7FF0_0000_0000_0001)]);
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     for i in 0..RANDOM_BIT_PATTERNS {
-        let bits = rng.next();
+        let bits = rng.next_u64();
         f32s.push(f32::from_bits(bits as u32));
         if i < RANDOM_F64 {
             f64s.push(f64::from_bits(bits));
         }
     }
     for i in 0..RANDOM_IN_RANGE {
-        let bits = rng.next();
+        let bits = rng.next_u64();
         // Exponents from 2^-140 to 2^130: every format's subnormals, normals and overflow.
         let exponent = (bits >> 55) as i32 % 271 - 140;
         let sign = if bits >> 63 == 1 { -1.0 } else { 1.0 };

@@ -8,6 +8,9 @@
 
 #[macro_use]
 mod cast_inputs;
+#[path = "../support/rng.rs"]
+mod rng;
+pub use rng::Rng;
 mod case;
 mod elements;
 mod host_kernels;
@@ -49,31 +52,6 @@ pub fn cxx_or_skip() -> Option<String> {
             skip_or_fail("DLSPAN_REQUIRE_NVRTC", &format!("no C++ compiler `{cxx}` found"));
             None
         }
-    }
-}
-
-/// A small deterministic generator (xorshift64*), seeded per test.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// A value in `0..n`.
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.next_u64() % 100 < percent
     }
 }
 

@@ -10,6 +10,8 @@
 //! `DLSPAN_PYTHON` or `.venv/bin/python`, and `DLSPAN_REQUIRE_ML_DTYPES=1` forbids skipping.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod rng;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
