@@ -10,7 +10,10 @@
 mod cast_inputs;
 #[path = "../support/rng.rs"]
 mod rng;
+#[path = "../support/skip.rs"]
+mod skip;
 pub use rng::Rng;
+use skip::skip_or_fail;
 mod case;
 mod elements;
 mod host_kernels;
@@ -23,22 +26,14 @@ pub use host_kernels::HostKernels;
 use dlspan::DlElement;
 use std::process::Command;
 
-/// Prints why a tier is skipped, or fails when `variable=1` forbids skipping.
-pub fn skip_or_fail(variable: &str, why: &str) {
-    if std::env::var_os(variable).is_some_and(|v| v == "1") {
-        panic!("{why} ({variable}=1 forbids skipping)");
-    }
-    eprintln!("skipped: {why}");
-}
-
 /// Whether NVRTC can be loaded (else prints why the test skips).
 pub fn nvrtc_or_skip() -> bool {
     if dlspan::cuda::nvrtc_present() {
         return true;
     }
     skip_or_fail(
-        "DLSPAN_REQUIRE_NVRTC",
         "NVRTC not found: run scripts/test.sh (it installs the nvidia-cuda-nvrtc wheel) or put libnvrtc.so.13 on LD_LIBRARY_PATH",
+        "DLSPAN_REQUIRE_NVRTC",
     );
     false
 }
@@ -49,7 +44,7 @@ pub fn cxx_or_skip() -> Option<String> {
     match Command::new(&cxx).arg("--version").output() {
         Ok(out) if out.status.success() => Some(cxx),
         _ => {
-            skip_or_fail("DLSPAN_REQUIRE_NVRTC", &format!("no C++ compiler `{cxx}` found"));
+            skip_or_fail(&format!("no C++ compiler `{cxx}` found"), "DLSPAN_REQUIRE_NVRTC");
             None
         }
     }

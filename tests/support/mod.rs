@@ -11,6 +11,9 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod rng;
+mod skip;
+
+use skip::skip_or_fail;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -78,13 +81,6 @@ pub fn run_python(python: &Path, script: &str, args: &[&Path]) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-fn skip_or_fail(why: &str, require: &str) {
-    if std::env::var_os(require).is_some_and(|v| v == "1") {
-        panic!("{why} ({require}=1 forbids skipping)");
-    }
-    eprintln!("skipped: {why}");
 }
 
 /// A fresh scratch directory for one test under the target directory.
