@@ -105,6 +105,11 @@ pub(crate) fn device_of(value: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
 /// Imports any DLPack producer (an object with `__dlpack__`, or a bare capsule) as a managed
 /// tensor, in the producer's dialect (see the module documentation).
 ///
+/// A tensor that shares the producer's memory is [aliased](ManagedTensor::is_aliased) (shared views
+/// only: the Python object can still write the memory, and export it again); a copy dlspan made
+/// (`copy=True` of host memory) is this consumer's alone and gives mutable views. To write into a
+/// Python object's memory, take it as a borrow-checked [`PyViewMut`](super::PyViewMut) argument.
+///
 /// # Errors
 ///
 /// What the producer raises (`BufferError` for what it cannot export); `TypeError` for an object
@@ -120,8 +125,9 @@ pub(crate) fn device_of(value: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
 ///     let producer = Tensor::from_managed(py, ManagedTensor::from_owner(vec![1.0f32, 2.0, 3.0], [3])?)?;
 ///     let shared = from_dlpack(producer.as_any(), ImportRequest::default())?;
 ///     assert!(!shared.is_copied());
+///     assert!(shared.is_aliased(), "the producer can still reach the memory");
 ///     let copy = from_dlpack(producer.as_any(), ImportRequest { copy: Some(true), ..Default::default() })?;
-///     assert!(copy.is_copied());
+///     assert!(copy.is_copied() && !copy.is_aliased());
 ///     assert_eq!(copy.view::<f32, 1, LayoutRight>()?.to_vec(), [1.0, 2.0, 3.0]);
 ///     Ok::<_, PyErr>(())
 /// })?;
@@ -136,7 +142,7 @@ pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResul
         if let super::dialect::Dialect::Exchange { torch: true, .. } = dialect {
             // PyTorch's `__dlpack__` refuses the conjugate bit but exports the negation bit
             // unresolved; this path is slow anyway, so both are checked for every dtype.
-            super::arg::check_lazy_bits(object)?;
+            super::arg::check_lazy_bits(object, true)?;
         }
         let tensor = import_protocol(object, &request)?;
         match dialect {
@@ -160,7 +166,9 @@ pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResul
             super::producer::copied_managed(py, tensor)
         }
         Some(false) if tensor.is_copied() => Err(to_pyerr(DlpackError::CopyRequired)),
-        _ => Ok(tensor),
+        // Shared with its producer (and producers' copy flags are not trusted): shared views only
+        // (rule M10); the `read_only` shell above dropped the mark `take_capsule` set.
+        _ => Ok(tensor.into_aliased()),
     }
 }
 

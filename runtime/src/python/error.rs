@@ -123,6 +123,7 @@ fn class(err: &DlpackError) -> Class {
         | E::ShapeMismatch { .. }
         | E::SubviewOutOfBounds { .. }
         | E::ReadOnly
+        | E::Aliased
         | E::CopyRequired => Class::Value,
         E::DeviceMismatch { .. }
         | E::NullData
@@ -169,7 +170,7 @@ variant_names!(kind, DlpackError:
     StridesIncompatible, NonPositiveStride, SpanOverflow, NegativeReach, OverlappingStrides, LengthMismatch,
     TooFewElements, ShapeMismatch, SubviewOutOfBounds, PaddedSubbyteExport, UnsupportedVersion,
     NullManagedTensor, ReadOnly, CopyRequired, AllocationFailed, UnsupportedDtype, UnsupportedRank, NegativeNdim,
-    PackedByteLength,
+    PackedByteLength, Aliased,
 );
 
 variant_names!(exchange_kind, ExchangeError:
