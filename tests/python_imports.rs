@@ -51,3 +51,48 @@ fn legacy_and_read_only_imports_stay_aliased() {
         assert_eq!(again.view::<u8, 2, LayoutRight>().unwrap().to_vec(), [7, 7, 7, 9]);
     });
 }
+
+/// CUDA pinned memory read on the host: the device may still be writing it, so dlspan waits for the
+/// device (feature `cuda` with a driver) or refuses (rule Y16).
+#[test]
+fn pinned_memory_is_read_after_the_device_or_refused() {
+    use dlspan::ffi::{DLDevice, DLDeviceType, DLTensor};
+    use dlspan::python::{ExchangeError, PyView};
+    Python::initialize();
+    Python::attach(|py| {
+        let data = pyo3::types::PyByteArray::new(py, &[1, 2, 3, 4]);
+        let mut shape = [4i64];
+        let mut strides = [1i64];
+        let pinned = DLTensor {
+            data: data.data().cast(),
+            device: DLDevice { device_type: DLDeviceType::kDLCUDAHost, device_id: 0 },
+            ndim: 1,
+            dtype: dlspan::dtype::dtype_of::<u8>(),
+            shape: shape.as_mut_ptr(),
+            strides: strides.as_mut_ptr(),
+            byte_offset: 0,
+        };
+        // SAFETY: the tensor describes the bytearray's 4 bytes, which it keeps alive and in place.
+        let tensor = unsafe { Tensor::from_object(py, data.into_any().unbind(), &pinned, false) }.unwrap();
+        let view = tensor.as_any().extract::<PyView<'_, u8, 1>>();
+        let driver = cfg!(feature = "cuda") && dlspan_cuda_driver();
+        match view {
+            Ok(view) => assert!(driver, "read without waiting for a device: {:?}", view.view().to_vec()),
+            Err(err) => {
+                assert!(!driver, "{err}");
+                let expected = PyErr::from(ExchangeError::HostAccessUnordered { device: pinned.device });
+                assert_eq!(err.to_string(), expected.to_string());
+            }
+        }
+    });
+}
+
+#[cfg(feature = "cuda")]
+fn dlspan_cuda_driver() -> bool {
+    dlspan::cuda::device_count() > 0
+}
+
+#[cfg(not(feature = "cuda"))]
+fn dlspan_cuda_driver() -> bool {
+    false
+}

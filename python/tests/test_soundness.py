@@ -45,13 +45,28 @@ def _relabelled(x, device):
     return Returns(capsule, device=device)
 
 
-@pytest.mark.parametrize("device", [(1, 1), (3, 0)], ids=["cpu:1", "cuda_host:0"])
-def test_device_labels_do_not_hide_overlaps(device):
+def test_device_labels_do_not_hide_overlaps():
     x = dlspan.from_dlpack(np.arange(4.0))
     with pytest.raises(ValueError) as err:
-        dlspan.add(x, x, _relabelled(x, device))
+        dlspan.add(x, x, _relabelled(x, (1, 1)))  # host memory, device id 1
     assert err.value.kind == "BorrowConflict"
     np.testing.assert_array_equal(np.from_dlpack(x), [0, 1, 2, 3])
+
+
+@pytest.mark.parametrize("device", [(3, 0), (13, 0)], ids=["cuda_host", "cuda_managed"])
+def test_pinned_and_managed_memory_is_read_only_after_the_device(device):
+    # The package is built without feature `cuda`: it cannot wait for the device's work on such
+    # memory, so it does not read it on the host (rule Y16).
+    x = dlspan.from_dlpack(np.arange(4.0))
+    host_view = [lambda: dlspan.sum(_relabelled(x, device))] if device == (3, 0) else []  # pinned: a host view
+    for attempt in host_view + [
+        lambda: dlspan.from_dlpack(_relabelled(x, device), copy=True),
+        lambda: np.from_dlpack(dlspan.from_dlpack(_relabelled(x, device)), copy=True),
+        lambda: memoryview(dlspan.from_dlpack(_relabelled(x, device))),
+    ]:
+        with pytest.raises(BufferError) as err:
+            attempt()
+        assert err.value.kind == "HostAccessUnordered"
 
 
 # A producer with a DLPack C exchange table (not PyTorch's) over read-only memory: `bytes`.

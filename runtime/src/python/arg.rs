@@ -194,6 +194,17 @@ fn check_grad(object: &Bound<'_, PyAny>) -> PyResult<()> {
     Ok(())
 }
 
+/// Before a view of host-accessible space `S` reads memory that is not plain host memory (CUDA
+/// pinned or managed memory, which the device may still be writing): waits for the device, or
+/// refuses (rule Y16).
+#[inline]
+fn host_ready<S: MemorySpace>(device: DLDevice) -> PyResult<()> {
+    if S::HOST_ACCESSIBLE && device.device_type != crate::ffi::DLDeviceType::kDLCPU {
+        super::consumer::wait_for_host(device)?;
+    }
+    Ok(())
+}
+
 /// The memory a typed view reaches.
 fn footprint<T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>(
     view: &Mdspan<'_, T, R, E, L, S>,
@@ -393,6 +404,7 @@ impl<'a, 'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemoryS
         // borrow registry refuses overlapping mutable views).
         let view =
             unsafe { Mdspan::<'py, T, R, E, L, S>::from_dltensor_with(tensor, located.options) }.map_err(to_pyerr)?;
+        host_ready::<S>(located.tensor.device)?;
         let borrow = if view.is_empty() { None } else { Some(register(object.py(), footprint(&view), false)?) };
         Ok(Self { view, _borrow: borrow, _source: located.source })
     }
@@ -417,6 +429,7 @@ impl<'a, 'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemoryS
         // reached by no other dlspan view while this one lives (registered below, before use).
         let view = unsafe { MdspanMut::<'py, T, R, E, L, S>::from_dltensor_with(tensor, located.options) }
             .map_err(to_pyerr)?;
+        host_ready::<S>(located.tensor.device)?;
         let borrow =
             if view.is_empty() { None } else { Some(register(object.py(), footprint(&view.as_view()), true)?) };
         Ok(Self { view, _borrow: borrow, _source: located.source })
@@ -570,6 +583,7 @@ impl<'py> DynArg<'py> {
         };
         // The dynamic validation refused every tensor whose shape and strides cannot be read.
         let Some(dims) = dims else { return Err(to_pyerr(DlpackError::NullShape)) };
+        host_ready::<S>(located.tensor.device)?;
         let borrow = match footprint {
             Some(footprint) => Some(register(object.py(), footprint, mutable)?),
             None => None,

@@ -56,6 +56,28 @@ pub(crate) fn host_readable(device: DLDevice) -> bool {
     )
 }
 
+/// Makes memory of `device` safe to read on the host, or says why it is not (rule Y16): host memory
+/// needs nothing; CUDA pinned and managed memory may still be written by work the producer queued
+/// on the device, so the device's primary context is synchronised first (feature `cuda`; without
+/// it such memory is refused, as is ROCm's); other devices are not host-readable.
+pub(crate) fn wait_for_host(device: DLDevice) -> PyResult<()> {
+    match device.device_type {
+        DLDeviceType::kDLCPU => Ok(()),
+        #[cfg(feature = "cuda")]
+        DLDeviceType::kDLCUDAHost | DLDeviceType::kDLCUDAManaged => {
+            let unordered = || PyErr::from(ExchangeError::HostAccessUnordered { device });
+            if !crate::cuda::driver_present() {
+                return Err(unordered());
+            }
+            let ordinal = usize::try_from(device.device_id).map_err(|_| unordered())?;
+            let context = cudarc::driver::CudaContext::new(ordinal).map_err(|_| unordered())?;
+            context.synchronize().map_err(|_| unordered())
+        }
+        _ if host_readable(device) => Err(ExchangeError::HostAccessUnordered { device }.into()),
+        _ => Err(ExchangeError::DeviceUnavailable { requested: CPU, found: device }.into()),
+    }
+}
+
 /// Re-expresses a tensor whose negative strides reach below `data` (NumPy exports reversed axes
 /// that way, with `byte_offset` 0) so that `data` is its lowest element and `byte_offset` leads
 /// to index 0 — the same elements, in the form dlspan's views require (rules I7 and I15: the
@@ -159,9 +181,7 @@ pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResul
     }
     match request.copy {
         Some(true) if !tensor.is_copied() => {
-            if !host_readable(device) {
-                return Err(ExchangeError::DeviceUnavailable { requested: CPU, found: device }.into());
-            }
+            wait_for_host(device)?;
             // A buffer of its own, which only this consumer holds.
             super::producer::copied_managed(py, tensor)
         }

@@ -88,8 +88,10 @@ unsafe fn copy_packed(meta: &Meta, contiguous: bool, target: *mut u8) {
         // target holds as many.
         unsafe { core::ptr::copy_nonoverlapping(first, target, bytes) };
         if total % 8 != 0 {
-            // SAFETY: the last byte of the copy, written above.
-            unsafe { *target.add(bytes - 1) &= (1u8 << (total % 8)) - 1 };
+            // The last byte of the copy, written above: `wrapping_add` stays inside the target.
+            let last = target.wrapping_add(bytes - 1);
+            // SAFETY: a byte of the target, valid for reads and writes (caller).
+            unsafe { *last &= (1u8 << (total % 8)) - 1 };
         }
         return;
     }
@@ -128,11 +130,13 @@ unsafe fn copy_bits(source: *const u8, from: i128, target: *mut u8, to: usize, c
         let (byte, shift) = (from.div_euclid(8) as isize, from.rem_euclid(8) as usize);
         let (out, out_shift) = (to / 8, to % 8);
         let take = left.min(8 - shift).min(8 - out_shift);
-        // SAFETY: a byte holding bits of the value (caller).
-        let value = unsafe { source.offset(byte).read() };
+        // The bytes holding the value's bits, inside the source span and the target (caller).
+        let (from_byte, to_byte) = (source.wrapping_offset(byte), target.wrapping_add(out));
+        // SAFETY: a byte holding bits of the value, valid for reads (caller).
+        let value = unsafe { from_byte.read() };
         let bits = (value >> shift) & (((1u16 << take) - 1) as u8);
         // SAFETY: a byte of the target holding bits of the value (caller), zero there.
-        unsafe { *target.add(out) |= bits << out_shift };
+        unsafe { *to_byte |= bits << out_shift };
         from += take as i128;
         to += take;
         left -= take;

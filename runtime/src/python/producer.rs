@@ -6,7 +6,7 @@
 //! deleter releases — taking the GIL itself, from whatever thread it is called on.
 
 use super::capsule::{legacy_capsule, versioned_capsule};
-use super::consumer::{CPU, host_readable};
+use super::consumer::wait_for_host;
 use super::error::{ExchangeError, export_error};
 use super::tensor::{Meta, Owner, Tensor, row_major, zeroed_bytes};
 use crate::convert::ImportOptions;
@@ -127,9 +127,7 @@ fn capsule<'py>(tensor: &Bound<'py, Tensor>, form: Form, extra_flags: u64) -> Py
 pub(crate) fn copy_tensor<'py>(tensor: &Bound<'py, Tensor>) -> PyResult<Bound<'py, Tensor>> {
     let py = tensor.py();
     let meta = &tensor.get().meta;
-    if !host_readable(meta.device) {
-        return Err(ExchangeError::DeviceUnavailable { requested: CPU, found: meta.device }.into());
-    }
+    wait_for_host(meta.device)?;
     // One element per index: a broadcast or overlapping tensor's copy is larger than its span.
     let bytes = meta.compact_bytes().ok_or(DlpackError::SpanOverflow).map_err(export_error)?;
     let (owner, data) = zeroed_bytes(bytes).map_err(export_error)?;

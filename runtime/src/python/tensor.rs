@@ -527,10 +527,7 @@ impl Tensor {
         use pyo3::exceptions::PyBufferError;
         use pyo3::ffi;
         let meta = &slf.get().meta;
-        if !super::consumer::host_readable(meta.device) {
-            let cpu = super::consumer::CPU;
-            return Err(super::error::ExchangeError::DeviceUnavailable { requested: cpu, found: meta.device }.into());
-        }
+        super::consumer::wait_for_host(meta.device)?;
         let format = buffer_format(meta.dtype)
             .ok_or_else(|| PyBufferError::new_err(format!("data type {} has no buffer format", meta.dtype)))?;
         if flags & ffi::PyBUF_WRITABLE != 0 && meta.read_only {
