@@ -17,7 +17,9 @@ fi
 command -v valgrind > /dev/null || { echo "valgrind unavailable: memcheck tier cannot run" >&2; exit 1; }
 
 # The memcheck tier's test binaries, by target name (the lib's unit tests are `dlspan`).
-targets="dlspan dtype views iteration aligned bad_input export no_alloc owned buffer c_roundtrip records properties elementwise ndarray_interop dynamic address_oracle packed"
+# `copies` and `python_imports` embed Python (feature `python`): scripts/valgrind.supp names the
+# allocations of the interpreter's type objects, which live as long as the process.
+targets="dlspan dtype views iteration aligned bad_input export no_alloc owned buffer c_roundtrip records properties elementwise ndarray_interop dynamic address_oracle packed copies python_imports"
 
 bins=$(cargo test --workspace --all-features --locked --no-run --message-format=json 2> /dev/null | python3 -c '
 import json, sys
@@ -45,7 +47,7 @@ while read -r name bin; do
   log=$(mktemp)
   # Property tests take their case count from PROPTEST_CASES; fewer under valgrind, which is ~50x
   # slower (the DLTensor property test keeps its fixed 2000 cases).
-  if PROPTEST_CASES=200 valgrind --quiet --error-exitcode=42 --leak-check=full \
+  if PROPTEST_CASES=200 valgrind --quiet --error-exitcode=42 --leak-check=full --suppressions=scripts/valgrind.supp \
       --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
       "$bin" --test-threads=2 > "$log" 2>&1; then
     echo "memcheck clean: $name ($(grep -o '[0-9]* passed' "$log" | head -1))"

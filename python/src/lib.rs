@@ -97,6 +97,15 @@ fn trace(m: PyView<'_, f64, 2, LayoutRight>) -> PyResult<f64> {
     Ok((0..m.extent(0)).map(|i| m[[i, i]]).sum())
 }
 
+/// Test hook (not API): holds a view of `x` while `callback()` runs Python code, then sums the view
+/// — what an extension that calls back into Python does. The view's memory must stay alive.
+#[pyfunction]
+fn _sum_during(x: PyView<'_, f64, 1>, callback: &Bound<'_, PyAny>) -> PyResult<f64> {
+    let view = x.view();
+    callback.call0()?;
+    Ok(view.sum())
+}
+
 /// The number of view arguments alive (borrows registered): 0 between calls.
 #[pyfunction]
 fn live_borrows(py: Python<'_>) -> usize {
@@ -114,6 +123,7 @@ fn dlspan_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(det3, m)?)?;
     m.add_function(wrap_pyfunction!(trace, m)?)?;
     m.add_function(wrap_pyfunction!(live_borrows, m)?)?;
+    m.add_function(wrap_pyfunction!(_sum_during, m)?)?;
     m.add_function(wrap_pyfunction!(ops::add, m)?)?;
     m.add_function(wrap_pyfunction!(ops::mul, m)?)?;
     m.add_function(wrap_pyfunction!(ops::scale, m)?)?;

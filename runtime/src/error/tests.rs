@@ -260,6 +260,9 @@ fn produced() -> Vec<DlpackError> {
     let mut read_only = ManagedTensor::from_owner(Arc::<[u8]>::from([1u8, 2]), [2]).unwrap();
     errors.push(read_only.view_mut::<u8, 1, LayoutRight>().map(|_| ()).unwrap_err());
     errors.push(read_only.into_raw_legacy().map(|_| ()).unwrap_err().error());
+    // Aliased: a mutable view of an import others may reach too.
+    let mut aliased = ManagedTensor::from_owner(vec![1u8, 2], [2]).unwrap().into_aliased();
+    errors.push(aliased.view_mut::<u8, 1, LayoutRight>().map(|_| ()).unwrap_err());
 
     // CopyRequired.
     let view = HostMdspan::<i32, 1>::from_slice(&DATA, [8]).unwrap();
@@ -494,11 +497,15 @@ fn claims(err: &DlpackError) -> usize {
             assert_ne!(required, found);
             32
         }
+        DlpackError::Aliased => {
+            assert!(text.contains("no mutable view"));
+            33
+        }
     }
 }
 
 /// The number of variants: the arms of `claims`.
-const VARIANTS: usize = 33;
+const VARIANTS: usize = 34;
 
 #[test]
 fn every_variant_is_produced_and_its_message_holds() {

@@ -76,6 +76,9 @@ enum Raw {
 /// ```
 pub struct ManagedTensor {
     raw: Raw,
+    /// The memory may be reached through someone else too (its producer, another import of the
+    /// same memory): mutable views are refused ([rule M10](crate::rules#m10)).
+    aliased: bool,
 }
 
 // SAFETY: a ManagedTensor is a unique owner of foreign memory. Moving it to another thread moves that
@@ -124,7 +127,7 @@ impl ManagedTensor {
             unsafe { call_versioned_deleter(ptr) };
             return Err(DlpackError::UnsupportedVersion { version });
         }
-        Ok(Self { raw: Raw::Versioned { ptr, relegacy: None } })
+        Ok(Self { raw: Raw::Versioned { ptr, relegacy: None }, aliased: false })
     }
 
     /// Takes ownership of a legacy (unversioned) managed tensor.
@@ -151,13 +154,13 @@ impl ManagedTensor {
     #[inline]
     pub unsafe fn from_raw_legacy(ptr: *mut DLManagedTensor) -> Result<Self, DlpackError> {
         let ptr = NonNull::new(ptr).ok_or(DlpackError::NullManagedTensor)?;
-        Ok(Self { raw: Raw::Legacy(ptr) })
+        Ok(Self { raw: Raw::Legacy(ptr), aliased: false })
     }
 
     /// A dlspan export, whose header can later be rewritten as legacy in place.
     #[inline]
     pub(crate) fn from_export(ptr: NonNull<DLManagedTensorVersioned>, relegacy: Relegacy) -> Self {
-        Self { raw: Raw::Versioned { ptr, relegacy: Some(relegacy) } }
+        Self { raw: Raw::Versioned { ptr, relegacy: Some(relegacy) }, aliased: false }
     }
 
     /// The tensor.
@@ -219,6 +222,68 @@ impl ManagedTensor {
     #[inline]
     pub fn is_read_only(&self) -> bool {
         self.flags() & DLPACK_FLAG_BITMASK_READ_ONLY != 0
+    }
+
+    /// Whether the memory may also be reached through someone else — its producer, or another
+    /// import of the same memory — so that this value may give only shared views
+    /// ([rule M10](crate::rules#m10)). Safe imports of memory that others keep using are aliased:
+    /// the Python consumer's `from_dlpack` and `take_capsule` (a Python object's memory stays
+    /// writable through the object, and can be exported again).
+    ///
+    /// ```
+    /// use dlspan::{DlpackError, LayoutRight, ManagedTensor};
+    /// let mut t = ManagedTensor::from_owner(vec![1u8, 2], [2])?;
+    /// assert!(!t.is_aliased());
+    /// let mut t = t.into_aliased();
+    /// assert!(t.is_aliased());
+    /// assert!(matches!(t.view_mut::<u8, 1, LayoutRight>(), Err(DlpackError::Aliased)));
+    /// assert_eq!(t.view::<u8, 1, LayoutRight>()?.to_vec(), [1, 2]);
+    /// # Ok::<(), DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn is_aliased(&self) -> bool {
+        self.aliased
+    }
+
+    /// The same tensor, marked aliased: its memory may also be reached through someone else, so it
+    /// gives only shared views from now on ([`is_aliased`](Self::is_aliased)). Safe: it only takes
+    /// access away.
+    ///
+    /// ```
+    /// let t = dlspan::ManagedTensor::from_owner(vec![0f32; 3], [3])?.into_aliased();
+    /// assert!(t.is_aliased() && !t.is_read_only());
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn into_aliased(mut self) -> Self {
+        self.aliased = true;
+        self
+    }
+
+    /// The same tensor, no longer marked aliased: mutable views become available again (unless
+    /// `READ_ONLY`).
+    ///
+    /// # Safety
+    ///
+    /// Nobody else reads or writes the memory while a mutable view of this value lives: the
+    /// producer does not touch it, and no other import of the same memory is used meanwhile (the
+    /// contract of [`from_raw_versioned`](Self::from_raw_versioned)).
+    ///
+    /// ```
+    /// use dlspan::{LayoutRight, ManagedTensor};
+    /// let t = ManagedTensor::from_owner(vec![0i32; 2], [2])?.into_aliased();
+    /// // SAFETY: this value is the only way to the memory (its owner, a `Vec`, went with it).
+    /// let mut t = unsafe { t.assume_unaliased() };
+    /// t.view_mut::<i32, 1, LayoutRight>()?[[1]] = 7;
+    /// assert_eq!(t.view::<i32, 1, LayoutRight>()?.to_vec(), [0, 7]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    #[must_use]
+    pub unsafe fn assume_unaliased(mut self) -> Self {
+        self.aliased = false;
+        self
     }
 
     /// Whether the producer made a copy for this consumer (`IS_COPIED`).
@@ -360,7 +425,8 @@ impl ManagedTensor {
     ///
     /// # Errors
     ///
-    /// [`DlpackError::ReadOnly`] for a `READ_ONLY` tensor; otherwise as [`view`](Self::view), and
+    /// [`DlpackError::ReadOnly`] for a `READ_ONLY` tensor, [`DlpackError::Aliased`] for an
+    /// [aliased](Self::is_aliased) one; otherwise as [`view`](Self::view), and
     /// [`DlpackError::OverlappingStrides`] when two indices share an element.
     ///
     /// ```
@@ -403,7 +469,8 @@ impl ManagedTensor {
     ///
     /// # Errors
     ///
-    /// [`DlpackError::ReadOnly`] for a `READ_ONLY` tensor; otherwise as [`view_as`](Self::view_as).
+    /// [`DlpackError::ReadOnly`] for a `READ_ONLY` tensor, [`DlpackError::Aliased`] for an
+    /// [aliased](Self::is_aliased) one; otherwise as [`view_as`](Self::view_as).
     ///
     /// ```
     /// use dlspan::{mdspan, ManagedTensor};
@@ -417,9 +484,12 @@ impl ManagedTensor {
         if V::MUTABLE && self.is_read_only() {
             return Err(DlpackError::ReadOnly);
         }
+        if V::MUTABLE && self.aliased {
+            return Err(DlpackError::Aliased);
+        }
         // SAFETY: as in `view_as`, and `&mut self` makes this the only access through this value;
-        // the producer does not write while we own the tensor (constructor contract), and
-        // `READ_ONLY` tensors were refused above.
+        // nobody else reaches the memory while we own an unaliased tensor (constructor contract,
+        // or `assume_unaliased`'s), and `READ_ONLY` and aliased tensors were refused above.
         unsafe { V::view_dltensor(self.dl_tensor(), self.import_options()) }
     }
 
@@ -498,6 +568,7 @@ impl fmt::Debug for ManagedTensor {
         f.debug_struct("ManagedTensor")
             .field("version", &self.version())
             .field("flags", &self.flags())
+            .field("aliased", &self.aliased)
             .field("device", &t.device)
             .field("dtype", &format_args!("{}", t.dtype))
             .field("shape", &self.shape())

@@ -57,6 +57,9 @@ const DYN_INLINE_AXES: usize = 8;
 pub(crate) enum Source<'py> {
     /// The Python object (its memory lives as long as it does).
     Object(#[allow(dead_code)] Bound<'py, PyAny>),
+    /// A PyTorch tensor and its storage: Python code run while the view lives may point the tensor
+    /// at other memory (`set_`, which would free the old storage) — the storage stays alive.
+    Torch(#[allow(dead_code)] Bound<'py, PyAny>, #[allow(dead_code)] Bound<'py, PyAny>),
     /// A managed tensor imported through `__dlpack__`.
     Managed(#[allow(dead_code)] ManagedTensor),
 }
@@ -97,6 +100,23 @@ pub(crate) fn locate<'py>(
                 return Ok(found(array.tensor, ImportOptions::CURRENT, !array.writeable));
             }
         }
+        Dialect::Exchange { api, torch: false } if mutable => {
+            // A plain `DLTensor` carries no flags: a producer other than PyTorch (whose tensors
+            // have no read-only state) may hand out read-only memory that way. Mutable views take
+            // the managed path, whose flags say READ_ONLY, or `__dlpack__`.
+            if let Some(managed) = api.table().managed_tensor_from_py_object_no_sync {
+                let mut raw = core::ptr::null_mut();
+                // SAFETY: the table was found on this object's exact type, the GIL is held, and
+                // `raw` is a writable slot on our stack.
+                if unsafe { managed(object.as_ptr().cast(), &mut raw) } != 0 {
+                    return Err(PyErr::fetch(py));
+                }
+                // SAFETY: on success the slot holds a managed tensor whose ownership passes to
+                // the caller (the exchange API's contract).
+                let managed = unsafe { ManagedTensor::from_raw_versioned(raw) }.map_err(to_pyerr)?;
+                return Ok(located_managed(managed));
+            }
+        }
         Dialect::Exchange { api, torch } => {
             let mut tensor = DLTensor::default();
             let fill = api.table().dltensor_from_py_object_no_sync.expect("checked by the dialect");
@@ -105,47 +125,55 @@ pub(crate) fn locate<'py>(
             if unsafe { fill(object.as_ptr().cast(), &mut tensor) } != 0 {
                 return Err(PyErr::fetch(py));
             }
-            if torch {
-                check_torch(object, &tensor, mutable)?;
+            if !torch {
+                return Ok(found(tensor, ImportOptions::CURRENT, false));
             }
-            return Ok(found(tensor, ImportOptions::CURRENT, false));
+            check_torch(object, &tensor, mutable)?;
+            let storage = object.call_method0(intern!(py, "untyped_storage"))?;
+            return Ok(Located {
+                tensor,
+                options: ImportOptions::CURRENT,
+                read_only: false,
+                source: Source::Torch(object.clone(), storage),
+            });
         }
         Dialect::Protocol { .. } => {}
     }
     // `from_dlpack` marks the memory of immutable producers read-only.
-    let managed = from_dlpack(object, ImportRequest::default())?;
+    Ok(located_managed(from_dlpack(object, ImportRequest::default())?))
+}
+
+/// A managed tensor as a located argument (its flags decide read-only).
+fn located_managed<'py>(managed: ManagedTensor) -> Located<'py> {
     let mut tensor = *managed.dl_tensor();
     // SAFETY: the managed tensor's shape and strides (its producer's contract).
     unsafe { super::consumer::rebase(&mut tensor) };
-    Ok(Located {
+    Located {
         tensor,
         options: managed.import_options(),
         read_only: managed.is_read_only(),
         source: Source::Managed(managed),
-    })
+    }
 }
 
-/// PyTorch's exchange call hands out what `__dlpack__` would refuse. Complex tensors with the lazy
-/// conjugate or negation bit (their memory holds the values before the operation) are refused;
-/// tensors that require grad are read as detached, and refused as mutable views while gradients
-/// are recorded. (The bits are checked for complex tensors only: each check is a PyTorch call that
-/// releases and retakes the GIL, as costly as the exchange itself; see the module documentation.)
+/// PyTorch's exchange call hands out what `__dlpack__` would refuse. Tensors with the lazy
+/// conjugate or negation bit (their memory holds the values before the operation) are refused —
+/// the negation bit on every dtype (`z.conj().imag` is a float tensor with it), the conjugate bit
+/// on complex tensors (the only ones that carry it); tensors that require grad are read as
+/// detached, and refused as mutable views while gradients are recorded.
 #[inline]
 fn check_torch(object: &Bound<'_, PyAny>, tensor: &DLTensor, mutable: bool) -> PyResult<()> {
-    if tensor.dtype.code == DLDataTypeCode::kDLComplex.0 {
-        check_lazy_bits(object)?;
-    }
+    check_lazy_bits(object, tensor.dtype.code == DLDataTypeCode::kDLComplex.0)?;
     if mutable {
         check_grad(object)?;
     }
     Ok(())
 }
 
-/// Refuses a PyTorch tensor whose lazy conjugate or negation bit is set.
-#[cold]
-pub(crate) fn check_lazy_bits(object: &Bound<'_, PyAny>) -> PyResult<()> {
+/// Refuses a PyTorch tensor whose lazy negation bit, or (when `complex`) conjugate bit, is set.
+pub(crate) fn check_lazy_bits(object: &Bound<'_, PyAny>, complex: bool) -> PyResult<()> {
     let py = object.py();
-    if object.call_method0(intern!(py, "is_conj"))?.is_truthy()? {
+    if complex && object.call_method0(intern!(py, "is_conj"))?.is_truthy()? {
         return Err(ExchangeError::ConjugateBit.into());
     }
     if object.call_method0(intern!(py, "is_neg"))?.is_truthy()? {
@@ -162,6 +190,17 @@ fn check_grad(object: &Bound<'_, PyAny>) -> PyResult<()> {
         if torch.call_method0(intern!(py, "is_grad_enabled"))?.is_truthy()? {
             return Err(ExchangeError::RequiresGrad.into());
         }
+    }
+    Ok(())
+}
+
+/// Before a view of host-accessible space `S` reads memory that is not plain host memory (CUDA
+/// pinned or managed memory, which the device may still be writing): waits for the device, or
+/// refuses (rule Y16).
+#[inline]
+fn host_ready<S: MemorySpace>(device: DLDevice) -> PyResult<()> {
+    if S::HOST_ACCESSIBLE && device.device_type != crate::ffi::DLDeviceType::kDLCPU {
+        super::consumer::wait_for_host(device)?;
     }
     Ok(())
 }
@@ -365,6 +404,7 @@ impl<'a, 'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemoryS
         // borrow registry refuses overlapping mutable views).
         let view =
             unsafe { Mdspan::<'py, T, R, E, L, S>::from_dltensor_with(tensor, located.options) }.map_err(to_pyerr)?;
+        host_ready::<S>(located.tensor.device)?;
         let borrow = if view.is_empty() { None } else { Some(register(object.py(), footprint(&view), false)?) };
         Ok(Self { view, _borrow: borrow, _source: located.source })
     }
@@ -389,6 +429,7 @@ impl<'a, 'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemoryS
         // reached by no other dlspan view while this one lives (registered below, before use).
         let view = unsafe { MdspanMut::<'py, T, R, E, L, S>::from_dltensor_with(tensor, located.options) }
             .map_err(to_pyerr)?;
+        host_ready::<S>(located.tensor.device)?;
         let borrow =
             if view.is_empty() { None } else { Some(register(object.py(), footprint(&view.as_view()), true)?) };
         Ok(Self { view, _borrow: borrow, _source: located.source })
@@ -542,6 +583,7 @@ impl<'py> DynArg<'py> {
         };
         // The dynamic validation refused every tensor whose shape and strides cannot be read.
         let Some(dims) = dims else { return Err(to_pyerr(DlpackError::NullShape)) };
+        host_ready::<S>(located.tensor.device)?;
         let borrow = match footprint {
             Some(footprint) => Some(register(object.py(), footprint, mutable)?),
             None => None,

@@ -13,11 +13,23 @@ use super::sync::Shared;
 use crate::ffi::DLDevice;
 use pyo3::Python;
 
+/// The address space a device's pointers live in: one for the host and every device of the
+/// process's unified virtual address space (CPU, pinned and managed memory, CUDA and ROCm devices:
+/// a `(kDLCPU, 1)` or `(kDLCUDAHost, 0)` label on host bytes must not hide them from
+/// `(kDLCPU, 0)`), and one per device for the others, whose `data` is a handle.
+fn address_space(device: DLDevice) -> (i32, i32) {
+    use crate::ffi::DLDeviceType as D;
+    match device.device_type {
+        D::kDLCPU | D::kDLCUDA | D::kDLCUDAHost | D::kDLCUDAManaged | D::kDLROCM | D::kDLROCMHost => (0, 0),
+        other => (other.0, device.device_id),
+    }
+}
+
 /// The memory a view reaches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Footprint {
-    /// The device (type, id): addresses of different devices never alias.
-    pub(crate) device: (i32, i32),
+    /// The address space (see [`address_space`]): addresses of different spaces never alias.
+    pub(crate) space: (i32, i32),
     /// Lowest byte address reached.
     pub(crate) low: usize,
     /// One past the highest byte address reached.
@@ -41,19 +53,12 @@ impl Footprint {
         period: usize,
         size: usize,
     ) -> Self {
-        Self {
-            device: (device.device_type.0, device.device_id),
-            low: range.start,
-            high: range.end,
-            anchor,
-            period,
-            size,
-        }
+        Self { space: address_space(device), low: range.start, high: range.end, anchor, period, size }
     }
 
     /// Whether some byte may belong to both footprints (never `false` when one does).
     pub(crate) fn may_overlap(&self, other: &Self) -> bool {
-        if self.device != other.device || self.high <= other.low || other.high <= self.low {
+        if self.space != other.space || self.high <= other.low || other.high <= self.low {
             return false;
         }
         let period = gcd(self.period, other.period);
@@ -179,6 +184,18 @@ mod tests {
         assert!(even.may_overlap(&f(1008, 3, 2, 4)));
         // Elements wider than the gap overlap: 8-byte elements 4 bytes apart.
         assert!(f(1000, 4, 2, 8).may_overlap(&f(1004, 4, 2, 8)));
+    }
+
+    #[test]
+    fn labels_of_one_address_space_do_not_hide_overlaps() {
+        use crate::ffi::DLDeviceType as D;
+        let on = |device_type, device_id| Footprint::new(DLDevice { device_type, device_id }, 1000..1016, 1000, 4, 4);
+        let host = on(D::kDLCPU, 0);
+        for other in [on(D::kDLCPU, 1), on(D::kDLCUDAHost, 0), on(D::kDLCUDAManaged, 0), on(D::kDLCUDA, 3)] {
+            assert!(host.may_overlap(&other) && other.may_overlap(&host), "{other:?}");
+        }
+        // Handles of other devices are not addresses of this space.
+        assert!(!host.may_overlap(&on(D::kDLVulkan, 0)));
     }
 
     #[test]

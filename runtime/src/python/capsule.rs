@@ -136,6 +136,10 @@ unsafe extern "C" fn destroy_legacy(capsule: *mut ffi::PyObject) {
 /// Takes the managed tensor out of a DLPack capsule (versioned or legacy, from any producer) and
 /// renames the capsule as consumed.
 ///
+/// The tensor is [aliased](ManagedTensor::is_aliased): its producer keeps its own way to the
+/// memory, so it gives shared views only; take a mutable view of a Python object's memory as a
+/// borrow-checked [`PyViewMut`](super::PyViewMut) argument instead.
+///
 /// # Errors
 ///
 /// `TypeError` ([`ExchangeError::NotDlpackCapsule`]) for anything but a `dltensor` /
@@ -192,5 +196,7 @@ pub fn take_capsule(object: &Bound<'_, PyAny>) -> PyResult<ManagedTensor> {
         // SAFETY: as above, legacy.
         unsafe { ManagedTensor::from_raw_legacy(raw.cast()) }
     };
-    tensor.map_err(to_pyerr)
+    // The capsule's producer keeps its own way to the memory (a Python object can write it, or
+    // export it again): the tensor gives only shared views (rule M10).
+    tensor.map(ManagedTensor::into_aliased).map_err(to_pyerr)
 }

@@ -56,6 +56,28 @@ pub(crate) fn host_readable(device: DLDevice) -> bool {
     )
 }
 
+/// Makes memory of `device` safe to read on the host, or says why it is not (rule Y16): host memory
+/// needs nothing; CUDA pinned and managed memory may still be written by work the producer queued
+/// on the device, so the device's primary context is synchronised first (feature `cuda`; without
+/// it such memory is refused, as is ROCm's); other devices are not host-readable.
+pub(crate) fn wait_for_host(device: DLDevice) -> PyResult<()> {
+    match device.device_type {
+        DLDeviceType::kDLCPU => Ok(()),
+        #[cfg(feature = "cuda")]
+        DLDeviceType::kDLCUDAHost | DLDeviceType::kDLCUDAManaged => {
+            let unordered = || PyErr::from(ExchangeError::HostAccessUnordered { device });
+            if !crate::cuda::driver_present() {
+                return Err(unordered());
+            }
+            let ordinal = usize::try_from(device.device_id).map_err(|_| unordered())?;
+            let context = cudarc::driver::CudaContext::new(ordinal).map_err(|_| unordered())?;
+            context.synchronize().map_err(|_| unordered())
+        }
+        _ if host_readable(device) => Err(ExchangeError::HostAccessUnordered { device }.into()),
+        _ => Err(ExchangeError::DeviceUnavailable { requested: CPU, found: device }.into()),
+    }
+}
+
 /// Re-expresses a tensor whose negative strides reach below `data` (NumPy exports reversed axes
 /// that way, with `byte_offset` 0) so that `data` is its lowest element and `byte_offset` leads
 /// to index 0 — the same elements, in the form dlspan's views require (rules I7 and I15: the
@@ -105,6 +127,11 @@ pub(crate) fn device_of(value: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
 /// Imports any DLPack producer (an object with `__dlpack__`, or a bare capsule) as a managed
 /// tensor, in the producer's dialect (see the module documentation).
 ///
+/// A tensor that shares the producer's memory is [aliased](ManagedTensor::is_aliased) (shared views
+/// only: the Python object can still write the memory, and export it again); a copy dlspan made
+/// (`copy=True` of host memory) is this consumer's alone and gives mutable views. To write into a
+/// Python object's memory, take it as a borrow-checked [`PyViewMut`](super::PyViewMut) argument.
+///
 /// # Errors
 ///
 /// What the producer raises (`BufferError` for what it cannot export); `TypeError` for an object
@@ -120,8 +147,9 @@ pub(crate) fn device_of(value: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
 ///     let producer = Tensor::from_managed(py, ManagedTensor::from_owner(vec![1.0f32, 2.0, 3.0], [3])?)?;
 ///     let shared = from_dlpack(producer.as_any(), ImportRequest::default())?;
 ///     assert!(!shared.is_copied());
+///     assert!(shared.is_aliased(), "the producer can still reach the memory");
 ///     let copy = from_dlpack(producer.as_any(), ImportRequest { copy: Some(true), ..Default::default() })?;
-///     assert!(copy.is_copied());
+///     assert!(copy.is_copied() && !copy.is_aliased());
 ///     assert_eq!(copy.view::<f32, 1, LayoutRight>()?.to_vec(), [1.0, 2.0, 3.0]);
 ///     Ok::<_, PyErr>(())
 /// })?;
@@ -136,7 +164,7 @@ pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResul
         if let super::dialect::Dialect::Exchange { torch: true, .. } = dialect {
             // PyTorch's `__dlpack__` refuses the conjugate bit but exports the negation bit
             // unresolved; this path is slow anyway, so both are checked for every dtype.
-            super::arg::check_lazy_bits(object)?;
+            super::arg::check_lazy_bits(object, true)?;
         }
         let tensor = import_protocol(object, &request)?;
         match dialect {
@@ -153,14 +181,14 @@ pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResul
     }
     match request.copy {
         Some(true) if !tensor.is_copied() => {
-            if !host_readable(device) {
-                return Err(ExchangeError::DeviceUnavailable { requested: CPU, found: device }.into());
-            }
+            wait_for_host(device)?;
             // A buffer of its own, which only this consumer holds.
             super::producer::copied_managed(py, tensor)
         }
         Some(false) if tensor.is_copied() => Err(to_pyerr(DlpackError::CopyRequired)),
-        _ => Ok(tensor),
+        // Shared with its producer (and producers' copy flags are not trusted): shared views only
+        // (rule M10); the `read_only` shell above dropped the mark `take_capsule` set.
+        _ => Ok(tensor.into_aliased()),
     }
 }
 

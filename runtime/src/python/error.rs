@@ -57,6 +57,13 @@ pub enum ExchangeError {
         /// The stream given.
         stream: i64,
     },
+    /// Memory the host can address but the device may still be writing (CUDA pinned or managed
+    /// memory, ROCm host memory), read on the host where dlspan cannot wait for the device: the
+    /// `cuda` feature is off or finds no driver (rule Y16).
+    HostAccessUnordered {
+        /// The tensor's device.
+        device: DLDevice,
+    },
     /// The tensor was asked for on a device it cannot be delivered to (dlspan moves no memory
     /// between devices, and reads only host-accessible memory on the host).
     DeviceUnavailable {
@@ -88,6 +95,13 @@ impl fmt::Display for ExchangeError {
                 f,
                 "tensor on device {:?}:{} cannot be delivered to device {:?}:{}",
                 found.device_type, found.device_id, requested.device_type, requested.device_id
+            ),
+            Self::HostAccessUnordered { device } => write!(
+                f,
+                "memory on device {:?}:{} is read on the host only after the device's work on it, which dlspan \
+                 can wait for only when built with feature `cuda` on a machine with a CUDA driver; \
+                 copy it to the CPU in its framework first",
+                device.device_type, device.device_id
             ),
         }
     }
@@ -123,6 +137,7 @@ fn class(err: &DlpackError) -> Class {
         | E::ShapeMismatch { .. }
         | E::SubviewOutOfBounds { .. }
         | E::ReadOnly
+        | E::Aliased
         | E::CopyRequired => Class::Value,
         E::DeviceMismatch { .. }
         | E::NullData
@@ -148,7 +163,11 @@ fn exchange_class(err: &ExchangeError) -> Class {
     match err {
         E::NotDlpackCapsule => Class::Type,
         E::BorrowConflict { .. } | E::RequiresGrad | E::InvalidStream { .. } => Class::Value,
-        E::ConjugateBit | E::NegativeBit | E::CapsuleConsumed | E::DeviceUnavailable { .. } => Class::Buffer,
+        E::ConjugateBit
+        | E::NegativeBit
+        | E::CapsuleConsumed
+        | E::DeviceUnavailable { .. }
+        | E::HostAccessUnordered { .. } => Class::Buffer,
     }
 }
 
@@ -169,12 +188,12 @@ variant_names!(kind, DlpackError:
     StridesIncompatible, NonPositiveStride, SpanOverflow, NegativeReach, OverlappingStrides, LengthMismatch,
     TooFewElements, ShapeMismatch, SubviewOutOfBounds, PaddedSubbyteExport, UnsupportedVersion,
     NullManagedTensor, ReadOnly, CopyRequired, AllocationFailed, UnsupportedDtype, UnsupportedRank, NegativeNdim,
-    PackedByteLength,
+    PackedByteLength, Aliased,
 );
 
 variant_names!(exchange_kind, ExchangeError:
     BorrowConflict, RequiresGrad, ConjugateBit, NegativeBit, CapsuleConsumed, NotDlpackCapsule, InvalidStream,
-    DeviceUnavailable,
+    DeviceUnavailable, HostAccessUnordered,
 );
 
 /// `expected` and `found`, for the variants that have them.

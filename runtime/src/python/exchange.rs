@@ -234,7 +234,8 @@ pub(crate) fn zeros<'py>(
         byte_offset: 0,
     };
     let mut meta = Meta::from_dltensor(&tensor, ImportOptions::CURRENT, false)?;
-    let (owner, data) = zeroed_bytes(meta.nbytes)?;
+    // Row-major: the span is the compact size.
+    let (owner, data) = zeroed_bytes(meta.span)?;
     meta.data = data;
     Bound::new(py, Tensor::new(meta, Owner::Managed(owner)))
 }

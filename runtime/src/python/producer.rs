@@ -6,7 +6,7 @@
 //! deleter releases — taking the GIL itself, from whatever thread it is called on.
 
 use super::capsule::{legacy_capsule, versioned_capsule};
-use super::consumer::{CPU, host_readable};
+use super::consumer::wait_for_host;
 use super::error::{ExchangeError, export_error};
 use super::tensor::{Meta, Owner, Tensor, row_major, zeroed_bytes};
 use crate::convert::ImportOptions;
@@ -127,15 +127,16 @@ fn capsule<'py>(tensor: &Bound<'py, Tensor>, form: Form, extra_flags: u64) -> Py
 pub(crate) fn copy_tensor<'py>(tensor: &Bound<'py, Tensor>) -> PyResult<Bound<'py, Tensor>> {
     let py = tensor.py();
     let meta = &tensor.get().meta;
-    if !host_readable(meta.device) {
-        return Err(ExchangeError::DeviceUnavailable { requested: CPU, found: meta.device }.into());
-    }
-    let (owner, data) = zeroed_bytes(meta.nbytes).map_err(export_error)?;
+    wait_for_host(meta.device)?;
+    // One element per index: a broadcast or overlapping tensor's copy is larger than its span.
+    let bytes = meta.compact_bytes().ok_or(DlpackError::SpanOverflow).map_err(export_error)?;
+    let (owner, data) = zeroed_bytes(bytes).map_err(export_error)?;
     // The buffer is not shared yet: only its address crosses into a detached copy.
     let target = data as usize;
     let copy = || {
         // SAFETY: `meta` was validated: every element it reaches lies in live host memory the
-        // tensor keeps alive; `target` holds `meta.nbytes` writable bytes nothing else reaches.
+        // tensor keeps alive; `target` holds `meta.compact_bytes()` zeroed, writable bytes that
+        // nothing else reaches.
         unsafe { super::copy::compact_copy(meta, target as *mut u8) }
     };
     if meta.numel >= super::DETACH_ELEMENTS {

@@ -51,11 +51,14 @@ pub(crate) struct Meta {
     pub(crate) subbyte_padded: bool,
     /// Elements.
     pub(crate) numel: usize,
+    /// Bits of one element (`bits · lanes`; one lane per byte for padded sub-byte data).
+    pub(crate) bits: usize,
     /// Bytes of one element; 0 for packed sub-byte data, which is not addressed by element.
     pub(crate) item_size: usize,
-    /// Bytes from the lowest element to the end of the highest (packed sub-byte data:
-    /// `ceil(numel · bits / 8)` when compact).
-    pub(crate) nbytes: usize,
+    /// Bytes from the lowest element to the end of the highest: the memory the tensor reaches,
+    /// which is less than the elements take when strides are zero or overlap (packed sub-byte
+    /// data: `ceil(numel · bits / 8)` when compact).
+    pub(crate) span: usize,
     buffer_shape: Box<[isize]>,
     buffer_strides: Box<[isize]>,
 }
@@ -112,7 +115,7 @@ impl Meta {
         if usize::try_from(tensor.ndim).is_ok_and(|ndim| ndim > MAX_RANK) {
             return Err(DlpackError::UnsupportedRank { rank: tensor.ndim as usize, max: MAX_RANK });
         }
-        let (shape, strides, numel, bits, nbytes) = match tensor.device.device_type {
+        let (shape, strides, numel, bits, span) = match tensor.device.device_type {
             DLDeviceType::kDLCUDA => summary::<crate::Device>(tensor, options)?,
             DLDeviceType::kDLCUDAManaged => summary::<crate::Managed>(tensor, options)?,
             _ => summary::<crate::Host>(tensor, options)?,
@@ -131,8 +134,9 @@ impl Meta {
             read_only,
             subbyte_padded,
             numel,
+            bits,
             item_size,
-            nbytes,
+            span,
             buffer_shape,
             buffer_strides,
         })
@@ -150,6 +154,15 @@ impl Meta {
             strides: if ndim == 0 { core::ptr::null_mut() } else { self.strides.as_ptr().cast_mut() },
             byte_offset: self.byte_offset,
         }
+    }
+
+    /// The bytes the elements take stored compactly (row-major, no element twice): what a copy
+    /// holds, and NumPy's `nbytes`. `numel · item_size`, or `ceil(numel · bits / 8)` for packed
+    /// sub-byte data; `None` when that overflows `isize` (a broadcast view can describe more
+    /// elements than any buffer holds).
+    pub(crate) fn compact_bytes(&self) -> Option<usize> {
+        let bytes = self.numel.checked_mul(self.bits)?.div_ceil(8);
+        (bytes <= isize::MAX as usize).then_some(bytes)
     }
 
     /// The address of the element at index 0.
@@ -455,10 +468,11 @@ impl Tensor {
         self.meta.numel
     }
 
-    /// The bytes the elements take.
+    /// The bytes the elements take stored compactly (NumPy's `nbytes`: a broadcast tensor counts
+    /// every element, although its memory holds fewer).
     #[getter]
-    fn nbytes(&self) -> usize {
-        self.meta.nbytes
+    fn nbytes(&self) -> PyResult<usize> {
+        self.meta.compact_bytes().ok_or_else(|| super::error::to_pyerr(DlpackError::SpanOverflow))
     }
 
     fn __len__(&self) -> PyResult<usize> {
@@ -513,10 +527,7 @@ impl Tensor {
         use pyo3::exceptions::PyBufferError;
         use pyo3::ffi;
         let meta = &slf.get().meta;
-        if !super::consumer::host_readable(meta.device) {
-            let cpu = super::consumer::CPU;
-            return Err(super::error::ExchangeError::DeviceUnavailable { requested: cpu, found: meta.device }.into());
-        }
+        super::consumer::wait_for_host(meta.device)?;
         let format = buffer_format(meta.dtype)
             .ok_or_else(|| PyBufferError::new_err(format!("data type {} has no buffer format", meta.dtype)))?;
         if flags & ffi::PyBUF_WRITABLE != 0 && meta.read_only {

@@ -1,0 +1,195 @@
+"""Reproducers of memory-safety holes, each a test that failed before its fix: copies of broadcast
+and overlapping tensors sized by the memory they span, the borrow registry fooled by device labels,
+read-only memory written through an exchange table, PyTorch's negation bit on real dtypes, and a
+view's storage freed by Python code run during the call."""
+
+import ctypes
+import gc
+import weakref
+
+import numpy as np
+import pytest
+from conftest import DLTensor, Returns, ManagedVersioned, READ_ONLY, capsule_info
+
+import dlspan
+
+
+def test_copies_of_broadcast_tensors_hold_every_element():
+    a = np.broadcast_to(np.arange(4.0), (1_000_000, 4))
+    t = dlspan.from_dlpack(a, copy=True)
+    assert t.nbytes == a.nbytes == 32_000_000
+    np.testing.assert_array_equal(np.from_dlpack(t), a)
+    shared = dlspan.from_dlpack(a)
+    assert shared.nbytes == a.nbytes, "NumPy's nbytes: every element counts"
+    for copy in (np.from_dlpack(shared, copy=True), np.asarray(dlspan.from_dlpack(shared, copy=True))):
+        assert copy.shape == a.shape
+        np.testing.assert_array_equal(copy, a)
+    capsule = shared.__dlpack__(max_version=(1, 3), copy=True)
+    assert capsule_info(capsule)["strides"] == [4, 1]
+
+
+def test_copies_of_overlapping_and_reversed_tensors():
+    base = np.arange(12.0)
+    overlapping = np.lib.stride_tricks.as_strided(base, shape=(5, 4), strides=(16, 8))  # rows share elements
+    for a in (overlapping, overlapping[::-1, ::-2], np.broadcast_to(base[3:4], (3, 0, 2))):
+        np.testing.assert_array_equal(np.from_dlpack(dlspan.from_dlpack(a, copy=True)), a)
+        np.testing.assert_array_equal(np.from_dlpack(dlspan.from_dlpack(a), copy=True), a)
+
+
+def _relabelled(x, device):
+    """A capsule of `x`'s memory whose tensor says it lives on `device`."""
+    capsule = x.__dlpack__(max_version=(1, 3))
+    pointer = ctypes.pythonapi.PyCapsule_GetPointer(capsule, b"dltensor_versioned")
+    managed = ManagedVersioned.from_address(pointer)
+    managed.dl_tensor.device_type, managed.dl_tensor.device_id = device
+    return Returns(capsule, device=device)
+
+
+def test_device_labels_do_not_hide_overlaps():
+    x = dlspan.from_dlpack(np.arange(4.0))
+    with pytest.raises(ValueError) as err:
+        dlspan.add(x, x, _relabelled(x, (1, 1)))  # host memory, device id 1
+    assert err.value.kind == "BorrowConflict"
+    np.testing.assert_array_equal(np.from_dlpack(x), [0, 1, 2, 3])
+
+
+@pytest.mark.parametrize("device", [(3, 0), (13, 0)], ids=["cuda_host", "cuda_managed"])
+def test_pinned_and_managed_memory_is_read_only_after_the_device(device):
+    # The package is built without feature `cuda`: it cannot wait for the device's work on such
+    # memory, so it does not read it on the host (rule Y16).
+    x = dlspan.from_dlpack(np.arange(4.0))
+    host_view = [lambda: dlspan.sum(_relabelled(x, device))] if device == (3, 0) else []  # pinned: a host view
+    for attempt in host_view + [
+        lambda: dlspan.from_dlpack(_relabelled(x, device), copy=True),
+        lambda: np.from_dlpack(dlspan.from_dlpack(_relabelled(x, device)), copy=True),
+        lambda: memoryview(dlspan.from_dlpack(_relabelled(x, device))),
+    ]:
+        with pytest.raises(BufferError) as err:
+            attempt()
+        assert err.value.kind == "HostAccessUnordered"
+
+
+# A producer with a DLPack C exchange table (not PyTorch's) over read-only memory: `bytes`.
+_FILL = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(DLTensor))
+_MANAGED = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class _Table(ctypes.Structure):
+    _fields_ = [
+        ("major", ctypes.c_uint32),
+        ("minor", ctypes.c_uint32),
+        ("prev_api", ctypes.c_void_p),
+        ("managed_tensor_allocator", ctypes.c_void_p),
+        ("managed_tensor_from_py_object_no_sync", ctypes.c_void_p),
+        ("managed_tensor_to_py_object_no_sync", ctypes.c_void_p),
+        ("dltensor_from_py_object_no_sync", ctypes.c_void_p),
+        ("current_work_stream", ctypes.c_void_p),
+    ]
+
+
+def _read_only_producer(with_managed):
+    """A class whose objects hold a `bytes` of float64 values, read through an exchange table."""
+    live = {}  # what the C side points into, kept alive until the deleter runs
+    deleted = []
+
+    def describe(obj, out):
+        values = np.frombuffer(obj.data, np.float64)
+        shape = (ctypes.c_int64 * 1)(values.size)
+        strides = (ctypes.c_int64 * 1)(1)
+        out.data, out.device_type, out.device_id, out.ndim = values.ctypes.data, 1, 0, 1
+        out.code, out.bits, out.lanes = 2, 64, 1
+        out.shape, out.strides, out.byte_offset = shape, strides, 0
+        return shape, strides
+
+    @_FILL
+    def fill(obj, out):
+        # The arrays stay valid while the object lives (the exchange API's promise).
+        obj = ctypes.cast(obj, ctypes.py_object).value
+        obj.dims = describe(obj, out.contents)
+        return 0
+
+    @_DELETER
+    def delete(managed):
+        deleted.append(managed)
+        live.pop(managed)
+
+    @_MANAGED
+    def managed_from(obj, out):
+        managed = ManagedVersioned(major=1, minor=3, deleter=ctypes.cast(delete, ctypes.c_void_p), flags=READ_ONLY)
+        dims = describe(ctypes.cast(obj, ctypes.py_object).value, managed.dl_tensor)
+        address = ctypes.addressof(managed)
+        live[address] = (managed, dims)
+        out[0] = address
+        return 0
+
+    table = _Table(major=1, minor=3)
+    table.dltensor_from_py_object_no_sync = ctypes.cast(fill, ctypes.c_void_p)
+    if with_managed:
+        table.managed_tensor_from_py_object_no_sync = ctypes.cast(managed_from, ctypes.c_void_p)
+    new_capsule = ctypes.pythonapi.PyCapsule_New
+    new_capsule.restype, new_capsule.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    capsule = new_capsule(ctypes.addressof(table), b"dlpack_exchange_api", None)
+
+    class ReadOnly:
+        __dlpack_c_exchange_api__ = capsule
+        _keep = (table, fill, managed_from, delete)
+
+        def __init__(self, values):
+            self.data = np.asarray(values, np.float64).tobytes()
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+        def __dlpack__(self, **kwargs):
+            view = np.frombuffer(self.data, np.float64)
+            return view.__dlpack__(**kwargs)
+
+    return ReadOnly, deleted
+
+
+@pytest.mark.parametrize("with_managed", [True, False], ids=["managed path", "no managed path"])
+def test_exchange_tables_of_other_producers_keep_read_only(with_managed):
+    ReadOnly, deleted = _read_only_producer(with_managed)
+    x = ReadOnly([1.0, 2.0, 3.0])
+    before = x.data
+    assert dlspan.sum(x) == 6.0, "shared views read through the table"
+    with pytest.raises(ValueError) as err:
+        dlspan.scale_(x, 2.0)
+    assert err.value.kind == "ReadOnly"
+    assert x.data == before == np.array([1.0, 2.0, 3.0]).tobytes(), "immutable bytes stay unwritten"
+    if with_managed:
+        assert len(deleted) == 1, "the managed tensor taken for the check was released once"
+
+
+def test_negation_bit_is_refused_on_real_dtypes(torch):
+    z = torch.tensor([1 + 2j, 3 - 1j, 2 + 5j])
+    imag = z.conj().imag
+    assert imag.is_neg() and not imag.is_complex()
+    with pytest.raises(BufferError) as err:
+        dlspan.sum(imag)
+    assert err.value.kind == "NegativeBit"
+    assert dlspan.sum(imag.resolve_neg()) == pytest.approx(-6.0)
+    with pytest.raises(BufferError):
+        dlspan.from_dlpack(imag)
+    for dtype in (torch.float32, torch.int64, torch.int8):
+        with pytest.raises(BufferError):
+            dlspan.sum(torch._neg_view(torch.ones(3, dtype=dtype)))
+
+
+def test_storage_outlives_set_during_the_call(torch):
+    a = np.arange(4.0)
+    alive = weakref.ref(a)
+    t = torch.from_numpy(a)
+    del a
+    seen = []
+
+    def callback():
+        t.set_(torch.zeros(2, dtype=torch.float64))  # the tensor now points at other memory
+        gc.collect()
+        seen.append(alive() is not None)
+
+    assert dlspan._sum_during(t, callback) == 6.0, "the view reads the memory it was given"
+    assert seen == [True], "the old storage stayed alive while the view did"
+    gc.collect()
+    assert alive() is None, "and was released with the argument"
