@@ -141,6 +141,17 @@ impl fmt::Display for Bool {
     }
 }
 
+/// Makes the bytes of elements of `T` valid values of `T` where `T` needs its bytes checked
+/// ([`Validity::BoolBytes`](super::Validity::BoolBytes): every nonzero byte becomes 1, as the
+/// truth value it stands for); leaves them as they are for every other type. For bytes copied from
+/// memory that no import checked (device memory).
+#[cfg(feature = "cuda")]
+pub(crate) fn make_valid<T: DlElement>(bytes: &mut [u8]) {
+    if const { T::VALIDITY.needs_check() } {
+        bytes.iter_mut().for_each(|byte| *byte = u8::from(*byte != 0));
+    }
+}
+
 // SAFETY: `#[repr(transparent)]` over `u8`: one byte, every bit pattern valid, no interior
 // mutability; `kDLBool` is one byte per element.
 unsafe impl DlElement for Bool {

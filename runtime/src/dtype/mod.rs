@@ -54,6 +54,8 @@ mod numeric;
 mod vector;
 
 pub use boolean::Bool;
+#[cfg(feature = "cuda")]
+pub(crate) use boolean::make_valid;
 pub use cast::cast;
 pub use dispatch::{
     ElementVisitor, MAX_DISPATCH_RANK, NumericVisitor, RankVisitor, TensorVisitor, dispatch, dispatch_element,
