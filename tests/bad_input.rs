@@ -378,3 +378,102 @@ fn empty_relaxed_views_carry_no_offset() {
     let view = unsafe { to_host_mdspan::<i32, 1, LayoutStrideRelaxed>(&tensor) }.unwrap();
     assert_eq!((view.offset(), view.into_layout::<LayoutStride>().unwrap().data_handle()), (0, values.as_ptr()));
 }
+
+/// A `kDLBool` tensor of rank 1 over `bytes`: what NumPy exports for
+/// `np.array(bytes, np.uint8).view(np.bool_)`.
+fn bool_bytes(bytes: &[u8], shape: &[i64], strides: &[i64]) -> Crafted {
+    let mut t = Crafted::cpu(bytes.as_ptr(), shape, Some(strides));
+    t.dtype = bool::DTYPE;
+    t
+}
+
+#[test]
+fn rule_i18_bool_views_check_every_byte() {
+    // NumPy bool arrays can hold any byte; a Rust `bool` holding 2 is undefined behaviour.
+    let numpy = [2u8, 1, 0, 255];
+    let mut t = bool_bytes(&numpy, &[4], &[1]);
+    assert_eq!(host::<bool, 1, LayoutRight>(&mut t), Err(DlpackError::InvalidBool { found: 2 }));
+    assert_eq!(host_mut::<bool, 1, LayoutStride>(&mut t), Err(DlpackError::InvalidBool { found: 2 }));
+    // The ordered path (a legacy producer's null strides) checks too.
+    t.strides = None;
+    assert_eq!(
+        with::<bool, 1, LayoutRight>(&mut t, ImportOptions::legacy()),
+        Err(DlpackError::InvalidBool { found: 2 })
+    );
+    // `Bool` takes every byte, without reading any.
+    let mut t = bool_bytes(&numpy, &[4], &[1]);
+    let tensor = t.tensor();
+    // SAFETY: the tensor describes `numpy`, alive and unwritten while the view lives.
+    let view = unsafe { to_host_mdspan::<dtype::Bool, 1, LayoutRight>(&tensor) }.unwrap();
+    assert_eq!(view.iter().map(|b| b.get()).collect::<Vec<_>>(), [true, true, false, true]);
+    assert_eq!(view.iter().map(|b| b.to_bits()).collect::<Vec<_>>(), numpy);
+    // The first byte that is neither 0 nor 1, in memory order.
+    let mut t = bool_bytes(&[1, 0, 1, 7, 9], &[5], &[1]);
+    assert_eq!(host::<bool, 1, LayoutRight>(&mut t), Err(DlpackError::InvalidBool { found: 7 }));
+    let mut t = bool_bytes(&[1, 0, 1, 0], &[2, 2], &[2, 1]);
+    assert_eq!(host::<bool, 2, LayoutRight>(&mut t), Ok(()));
+}
+
+#[test]
+fn rule_i18_only_reached_elements_are_read() {
+    // Gaps between strided elements may hold anything (a bool column of a record, say).
+    let gaps = [1u8, 9, 0, 9, 1, 9];
+    let mut t = bool_bytes(&gaps, &[3], &[2]);
+    assert_eq!(host::<bool, 1, LayoutStride>(&mut t), Ok(()));
+    let mut t = bool_bytes(&gaps, &[3], &[1]);
+    assert_eq!(host::<bool, 1, LayoutStride>(&mut t), Err(DlpackError::InvalidBool { found: 9 }));
+    // Reversed (negative stride, the offset at the last byte) and transposed views: each element
+    // once, the gaps never.
+    let mut t = bool_bytes(&gaps, &[3], &[-2]);
+    t.byte_offset = 4;
+    assert_eq!(host::<bool, 1, LayoutStrideRelaxed>(&mut t), Ok(()));
+    let grid = [1u8, 0, 5, 0, 1, 5];
+    let mut t = bool_bytes(&grid, &[2, 2], &[1, 3]); // column-major 2x2 in rows of 3
+    assert_eq!(host::<bool, 2, LayoutStride>(&mut t), Ok(()));
+    let mut t = bool_bytes(&grid, &[2, 3], &[1, 2]);
+    assert_eq!(host::<bool, 2, LayoutStride>(&mut t), Err(DlpackError::InvalidBool { found: 5 }));
+    // Broadcast: one byte seen through a zero stride.
+    let one = [1u8, 3];
+    let mut t = bool_bytes(&one, &[1000, 4], &[0, 0]);
+    assert_eq!(host::<bool, 2, LayoutStrideRelaxed>(&mut t), Ok(()));
+    t.byte_offset = 1;
+    assert_eq!(host::<bool, 2, LayoutStrideRelaxed>(&mut t), Err(DlpackError::InvalidBool { found: 3 }));
+    // A long run, with one bad byte near its end (the check reads in chunks).
+    let mut long = vec![1u8; 100_000];
+    long[99_998] = 0x80;
+    let mut t = bool_bytes(&long, &[100, 1000], &[1000, 1]);
+    assert_eq!(host::<bool, 2, LayoutRight>(&mut t), Err(DlpackError::InvalidBool { found: 0x80 }));
+    let mut t = bool_bytes(&long, &[99_998], &[1]);
+    assert_eq!(host::<bool, 1, LayoutRight>(&mut t), Ok(()));
+}
+
+#[test]
+fn rule_i18_is_the_last_rule_and_reads_only_host_memory() {
+    let bad = [2u8; 8];
+    // A tensor that breaks another rule reports that rule: its elements are never read.
+    let mut t = bool_bytes(&bad, &[2, 3], &[1, 2]);
+    assert!(matches!(host::<bool, 2, LayoutRight>(&mut t), Err(DlpackError::StridesIncompatible { .. })));
+    let mut t = bool_bytes(&bad, &[2, 3], &[3, 1]);
+    t.ndim = 1;
+    assert!(matches!(host::<bool, 2, LayoutRight>(&mut t), Err(DlpackError::RankMismatch { .. })));
+    // No elements: nothing to read, whatever the data pointer.
+    let mut t = bool_bytes(&bad, &[0, 3], &[3, 1]);
+    assert_eq!(host::<bool, 2, LayoutRight>(&mut t), Ok(()));
+    let mut t = bool_bytes(&bad, &[4, 0], &[1, 1]);
+    t.data = std::ptr::null_mut();
+    assert_eq!(host_mut::<bool, 2, LayoutStride>(&mut t), Ok(()));
+    // Managed memory is read on the host: checked. Device memory is never read on the host (a
+    // device address is not even dereferenceable here): not checked.
+    let mut t = bool_bytes(&bad, &[8], &[1]);
+    t.device = DLDevice { device_type: DLDeviceType::kDLCUDAManaged, device_id: 0 };
+    let tensor = t.tensor();
+    // SAFETY: `bad` stands in for managed memory, alive and unwritten while the view lives.
+    let managed = unsafe { to_managed_mdspan::<bool, 1, LayoutRight>(&tensor) };
+    assert_eq!(managed.map(|_| ()), Err(DlpackError::InvalidBool { found: 2 }));
+    t.device = DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: 0 };
+    t.data = 0x7f00_0000_0000usize as *mut std::ffi::c_void;
+    let tensor = t.tensor();
+    // SAFETY: a device view is never read on the host; the metadata arrays are alive.
+    let device = unsafe { to_device_mdspan::<bool, 1, LayoutRight>(&tensor) };
+    assert_eq!(device.map(|d| d.extent(0)), Ok(8));
+}

@@ -11,8 +11,8 @@
 mod cuda_support;
 
 use cuda_support::{
-    CAST_SCALARS, Case, CastInput, HostKernels, Reference, Rng, TestElement, arithmetic, bytes, cast, cxx_or_skip,
-    movement,
+    BoolBytes2, CAST_SCALARS, Case, CastInput, HostKernels, Reference, Rng, TestElement, arithmetic, bytes, cast,
+    cxx_or_skip, movement,
 };
 use dlspan::DlElement;
 use dlspan::cuda::{IndexWidth, KernelKind, ModuleKey, Operand, Shape, plan};
@@ -284,4 +284,28 @@ fn cast_kernels_match_the_cpu_cast_on_boundary_inputs() {
         for_each_cast_scalar!(Out => casts += check_cast::<Out, In>(&kernels, &inputs, &mut rng));
     });
     println!("cast kernels: {} pairs, {casts} conversions bit for bit with dlspan::dtype::cast", modules.len());
+}
+
+/// `kDLBool` elements may hold any byte (NumPy's `view(np.bool_)`, a `Bool`), and `bool` and `Bool`
+/// share their kernels: every kernel reads a nonzero byte as `true`, and copies and casts write 0
+/// or 1, so an output that Rust reads as `bool` (a host copy, managed memory) never holds another
+/// byte. Copies of any bytes, at every shape; casts of every byte to every scalar type.
+#[test]
+fn bool_bytes_are_read_as_truth_values_and_written_as_0_or_1() {
+    let Some(cxx) = cxx_or_skip() else { return };
+    let copies = [key::<Bool, Bool>(KernelKind::Copy), key::<BoolBytes2, BoolBytes2>(KernelKind::Copy)];
+    let mut modules: Vec<(ModuleKey, Vec<Shape>)> = copies.iter().map(|key| (*key, key.shapes())).collect();
+    for_each_cast_scalar!(Out => modules.push((key::<Out, Bool>(KernelKind::Cast), vec![Shape::Flat { vector: 1 }])));
+    let kernels = HostKernels::build_shapes(&cxx, &scratch("cuda-host-logic-bool"), &modules);
+    let mut coverage = Coverage::default();
+    let truth = |a: Option<Bool>, _, _, _| Bool::new(a.expect("copy has an input").get());
+    cases::<Bool, Bool>(&kernels, &copies[0], 31, 96, &mut coverage, &truth, Bool::any);
+    let lanes = |a: Option<BoolBytes2>, _, _, _| BoolBytes2(a.expect("copy has an input").0.map(|b| u8::from(b != 0)));
+    cases::<BoolBytes2, BoolBytes2>(&kernels, &copies[1], 32, 48, &mut coverage, &lanes, BoolBytes2::any);
+    assert!(coverage.0.iter().any(|shape| shape.starts_with("Tiled")), "no copy was tiled: {:?}", coverage.0);
+    let mut rng = Rng::new(9);
+    let inputs = Bool::boundary_inputs();
+    let mut casts = check_cast::<Bool, Bool>(&kernels, &inputs, &mut rng);
+    for_each_cast_scalar!(Out => casts += check_cast::<Out, Bool>(&kernels, &inputs, &mut rng));
+    assert_eq!(casts, 256 * (CAST_SCALARS + 1));
 }

@@ -7,6 +7,7 @@ use dlspan::dtype::*;
 use dlspan::ffi::{DLDataType, DLDataTypeCode as Code};
 use dlspan::half::{bf16, f16};
 use dlspan::num_complex::Complex;
+use std::hash::BuildHasher;
 use std::mem::{align_of, size_of};
 
 /// `(code, bits, lanes)` of `T`.
@@ -19,6 +20,7 @@ fn dt<T: DlElement>() -> (u8, u8, u16) {
 #[test]
 fn scalars() {
     assert_eq!(dt::<bool>(), (6, 8, 1));
+    assert_eq!(dt::<Bool>(), (6, 8, 1));
     assert_eq!(dt::<i8>(), (0, 8, 1));
     assert_eq!(dt::<i16>(), (0, 16, 1));
     assert_eq!(dt::<i32>(), (0, 32, 1));
@@ -223,6 +225,124 @@ fn derived_types() {
     assert_eq!(dt::<Fp6Quad>(), (15, 6, 4));
     assert_eq!(dt::<TwoPaddedFp4>(), (17, 4, 2));
     assert!(is_padded_subbyte::<TwoPaddedFp4>());
+}
+
+/// A newtype and lanes of `bool`, a newtype of one of them, and lanes of `bool` beside `Bool`.
+#[derive(Clone, Copy, DlElement)]
+#[repr(transparent)]
+struct Truth(bool);
+
+#[derive(Clone, Copy, DlElement)]
+#[repr(C)]
+struct Truths {
+    a: bool,
+    b: Truth,
+}
+
+#[derive(Clone, Copy, DlElement)]
+#[repr(transparent)]
+struct Wrapped(Truths);
+
+#[derive(Clone, Copy, DlElement)]
+#[repr(C)]
+struct Mixed(Bool, bool);
+
+#[derive(Clone, Copy, DlElement)]
+#[repr(C)]
+struct Bools(Bool, Bool);
+
+#[derive(Clone, Copy, DlElement)]
+#[dl(code = kDLBool, bits = 8)]
+#[repr(transparent)]
+struct Flag(u8);
+
+#[test]
+fn validity_of_every_element_type() {
+    // Only `bool` (and what is made of it) needs its bytes checked; every other built-in type is
+    // valid for every bit pattern. `#[derive(DlElement)]` forwards the fields' validity.
+    assert_eq!(bool::VALIDITY, Validity::BoolBytes);
+    macro_rules! any_bits {
+        ($($t:ty),* $(,)?) => {$( assert_eq!(<$t>::VALIDITY, Validity::AnyBits, "{}", stringify!($t)); )*};
+    }
+    any_bits!(
+        Bool,
+        i8,
+        i16,
+        i32,
+        i64,
+        i128,
+        u8,
+        u16,
+        u32,
+        u64,
+        u128,
+        f16,
+        bf16,
+        f32,
+        f64,
+        Complex<f16>,
+        Complex<f32>,
+        Complex<f64>,
+        Float8E3m4,
+        Float8E4m3,
+        Float8E4m3b11fnuz,
+        Float8E4m3fn,
+        Float8E4m3fnuz,
+        Float8E5m2,
+        Float8E5m2fnuz,
+        Float8E8m0fnu,
+        Float6E2m3fn,
+        Float6E3m2fn,
+        Float4E2m1fn,
+        Float4E2m1fnX2,
+        Float4E2m1fnX4,
+        Float6E2m3fnX2,
+        Float6E2m3fnX4,
+        Float6E3m2fnX2,
+        Float6E3m2fnX4,
+        I8x2,
+        U8x4,
+        F32x4,
+        F64x4,
+        Bf16x2,
+        Float8E4m3fnX4,
+        Float8E8m0fnuX2,
+    );
+    assert_eq!(Truth::VALIDITY, Validity::BoolBytes);
+    assert_eq!((Truths::VALIDITY, dt::<Truths>()), (Validity::BoolBytes, (6, 8, 2)));
+    assert_eq!(Wrapped::VALIDITY, Validity::BoolBytes);
+    assert_eq!(Mixed::VALIDITY, Validity::BoolBytes);
+    assert_eq!(Bools::VALIDITY, Validity::AnyBits);
+    assert_eq!(Flag::VALIDITY, Validity::AnyBits);
+    assert_eq!(
+        (Meters::VALIDITY, Rgb::VALIDITY, Pair::VALIDITY),
+        (Validity::AnyBits, Validity::AnyBits, Validity::AnyBits)
+    );
+}
+
+#[test]
+fn bool_reads_any_byte_as_c_and_numpy_do() {
+    let two = Bool::from_bits(2);
+    assert!(two.get() && !Bool::FALSE.get());
+    assert_eq!((two, two.to_bits()), (Bool::TRUE, 2));
+    assert_ne!(two, Bool::FALSE);
+    assert_eq!((Bool::new(true), Bool::from(false), bool::from(two)), (Bool::TRUE, Bool::FALSE, true));
+    assert_eq!(
+        (format!("{two}"), format!("{two:?}"), format!("{:?}", Bool::default())),
+        ("true".into(), "true".into(), "false".into())
+    );
+    // Equal values hash alike.
+    let state = std::hash::RandomState::new();
+    assert_eq!(state.hash_one(two), state.hash_one(Bool::TRUE));
+    // Arithmetic (or, and) and casts into `Bool` write 0 and 1; casts out read nonzero as true.
+    assert_eq!((two.add(Bool::FALSE).to_bits(), two.mul(Bool::from_bits(255)).to_bits()), (1, 1));
+    assert_eq!((Bool::ZERO, Bool::ONE, two.to_acc()), (Bool::FALSE, Bool::TRUE, 1i64));
+    assert_eq!(cast::<Bool, Bool>(two).to_bits(), 1);
+    assert_eq!(cast::<i32, Bool>(-4).to_bits(), 1);
+    assert_eq!(cast::<f32, Bool>(f32::NAN), Bool::TRUE);
+    assert_eq!((cast::<Bool, f32>(two), cast::<Bool, u8>(two), cast::<Bool, bool>(two)), (1.0, 1, true));
+    assert_eq!(cast::<Bool, Float8E4m3fn>(Bool::from_bits(128)).to_f32(), 1.0);
+    assert_eq!(cast::<bool, Bool>(true).to_bits(), 1);
 }
 
 /// Decodes all 256 bit patterns and checks the format's special values and ordering.

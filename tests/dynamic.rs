@@ -127,6 +127,7 @@ fn generic_add_scale_and_sum_serve_every_scalar_dtype() {
     }
     each!(
         bool,
+        Bool,
         i8,
         i16,
         i32,
@@ -440,4 +441,89 @@ fn padding_decides_the_size_of_sub_byte_vectors() {
     assert_eq!((packed.element_bits(), packed.byte_range().len()), (8, 4));
     assert_eq!((padded.element_bits(), padded.byte_range().len()), (16, 8));
     assert!(packed.typed::<Float4E2m1fnX2, 1, LayoutRight>().is_ok());
+}
+
+/// An opaque boolean, as safe Rust may declare one: any byte goes in, and exports say `kDLBool`.
+#[derive(Clone, Copy, DlElement)]
+#[dl(code = kDLBool, bits = 8)]
+#[repr(transparent)]
+struct Flag(u8);
+
+/// A newtype of `bool`: the derive forwards `bool`'s validity, so its imports check alike.
+#[derive(Clone, Copy, Debug, PartialEq, DlElement)]
+#[repr(transparent)]
+struct Truth(bool);
+
+/// Two lanes of `bool` (`kDLBool` x2), and opaque storage of the same data type.
+#[derive(Clone, Copy, Debug, PartialEq, DlElement)]
+#[repr(C)]
+struct TruthPair {
+    a: bool,
+    b: bool,
+}
+
+#[derive(Clone, Copy, DlElement)]
+#[dl(code = kDLBool, bits = 8, lanes = 2)]
+#[repr(transparent)]
+struct FlagPair([u8; 2]);
+
+#[test]
+fn rule_i18_safe_exports_of_any_byte_are_checked_as_bool() {
+    // Safe code exports byte 2 as `kDLBool` and views it back: `bool` is refused at every door,
+    // `Bool` reads it as `true`.
+    let mut tensor = ManagedTensor::from_owner(vec![Flag(1), Flag(2), Flag(0)], [3]).unwrap();
+    assert_eq!(tensor.dtype(), bool::DTYPE);
+    let invalid = Err(DlpackError::InvalidBool { found: 2 });
+    let dynamic = tensor.view_as::<DynMdspan>().unwrap();
+    assert_eq!(dynamic.typed::<bool, 1, LayoutRight>().map(|_| ()), invalid);
+    assert_eq!(dynamic.typed::<Truth, 1, LayoutStrideRelaxed>().map(|_| ()), invalid);
+    let flags = dynamic.typed::<Bool, 1, LayoutRight>().unwrap();
+    assert_eq!(flags.to_vec(), [Bool::TRUE, Bool::TRUE, Bool::FALSE]);
+    assert_eq!(flags[[1]].to_bits(), 2);
+    assert_eq!(tensor.view::<bool, 1, LayoutRight>().map(|_| ()), invalid);
+    assert_eq!(tensor.view::<Truth, 1, LayoutStride>().map(|_| ()), invalid);
+    assert_eq!(tensor.view_mut::<bool, 1, LayoutRight>().map(|_| ()), invalid);
+    assert_eq!(tensor.view_mut_as::<HostMdspanMut<'_, Truth, 1>>().map(|_| ()), invalid);
+    {
+        let mut dynamic = tensor.view_mut_as::<DynMdspanMut>().unwrap();
+        assert_eq!(dynamic.typed_mut::<bool, 1, LayoutRight>().map(|_| ()), invalid);
+        // Written through `Bool`, the byte becomes 1, and `bool` views are then valid.
+        dynamic.typed_mut::<Bool, 1, LayoutRight>().unwrap()[[1]] = Bool::TRUE;
+    }
+    assert_eq!(tensor.view::<Truth, 1, LayoutRight>().unwrap().to_vec(), [Truth(true), Truth(true), Truth(false)]);
+    assert_eq!(tensor.view_mut::<bool, 1, LayoutRight>().unwrap().to_vec(), [true, true, false]);
+    // Lanes of `bool` check every byte of every element.
+    let pairs = ManagedTensor::from_owner(vec![FlagPair([1, 0]), FlagPair([0, 3])], [2]).unwrap();
+    assert_eq!(pairs.view::<TruthPair, 1, LayoutRight>().map(|_| ()), Err(DlpackError::InvalidBool { found: 3 }));
+    let pairs = ManagedTensor::from_owner(vec![FlagPair([1, 0]), FlagPair([0, 1])], [2]).unwrap();
+    let view = pairs.view::<TruthPair, 1, LayoutRight>().unwrap();
+    assert_eq!(view[[1]], TruthPair { a: false, b: true });
+}
+
+#[test]
+fn rule_n4_kdlbool_dispatches_to_bool_and_sums_as_numpy() {
+    // `np.array([2, 1, 0, 255], np.uint8).view(np.bool_)`: NumPy sums it to 3 and `|` gives
+    // [True, True, False, True].
+    let numpy = [2u8, 1, 0, 255];
+    let mut t = Crafted::cpu(numpy.as_ptr(), &[4], Some(&[1]));
+    t.dtype = bool::DTYPE;
+    let tensor = t.tensor();
+    // SAFETY: the tensor describes `numpy`, alive and unwritten while the view lives.
+    let view = unsafe { DynMdspan::<Host>::from_dltensor(&tensor) }.unwrap();
+    assert_eq!(sum(&view), Ok(Complex::new(3.0, 0.0)));
+    assert_eq!(view.typed::<bool, 1, LayoutRight>().map(|_| ()), Err(DlpackError::InvalidBool { found: 2 }));
+    let mut out = [Bool::from_bits(9); 4];
+    let mut out_view: DynMdspanMut = HostMdspanMut::<Bool, 1>::from_slice(&mut out, [4]).unwrap().into();
+    add(&view, &view, &mut out_view).unwrap();
+    scale_(&mut out_view, 3.0).unwrap();
+    assert_eq!(out.map(Bool::to_bits), [1, 1, 0, 1], "arithmetic writes 0 and 1");
+    // The dispatch names `Bool` for kDLBool.
+    struct Name;
+    impl NumericVisitor for Name {
+        type Output = &'static str;
+        fn visit<T: Numeric>(self) -> &'static str {
+            std::any::type_name::<T>()
+        }
+    }
+    assert_eq!(dispatch(bool::DTYPE, Name), Ok(std::any::type_name::<Bool>()));
 }

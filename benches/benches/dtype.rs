@@ -2,11 +2,13 @@
 //! import plus `typed()` beside the typed import of the same tensor (what a Python function taking
 //! a tensor of unknown dtype pays over one of known dtype); FP8 encoding and decoding beside the
 //! `half` crate's `f16` conversions (the established narrow-float conversions on this machine); the
-//! cast copy between views beside a hand-written conversion loop over the same slices.
+//! cast copy between views beside a hand-written conversion loop over the same slices; the import of
+//! a million `kDLBool` elements as `bool` (every byte checked, rule I18) beside `Bool` and `u8`
+//! (nothing read), contiguous and strided.
 #![allow(missing_docs)] // criterion's macros generate undocumented items
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use dlspan::dtype::{Float8E4m3fn, Float8E5m2, cast};
+use dlspan::dtype::{Bool, Float8E4m3fn, Float8E5m2, cast};
 use dlspan::ffi::{DLDevice, DLDeviceType, DLTensor};
 use dlspan::half::f16;
 use dlspan::*;
@@ -50,6 +52,73 @@ fn imports(c: &mut Criterion) {
             let view = unsafe { DynMdspan::<Host>::from_dltensor(black_box(&t)) }.unwrap();
             let typed = view.typed::<f32, 2, LayoutStride>().unwrap();
             typed.data_handle() as usize ^ typed.extent(1)
+        })
+    });
+    group.finish();
+}
+
+/// A 1024 x 1024 byte tensor (`dtype`), or every other column of it (`strided`).
+fn byte_tensor(data: &mut [u8], shape: &mut [i64; 2], strides: &mut [i64; 2], dtype: bool) -> DLTensor {
+    DLTensor {
+        data: data.as_mut_ptr().cast(),
+        device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
+        ndim: 2,
+        dtype: if dtype { bool::DTYPE } else { u8::DTYPE },
+        shape: shape.as_mut_ptr(),
+        strides: strides.as_mut_ptr(),
+        byte_offset: 0,
+    }
+}
+
+/// The import of a million booleans: `bool` reads every byte (the only type that does), `Bool` and
+/// `u8` read none; the strided case reads half of them, element by element.
+fn bool_imports(c: &mut Criterion) {
+    const SIDE: usize = 1024;
+    let mut data: Vec<u8> = (0..SIDE * SIDE).map(|i| u8::from(i % 3 == 0)).collect();
+    let (mut shape, mut strides) = ([SIDE as i64; 2], [SIDE as i64, 1]);
+    let bools = byte_tensor(&mut data, &mut shape, &mut strides, true);
+    let bytes = byte_tensor(&mut data, &mut shape, &mut strides, false);
+    let mut group = c.benchmark_group("dtype/import_bool_1m");
+    group.throughput(Throughput::Elements((SIDE * SIDE) as u64));
+    group.bench_function("bool_checked", |b| {
+        b.iter(|| {
+            // SAFETY: the tensor describes `data`, alive and unwritten.
+            let view = unsafe { to_host_mdspan::<bool, 2, LayoutRight>(black_box(&bools)) }.unwrap();
+            view.data_handle() as usize ^ view.extent(1)
+        })
+    });
+    group.bench_function("Bool", |b| {
+        b.iter(|| {
+            // SAFETY: as above.
+            let view = unsafe { to_host_mdspan::<Bool, 2, LayoutRight>(black_box(&bools)) }.unwrap();
+            view.data_handle() as usize ^ view.extent(1)
+        })
+    });
+    group.bench_function("u8", |b| {
+        b.iter(|| {
+            // SAFETY: as above.
+            let view = unsafe { to_host_mdspan::<u8, 2, LayoutRight>(black_box(&bytes)) }.unwrap();
+            view.data_handle() as usize ^ view.extent(1)
+        })
+    });
+    group.finish();
+
+    let (mut shape, mut strides) = ([SIDE as i64, SIDE as i64 / 2], [SIDE as i64, 2]);
+    let columns = byte_tensor(&mut data, &mut shape, &mut strides, true);
+    let mut group = c.benchmark_group("dtype/import_bool_strided_512k");
+    group.throughput(Throughput::Elements((SIDE * SIDE / 2) as u64));
+    group.bench_function("bool_checked", |b| {
+        b.iter(|| {
+            // SAFETY: the tensor describes every other byte of `data`, alive and unwritten.
+            let view = unsafe { to_host_mdspan::<bool, 2, LayoutStride>(black_box(&columns)) }.unwrap();
+            view.data_handle() as usize ^ view.extent(1)
+        })
+    });
+    group.bench_function("Bool", |b| {
+        b.iter(|| {
+            // SAFETY: as above.
+            let view = unsafe { to_host_mdspan::<Bool, 2, LayoutStride>(black_box(&columns)) }.unwrap();
+            view.data_handle() as usize ^ view.extent(1)
         })
     });
     group.finish();
@@ -121,6 +190,6 @@ fn conversions(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
-    targets = imports, conversions
+    targets = imports, conversions, bool_imports
 }
 criterion_main!(benches);

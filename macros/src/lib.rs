@@ -19,6 +19,10 @@ use syn::{DeriveInput, parse_macro_input};
 /// - `#[dl(code = <DLDataTypeCode name or number>, bits = B, lanes = L)]`: opaque storage of a
 ///   declared data type, over fields that accept any bytes (`struct E4m3(u8)` as `kDLFloat8_e4m3fn`).
 ///
+/// The first two forms forward their fields' `DlElement::VALIDITY` (the strictest field's, for
+/// lanes), so an element made of `bool`s (`struct Flag(bool)`) is imported only after its bytes were
+/// checked, as `bool` is; `#[dl]` storage accepts every byte.
+///
 /// The generated code names the runtime crate `::dlspan` (there is no option to rename it: the
 /// `unsafe impl` is sound only because its compile-time proofs are the real crate's).
 ///

@@ -207,6 +207,8 @@ def test_dynamic_functions(torch):
         dlspan.add(a, np.zeros((2, 3)), out)
     assert err.value.kind == "DtypeMismatch"
     assert dlspan.sum(np.ones(5, bool)) == 5
+    any_bytes = np.array([2, 1, 0, 255], np.uint8).view(np.bool_)
+    assert dlspan.sum(any_bytes) == int(any_bytes.sum()) == 3, "a nonzero byte is True, as NumPy reads it"
     assert isinstance(dlspan.sum(np.ones(3, np.float16)), float)
     wrapping = np.array([2**62, 2**62], np.int64)
     assert dlspan.sum(wrapping) == int(wrapping.sum()) == -(2**63), "integers wrap as NumPy's do"

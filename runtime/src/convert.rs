@@ -81,10 +81,15 @@ pub(crate) type Parts<T, const R: usize, E, L, S> = (NonNull<T>, Mapping<R, E, L
 /// reports the first that fails. The fast path accepts only what the ordered one accepts, with the
 /// same view.
 ///
+/// Last, for element types whose [`VALIDITY`](DlElement::VALIDITY) needs a check (`bool`) in
+/// host-readable memory, every element the view reaches is read ([rule I18](crate::rules#i18));
+/// for every other type and space that branch is a constant `false`, and no element is read.
+///
 /// # Safety
 ///
 /// When `tensor.ndim == R` and `tensor.shape` / `tensor.strides` are non-null, each points to `R`
-/// readable, aligned `int64_t`.
+/// readable, aligned `int64_t`. When `T::VALIDITY` needs a check and `S` is host-accessible, the
+/// elements a valid tensor describes are readable and initialised.
 #[inline(always)]
 pub(crate) unsafe fn import<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>(
     tensor: &DLTensor,
@@ -92,11 +97,34 @@ pub(crate) unsafe fn import<T: DlElement, const R: usize, E: Extents<R>, L: Layo
     unique: bool,
 ) -> Result<Parts<T, R, E, L, S>, DlpackError> {
     // SAFETY: forwarded to the caller.
-    if let Some(parts) = unsafe { import_fast::<T, R, E, L, S>(tensor, unique) } {
-        return Ok(parts);
+    let parts = match unsafe { import_fast::<T, R, E, L, S>(tensor, unique) } {
+        Some(parts) => parts,
+        // SAFETY: forwarded to the caller.
+        None => unsafe { import_ordered::<T, R, E, L, S>(tensor, options, unique) }?,
+    };
+    if const { T::VALIDITY.needs_check() && S::HOST_ACCESSIBLE } {
+        // SAFETY: the parts are a validated view's, whose elements are readable (caller).
+        unsafe { check_values(parts.0, &parts.1) }?;
     }
+    Ok(parts)
+}
+
+/// Rule I18: every byte of every element a validated view reaches is 0 or 1, for element types of
+/// [`Validity::BoolBytes`](crate::dtype::Validity::BoolBytes) (the only check a validity asks for
+/// today).
+///
+/// # Safety
+///
+/// The parts are a validated view's, whose reached elements are readable and initialised.
+unsafe fn check_values<T: DlElement, const R: usize, E: Extents<R>, L: Layout>(
+    base: NonNull<T>,
+    mapping: &Mapping<R, E, L>,
+) -> Result<(), DlpackError> {
     // SAFETY: forwarded to the caller.
-    unsafe { import_ordered::<T, R, E, L, S>(tensor, options, unique) }
+    match unsafe { view::first_non_boolean_byte(base, mapping) } {
+        Some(found) => Err(DlpackError::InvalidBool { found }),
+        None => Ok(()),
+    }
 }
 
 /// The common case of [`import`]: a current producer's tensor in `S`'s usual device type, with
@@ -475,9 +503,11 @@ macro_rules! to_mdspan {
         ///
         /// - `tensor.shape` and `tensor.strides`, when non-null and `ndim` equals `R`, each point to
         ///   `R` readable, aligned `int64_t`;
-        #[doc = concat!("- the elements the tensor describes lie in ", $memory, ", hold valid values of `T`, and stay")]
+        #[doc = concat!("- the elements the tensor describes lie in ", $memory, ", are initialised, and stay")]
         ///   alive and unwritten for `'a` (the view borrows the `DLTensor` struct, which cannot prove
-        ///   that its data lives as long).
+        ///   that its data lives as long). Any bytes a producer stores for the tensor's dtype will
+        ///   do: element types accept every such bit pattern, and views of `bool` check theirs
+        ///   ([rule I18](crate::rules#i18)).
         #[inline]
         pub unsafe fn $name<'a, T: DlElement, const R: usize, L: Layout>(
             tensor: &'a DLTensor,

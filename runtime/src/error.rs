@@ -155,6 +155,14 @@ pub enum DlpackError {
     /// proven to: sorted by magnitude, some axis' stride does not exceed what the smaller axes reach
     /// (zero strides, overlapping axes, or a rare interleaving the sufficient test cannot prove).
     OverlappingStrides,
+    /// An element of a `bool` type holds a byte other than 0 and 1 (checked after every other rule
+    /// of the import, for memory the host reads): DLPack producers may store any byte in a
+    /// `kDLBool` element, a Rust `bool` may not hold one. View such data as
+    /// [`dtype::Bool`](crate::dtype::Bool), which reads every nonzero byte as `true`.
+    InvalidBool {
+        /// The first byte found that is neither 0 nor 1 (in memory order).
+        found: u8,
+    },
     /// The view type states an alignment ([`Aligned`](crate::Aligned)) that the first element's
     /// address does not have (checked after every import rule).
     Underaligned {
@@ -320,6 +328,11 @@ impl fmt::Display for DlpackError {
             Self::OverlappingStrides => f.write_str(
                 "strides not proven unique (an axis' stride does not exceed what the smaller axes reach), \
                  so no mutable view",
+            ),
+            Self::InvalidBool { found } => write!(
+                f,
+                "a bool element holds byte {found}, and a Rust bool is 0 or 1; view kDLBool data that may hold \
+                 other bytes as dlspan::dtype::Bool"
             ),
             Self::LengthMismatch { expected, found } => {
                 write!(f, "{found} elements given where the extents hold exactly {expected}")

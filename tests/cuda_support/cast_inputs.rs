@@ -60,6 +60,13 @@ impl CastInput for bool {
     }
 }
 
+/// Every byte: producers store any byte in a `kDLBool` element.
+impl CastInput for Bool {
+    fn boundary_inputs() -> Vec<Self> {
+        (0..=u8::MAX).map(Bool::from_bits).collect()
+    }
+}
+
 macro_rules! exhaustive_ints {
     ($($t:ty),*) => {$(
         impl CastInput for $t {

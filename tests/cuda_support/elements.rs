@@ -83,6 +83,8 @@ macro_rules! byte_elements {
     )*};
 }
 byte_elements!(
+    dlspan::dtype::Bool,
+    BoolBytes2,
     dlspan::dtype::Float8E3m4,
     dlspan::dtype::Float8E4m3,
     dlspan::dtype::Float8E4m3b11fnuz,
@@ -97,6 +99,13 @@ byte_elements!(
     dlspan::dtype::I16x2,
     dlspan::dtype::Float6E2m3fnX4
 );
+
+/// Two lanes of `kDLBool` holding any bytes (the storage a `#[repr(C)] struct { a: bool, b: bool }`
+/// shares its kernels with).
+#[derive(Clone, Copy, Debug, Default, dlspan::DlElement)]
+#[dl(code = kDLBool, bits = 8, lanes = 2)]
+#[repr(transparent)]
+pub struct BoolBytes2(pub [u8; 2]);
 
 /// Arithmetic as the kernels define it: wrapping integers, one rounding per float operation.
 pub trait Arith: TestElement {

@@ -20,7 +20,7 @@ mod host_kernels;
 
 pub use case::{Case, Reference, arithmetic, cast, movement};
 pub use cast_inputs::{CAST_SCALARS, CastInput};
-pub use elements::{Arith, TestElement};
+pub use elements::{Arith, BoolBytes2, TestElement};
 pub use host_kernels::HostKernels;
 
 use dlspan::DlElement;

@@ -29,9 +29,11 @@ fn transparent(input: &Input<'_>, krate: &Path) -> TokenStream {
     let is_element = assert_element(field, krate);
     // The `unsafe impl` below is sound because the struct is `#[repr(transparent)]` over its one
     // field (checked by the macro), so it has the field's size, layout and validity, and the field
-    // implements `DlElement` (proven by `assert_element`), whose contract therefore carries over.
+    // implements `DlElement` (proven by `assert_element`), whose contract therefore carries over:
+    // the field's `VALIDITY` is forwarded, so a newtype of `bool` is checked on import as `bool` is.
     let value = quote!(<#field as #krate::DlElement>::DTYPE);
-    with_proofs(ident, krate, &is_element, &value)
+    let validity = quote!(<#field as #krate::DlElement>::VALIDITY);
+    with_proofs(ident, krate, &is_element, &value, Some(&validity))
 }
 
 /// `#[repr(C)]` struct of N fields of one element type: N times the lanes of that type.
@@ -66,10 +68,13 @@ fn lanes(input: &Input<'_>, krate: &Path) -> TokenStream {
     // data type and size (`same_element`), so the fields are consecutive lanes of that type with no
     // padding between them (equal sizes, equal alignment requirement of a repr(C) field sequence) and
     // none after them (`no_padding`); the lane count fits the u16 (`lanes_fit`). Size, layout,
-    // validity and the absence of interior mutability follow from the fields' own contracts.
+    // validity and the absence of interior mutability follow from the fields' own contracts; the
+    // validity is the strictest of the fields' (`and`), so lanes of `bool` are checked on import.
     let proofs = quote!(#(#is_element)* #(#same)* #lanes_fit #no_padding);
     let value = quote!(#krate::__private::lanes_dtype(<#first as #krate::DlElement>::DTYPE, #count));
-    with_proofs(ident, krate, &proofs, &value)
+    let fields = &input.fields;
+    let validity = quote!(#krate::dtype::Validity::AnyBits #(.and(<#fields as #krate::DlElement>::VALIDITY))*);
+    with_proofs(ident, krate, &proofs, &value, Some(&validity))
 }
 
 /// `#[dl(code = ..., bits = ..., lanes = ...)]` over fields that accept any bytes.
@@ -107,30 +112,40 @@ fn explicit_dtype(input: &Input<'_>, explicit: &Explicit, krate: &Path) -> Token
     // valid value and every byte is initialised data; its size matches the declared bits and lanes
     // (`size_matches`); the byte layout of the declared data type is the user's stated intent of
     // the `#[dl]` attribute, which cannot break validity. The proofs use only `::core` and the real
-    // runtime crate (`::dlspan`, never a user-supplied path).
+    // runtime crate (`::dlspan`, never a user-supplied path). Every byte is valid: the default
+    // `VALIDITY`, `AnyBits`, holds.
     let proofs = quote!(#(#plain)* #no_padding #size_matches);
     let value = quote!(#krate::ffi::DLDataType::new(#code, #bits, #lanes));
-    with_proofs(ident, krate, &proofs, &value)
+    with_proofs(ident, krate, &proofs, &value, None)
 }
 
-/// The impl, with the proofs in a named module-level const that holds the data type: free consts
-/// are evaluated where they are defined (so a failed proof is an error even if `DTYPE` is never
-/// used), all proofs share one body (so an unmet bound on a field is reported once), and the impl
-/// only names the const (so a missing `Copy` is reported once). The proofs read the value as
-/// `__dlspan_dtype`; reading `Self::DTYPE` there would be a cycle.
-fn with_proofs(ident: &syn::Ident, krate: &Path, proofs: &TokenStream, value: &TokenStream) -> TokenStream {
+/// The impl, with the proofs in a named module-level const that holds the data type and the
+/// validity: free consts are evaluated where they are defined (so a failed proof is an error even
+/// if `DTYPE` is never used), all proofs share one body (so an unmet bound on a field is reported
+/// once), and the impl only names the const (so a missing `Copy` is reported once). The proofs read
+/// the value as `__dlspan_dtype`; reading `Self::DTYPE` there would be a cycle. `validity`, when
+/// given, is the `VALIDITY` forwarded from the fields (the default, `AnyBits`, otherwise).
+fn with_proofs(
+    ident: &syn::Ident,
+    krate: &Path,
+    proofs: &TokenStream,
+    value: &TokenStream,
+    validity: Option<&TokenStream>,
+) -> TokenStream {
     let holder = quote::format_ident!("__DLSPAN_DTYPE_OF_{}", ident);
+    let validity = validity.map_or_else(|| quote!(#krate::dtype::Validity::AnyBits), Clone::clone);
     quote! {
         #[doc(hidden)]
         #[allow(non_upper_case_globals)]
-        const #holder: #krate::ffi::DLDataType = {
+        const #holder: (#krate::ffi::DLDataType, #krate::dtype::Validity) = {
             let __dlspan_dtype: #krate::ffi::DLDataType = #value;
             #proofs
-            __dlspan_dtype
+            (__dlspan_dtype, #validity)
         };
         #[automatically_derived]
         unsafe impl #krate::DlElement for #ident {
-            const DTYPE: #krate::ffi::DLDataType = #holder;
+            const DTYPE: #krate::ffi::DLDataType = #holder.0;
+            const VALIDITY: #krate::dtype::Validity = #holder.1;
         }
     }
 }

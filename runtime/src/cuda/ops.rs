@@ -474,9 +474,11 @@ impl Stream {
         unsafe { cudarc::driver::result::memcpy_dtoh_async(&mut staged, address, self.cudarc().cu_stream()) }?;
         self.synchronize()?;
         drop(temp);
+        // Device memory is never checked on import: `bool` bytes become 0 or 1 here (rule I18).
+        crate::dtype::make_valid::<T>(&mut staged);
         for (slot, bytes) in dst.iter_mut().zip(staged.chunks_exact(size_of::<T>())) {
-            // SAFETY: `bytes` are the bytes of one element the device view held (a valid `T`),
-            // copied byte for byte.
+            // SAFETY: `bytes` are the bytes of one element the device view held, copied byte for
+            // byte, valid for `T` (any bytes, or the bytes 0 and 1 just made so).
             *slot = unsafe { bytes.as_ptr().cast::<T>().read_unaligned() };
         }
         Ok(())

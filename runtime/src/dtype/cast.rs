@@ -3,6 +3,7 @@
 //!
 //! The rules are documented on [`cast`].
 
+use super::Bool;
 use super::minifloat::*;
 use super::numeric::Numeric;
 use crate::error::DlpackError;
@@ -38,9 +39,9 @@ pub trait Castable: Copy + 'static {
 /// as `f64`, which holds every `f32`, `f16`, `bf16` and minifloat value exactly), then rounded once
 /// into the target:
 ///
-/// | from \ to | `bool` | integer | `f64`, `f32` | `f16`, `bf16` | FP8 / FP6 / FP4 |
+/// | from \ to | `bool`, [`Bool`] | integer | `f64`, `f32` | `f16`, `bf16` | FP8 / FP6 / FP4 |
 /// |---|---|---|---|---|---|
-/// | `bool` | itself | 0 or 1 | 0.0 or 1.0 | 0.0 or 1.0 | the code of 0.0 or 1.0 |
+/// | `bool`, [`Bool`] (a nonzero byte is `true`) | the truth value, as 0 or 1 | 0 or 1 | 0.0 or 1.0 | 0.0 or 1.0 | the code of 0.0 or 1.0 |
 /// | integer | `x != 0` | two's complement wrap (Rust `as`) | nearest, ties to even | nearest, ties to even, rounded once | nearest, ties to even, rounded once; the format's overflow rule |
 /// | floating point | `x != 0` (NaN is `true`) | toward zero, saturating at the type's bounds, NaN → 0 (Rust `as`) | nearest, ties to even; overflow → ±∞ | nearest, ties to even, rounded once; overflow → ±∞ | nearest, ties to even, rounded once; the format's overflow rule |
 ///
@@ -54,7 +55,9 @@ pub trait Castable: Copy + 'static {
 /// - NaN into another floating-point type becomes that type's quiet NaN with the input's sign
 ///   (`0x7E00` for `f16`, `0x7FC0` for `bf16`, `0x7FC0_0000` for `f32`, `0x7FF8_0000_0000_0000` for
 ///   `f64`, the minifloat's NaN code); a cast to the same type returns its input unchanged, bits
-///   included.
+///   included, but for [`Bool`]: every cast into `Bool` gives the byte 0 or 1, a nonzero byte in
+///   `true` out, as every cast into `bool` does (and as kernels do, which see `bool` and `Bool` as
+///   one `kDLBool`).
 /// - Complex numbers: to a real type, the real part (NumPy's `astype`); from a real type, the
 ///   imaginary part is 0; between complex types, each part; to `bool`, whether either part is
 ///   nonzero.
@@ -73,7 +76,7 @@ pub trait Castable: Copy + 'static {
 /// ```
 #[inline]
 pub fn cast<S: Numeric, D: Numeric>(value: S) -> D {
-    if TypeId::of::<S>() == TypeId::of::<D>() {
+    if TypeId::of::<S>() == TypeId::of::<D>() && TypeId::of::<S>() != TypeId::of::<Bool>() {
         // SAFETY: `S` and `D` are the same type.
         return unsafe { core::mem::transmute_copy::<S, D>(&value) };
     }
@@ -154,6 +157,19 @@ impl Castable for bool {
             Value::Float(f) => f != 0.0,
             Value::Complex(re, im) => re != 0.0 || im != 0.0,
         }
+    }
+}
+
+impl Castable for Bool {
+    #[inline]
+    fn to_value(self) -> Value {
+        // Any nonzero byte is `true`, as C and NumPy read a boolean.
+        Value::Bool(self.get())
+    }
+
+    #[inline]
+    fn from_value(value: Value) -> Self {
+        Bool::new(bool::from_value(value))
     }
 }
 

@@ -32,7 +32,7 @@
 use super::minifloat::*;
 use super::numeric::Numeric;
 use super::vector::*;
-use super::{DlElement, PlainBits, is_padded_subbyte};
+use super::{Bool, DlElement, PlainBits, is_padded_subbyte};
 use crate::error::DlpackError;
 use crate::ffi::DLDataType;
 use core::marker::PhantomData;
@@ -255,7 +255,10 @@ macro_rules! dispatch_match {
 ///
 /// The scalar types: `bool`, `int8`–`int128`, `uint8`–`uint128`, `float16`, `bfloat16`, `float32`,
 /// `float64`, `complex32`/`64`/`128`, the eight FP8 codes, both FP6 codes and FP4 (all with
-/// `lanes == 1`). For the sub-byte codes `T` is the one-value storage type
+/// `lanes == 1`). `bool` is [`Bool`], the byte-backed boolean: producers may store any byte in a
+/// `kDLBool` element, and `Bool` reads every nonzero byte as `true` where a Rust `bool` would be
+/// invalid, so generic code never needs the check that a view of `bool` makes
+/// ([rule I18](crate::rules#i18)). For the sub-byte codes `T` is the one-value storage type
 /// ([`Float4E2m1fn`] for `(17, 4, 1)`), whether the data is padded or packed, and they reach
 /// [`NumericVisitor::visit_subbyte`], where `T` is also [`PlainBits`]: padded data converts to a
 /// typed view of `T`, packed data to a packed view of `T`.
@@ -287,7 +290,7 @@ pub fn dispatch<V: NumericVisitor>(dtype: DLDataType, visitor: V) -> Result<V::O
         <Float6E3m2fn as DlElement>::DTYPE => Ok(visitor.visit_subbyte::<Float6E3m2fn>()),
         <Float4E2m1fn as DlElement>::DTYPE => Ok(visitor.visit_subbyte::<Float4E2m1fn>()),
         _ => dispatch_match!(dtype, visitor, [
-            bool, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, bf16, f32, f64,
+            Bool, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, bf16, f32, f64,
             Complex<f16>, Complex<f32>, Complex<f64>,
             Float8E3m4, Float8E4m3, Float8E4m3b11fnuz, Float8E4m3fn, Float8E4m3fnuz, Float8E5m2, Float8E5m2fnuz,
             Float8E8m0fnu,

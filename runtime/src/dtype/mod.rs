@@ -46,12 +46,16 @@
 //! assert_eq!(Float4E2m1fn::from_f32(5.0).to_f32(), 4.0); // a tie: to the even mantissa
 //! ```
 
+mod boolean;
 mod cast;
 mod dispatch;
 mod minifloat;
 mod numeric;
 mod vector;
 
+pub use boolean::Bool;
+#[cfg(feature = "cuda")]
+pub(crate) use boolean::make_valid;
 pub use cast::cast;
 pub use dispatch::{
     ElementVisitor, MAX_DISPATCH_RANK, NumericVisitor, RankVisitor, TensorVisitor, dispatch, dispatch_element,
@@ -94,8 +98,13 @@ use num_complex::Complex;
 ///    storage: one lane per byte, in the low bits). `D.lanes >= 1` and `D.bits >= 1`.
 /// 2. **Layout**: the bytes of `Self` are laid out as DLPack lays out one element of `D` on this
 ///    target (lanes consecutive, a complex number as `(re, im)`, native endianness).
-/// 3. **Validity**: every bit pattern that a conforming producer may store for one element of `D`
-///    is a valid value of `Self` (for `bool`, DLPack booleans are the bytes 0 and 1).
+/// 3. **Validity**: every bit pattern that a producer may store for one element of `D` is a valid
+///    value of `Self`, unless [`VALIDITY`](Self::VALIDITY) names a check that the import makes
+///    first; then every bit pattern that passes it is a valid value. Producers store any byte in a
+///    `kDLBool` element (NumPy's `view(np.bool_)` of any bytes, or an export of an opaque
+///    `#[dl(code = kDLBool, ...)]` type), so a type that is not valid for every byte, as `bool`,
+///    must say [`Validity::BoolBytes`], and must be valid for every element whose bytes are each 0
+///    or 1. [`Validity::AnyBits`], the default, promises that every bit pattern is valid.
 /// 4. **No interior mutability and no drop glue**: `Self` contains no `UnsafeCell` (views hand out
 ///    shared references to memory that other code, possibly foreign, also reads).
 #[diagnostic::on_unimplemented(
@@ -107,10 +116,62 @@ use num_complex::Complex;
 pub unsafe trait DlElement: Copy + Send + Sync + 'static {
     /// The DLPack data type of one element.
     const DTYPE: DLDataType;
+
+    /// Which bit patterns of foreign memory are valid values ([`DlElement`]'s safety item 3):
+    /// [`Validity::AnyBits`] unless said otherwise; [`Validity::BoolBytes`] for `bool` and the
+    /// types `#[derive(DlElement)]` builds of bools, whose host imports check every element they
+    /// reach ([rule I18](crate::rules#i18)).
+    ///
+    /// ```
+    /// use dlspan::{DlElement, dtype::{Bool, Validity}};
+    /// assert_eq!(bool::VALIDITY, Validity::BoolBytes);
+    /// assert_eq!(Bool::VALIDITY, Validity::AnyBits);
+    /// assert_eq!(f32::VALIDITY, Validity::AnyBits);
+    /// ```
+    const VALIDITY: Validity = Validity::AnyBits;
+}
+
+/// Which bit patterns of an element type are valid values: what an import of foreign memory must
+/// check before it hands out references ([`DlElement::VALIDITY`], [rule I18](crate::rules#i18)).
+///
+/// ```
+/// use dlspan::dtype::Validity;
+/// assert!(!Validity::AnyBits.needs_check());
+/// assert!(Validity::BoolBytes.needs_check());
+/// assert_eq!(Validity::AnyBits.and(Validity::BoolBytes), Validity::BoolBytes);
+/// ```
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Validity {
+    /// Every bit pattern of the element's size is a valid value: imports read no element.
+    AnyBits,
+    /// Every byte of the element must be 0 or 1 (`bool`, and types made of `bool`s): imports of
+    /// host-readable memory check every element they reach, and refuse any other byte with
+    /// [`DlpackError::InvalidBool`](crate::DlpackError::InvalidBool).
+    BoolBytes,
+}
+
+impl Validity {
+    /// Whether an import must read the elements before it hands out references to them.
+    #[inline]
+    pub const fn needs_check(self) -> bool {
+        !matches!(self, Self::AnyBits)
+    }
+
+    /// The validity of an element made of parts of validity `self` and `other` (the lanes of one
+    /// element): the stricter of the two.
+    #[inline]
+    pub const fn and(self, other: Self) -> Self {
+        match (self, other) {
+            (Self::AnyBits, Self::AnyBits) => Self::AnyBits,
+            _ => Self::BoolBytes,
+        }
+    }
 }
 
 /// Types for which every bit pattern of their size is a valid value, with no padding and no
-/// interior mutability.
+/// interior mutability (as element types, their [`DlElement::VALIDITY`] is
+/// [`Validity::AnyBits`]).
 ///
 /// `#[derive(DlElement)]` requires it of the fields of opaque storage types declared with
 /// `#[dl(code = ..., bits = ...)]`: those fields receive whatever bytes a producer wrote.
@@ -234,11 +295,19 @@ pub const fn storage_matches(dtype: DLDataType, size: usize) -> bool {
     bits >= 1 && lanes >= 1 && (bits * lanes == 8 * size || (bits < 8 && size == lanes))
 }
 
+// SAFETY: one byte with native layout, no interior mutability; the bytes 0 and 1 are `false` and
+// `true`, and no other byte is a `bool`: `BoolBytes` makes every import of host-readable memory
+// check each byte first (rule I18), and device memory is never read as `bool` on the host.
+unsafe impl DlElement for bool {
+    const DTYPE: DLDataType = DLDataType::new(DLDataTypeCode::kDLBool, 8, 1);
+    const VALIDITY: Validity = Validity::BoolBytes;
+}
+
 macro_rules! scalar_elements {
     ($($ty:ty => $code:ident, $bits:expr;)*) => {$(
         // SAFETY: `$ty` is a primitive (or `half`'s `#[repr(transparent)]` 16-bit float) of exactly
-        // `$bits` bits with native layout; every bit pattern is valid (bool: DLPack's 0/1 bytes); it
-        // has no interior mutability.
+        // `$bits` bits with native layout; every bit pattern is valid; it has no interior
+        // mutability.
         unsafe impl DlElement for $ty {
             const DTYPE: DLDataType = DLDataType::new(DLDataTypeCode::$code, $bits, 1);
         }
@@ -246,7 +315,6 @@ macro_rules! scalar_elements {
 }
 
 scalar_elements! {
-    bool => kDLBool, 8;
     i8 => kDLInt, 8;
     i16 => kDLInt, 16;
     i32 => kDLInt, 32;

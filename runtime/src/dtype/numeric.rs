@@ -1,26 +1,27 @@
 //! [`Numeric`]: element arithmetic for generic code over every built-in scalar type.
 
-use super::DlElement;
 use super::cast::{Castable, cast};
 use super::minifloat::*;
+use super::{Bool, DlElement};
 use core::fmt::Debug;
 use half::{bf16, f16};
 use num_complex::Complex;
 
 /// The built-in scalar element types, with the arithmetic that lets one generic function serve
-/// every DLPack dtype (see [`dispatch`](crate::dtype::dispatch)): `bool`, `i8`–`i128`,
+/// every DLPack dtype (see [`dispatch`](crate::dtype::dispatch)): `bool`, [`Bool`], `i8`–`i128`,
 /// `u8`–`u128`, `f16`, `bf16`, `f32`, `f64`, `Complex<f16 | f32 | f64>`, every FP8 code, both FP6
 /// codes and FP4.
 ///
 /// Arithmetic follows NumPy and PyTorch:
 /// - integers wrap on overflow (two's complement), in every build profile;
-/// - `bool` adds as logical *or* and multiplies as logical *and*;
+/// - `bool` and [`Bool`] add as logical *or* and multiply as logical *and* (a `Bool` result is the
+///   byte 0 or 1, whatever nonzero bytes its operands held);
 /// - `f16`, `bf16` and the minifloats compute in `f32` and round the result once (nearest, ties to
 ///   even, the format's overflow rule): `a.add(b)` is the correctly rounded sum;
 /// - complex numbers follow complex arithmetic (`Complex<f16>` through `Complex<f32>`).
 ///
 /// [`Acc`](Self::Acc) is the type sums and intermediate results use (`f32` for the 16-bit and
-/// smaller floats, 64 bits for integers and `bool`), reached exactly with
+/// smaller floats, 64 bits for integers, `bool` and `Bool`), reached exactly with
 /// [`to_acc`](Self::to_acc) and left with one rounding through [`from_acc`](Self::from_acc);
 /// conversions to and from other types go through [`cast`].
 ///
@@ -131,6 +132,22 @@ impl Numeric for bool {
     #[inline]
     fn mul(self, rhs: Self) -> Self {
         self & rhs
+    }
+}
+
+impl Numeric for Bool {
+    type Acc = i64;
+    const ZERO: Self = Bool::FALSE;
+    const ONE: Self = Bool::TRUE;
+
+    #[inline]
+    fn add(self, rhs: Self) -> Self {
+        Bool::new(self.get() | rhs.get())
+    }
+
+    #[inline]
+    fn mul(self, rhs: Self) -> Self {
+        Bool::new(self.get() & rhs.get())
     }
 }
 

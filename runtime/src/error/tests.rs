@@ -204,6 +204,14 @@ fn produced() -> Vec<DlpackError> {
     let mut shared = ManagedTensor::from_owner_strided(vec![1u8, 2], [3, 2], [0, 1], 0).unwrap();
     errors.push(shared.view_mut::<u8, 2, LayoutStrideRelaxed>().map(|_| ()).unwrap_err());
 
+    // InvalidBool: a `bool` view of bytes NumPy may hold (import, and a managed tensor's view).
+    let bytes = [1u8, 0, 2, 255];
+    let mut t = Tensor::cpu(&bytes, &[4], &[1]);
+    t.dtype = bool::DTYPE;
+    errors.push(t.host::<bool, 1, LayoutRight>());
+    let flags = ManagedTensor::from_owner(vec![crate::dtype::Bool::from_bits(7)], [1]).unwrap();
+    errors.push(flags.view::<bool, 1, LayoutRight>().map(|_| ()).unwrap_err());
+
     // LengthMismatch: slices and owners, longer and shorter than the extents.
     errors.push(HostMdspan::<i32, 2>::from_slice(&DATA, [2, 3]).map(|_| ()).unwrap_err());
     errors.push(HostMdspan::<i32, 2>::from_slice(&DATA, [3, 3]).map(|_| ()).unwrap_err());
@@ -501,11 +509,17 @@ fn claims(err: &DlpackError) -> usize {
             assert!(text.contains("no mutable view"));
             33
         }
+        DlpackError::InvalidBool { found } => {
+            names(&found);
+            assert!(found > 1);
+            assert!(text.contains("Bool"), "{text:?} does not name the type that takes any byte");
+            34
+        }
     }
 }
 
 /// The number of variants: the arms of `claims`.
-const VARIANTS: usize = 34;
+const VARIANTS: usize = 35;
 
 #[test]
 fn every_variant_is_produced_and_its_message_holds() {

@@ -105,7 +105,8 @@ impl ManagedTensor {
     /// returned value (or whose deleter is called on error); its `deleter`, when non-null, may be
     /// called once from any thread. When its major version is 1: its `dl_tensor` is well-formed
     /// (`shape` and `strides` arrays of `ndim` entries, or null where DLPack allows), its data holds
-    /// valid values of its dtype where shape and strides say, in the memory of its device, and is
+    /// initialised elements of its dtype where shape and strides say (any bytes for `kDLBool`: views
+    /// of `bool` check them, [rule I18](crate::rules#i18)), in the memory of its device, and is
     /// alive until the deleter runs and not written by anyone else while this value lives (and not
     /// at all when `READ_ONLY` is set).
     ///

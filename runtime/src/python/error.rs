@@ -8,10 +8,10 @@
 //!   forbidden by `copy=False` on export, PyTorch's lazy conjugate and negation bits.
 //! - `TypeError`: the tensor is not of the view's type — data type, rank, sub-byte packing — or the
 //!   object is not a DLPack capsule.
-//! - `ValueError`: the tensor is of the right type but its values do not fit — extents, strides, a
-//!   read-only or borrowed buffer given where a mutable view is needed, a tensor that requires
-//!   grad, a stream the device cannot honour, a copy forbidden by `copy=False` on import (as the
-//!   array API's `from_dlpack` says).
+//! - `ValueError`: the tensor is of the right type but its values do not fit — extents, strides,
+//!   bytes a `bool` cannot hold, a read-only or borrowed buffer given where a mutable view is
+//!   needed, a tensor that requires grad, a stream the device cannot honour, a copy forbidden by
+//!   `copy=False` on import (as the array API's `from_dlpack` says).
 
 use crate::error::DlpackError;
 use crate::ffi::{DLDataType, DLDevice};
@@ -131,6 +131,7 @@ fn class(err: &DlpackError) -> Class {
         | E::StridesIncompatible { .. }
         | E::NonPositiveStride { .. }
         | E::OverlappingStrides
+        | E::InvalidBool { .. }
         | E::LengthMismatch { .. }
         | E::PackedByteLength { .. }
         | E::TooFewElements { .. }
@@ -185,7 +186,7 @@ macro_rules! variant_names {
 variant_names!(kind, DlpackError:
     DeviceMismatch, NegativeDeviceId, Underaligned, RankMismatch, DtypeMismatch, SubbytePacking, NullData, ByteOffsetOverflow,
     ByteOffsetNotElementMultiple, Misaligned, NullShape, NegativeExtent, ExtentMismatch, NullStrides,
-    StridesIncompatible, NonPositiveStride, SpanOverflow, NegativeReach, OverlappingStrides, LengthMismatch,
+    StridesIncompatible, NonPositiveStride, SpanOverflow, NegativeReach, OverlappingStrides, InvalidBool, LengthMismatch,
     TooFewElements, ShapeMismatch, SubviewOutOfBounds, PaddedSubbyteExport, UnsupportedVersion,
     NullManagedTensor, ReadOnly, CopyRequired, AllocationFailed, UnsupportedDtype, UnsupportedRank, NegativeNdim,
     PackedByteLength, Aliased,
@@ -202,6 +203,8 @@ enum Details {
     Devices(DLDevice, DLDevice),
     Ints(i64, i64),
     Dtypes(DLDataType, DLDataType),
+    /// `found` alone.
+    Found(i64),
 }
 
 fn details(err: &DlpackError) -> Details {
@@ -218,6 +221,7 @@ fn details(err: &DlpackError) -> Details {
         | E::PackedByteLength { required: expected, found } => Details::Ints(int(expected), int(found)),
         E::StridesIncompatible { expected, found, .. } => Details::Ints(expected, found),
         E::ShapeMismatch { expected, found, .. } => Details::Ints(int(expected), int(found)),
+        E::InvalidBool { found } => Details::Found(i64::from(found)),
         _ => Details::None,
     }
 }
@@ -244,6 +248,7 @@ fn raise(class: Class, kind: &'static str, message: String, details: Details) ->
                     value.setattr("expected", e)?;
                     value.setattr("found", f)?;
                 }
+                Details::Found(f) => value.setattr("found", f)?,
                 Details::Dtypes(e, f) => {
                     value.setattr("expected", e.to_string())?;
                     value.setattr("found", f.to_string())?;
@@ -338,5 +343,8 @@ mod tests {
         assert_eq!(exchange_class(&ExchangeError::CapsuleConsumed), Class::Buffer);
         assert_eq!(exchange_kind(&ExchangeError::InvalidStream { stream: 0 }), "InvalidStream");
         assert_eq!(kind(&DlpackError::CopyRequired), "CopyRequired");
+        // Values a bool cannot hold: a tensor of the right type whose values do not fit.
+        assert_eq!(class(&DlpackError::InvalidBool { found: 2 }), Class::Value);
+        assert_eq!(kind(&DlpackError::InvalidBool { found: 2 }), "InvalidBool");
     }
 }

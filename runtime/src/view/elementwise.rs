@@ -22,11 +22,14 @@
 
 use super::extents::Extents;
 use super::layout::Layout;
+use super::mapping::Mapping;
 use super::mdspan::{Mdspan, MdspanMut};
 use crate::error::DlpackError;
 use crate::space::HostAccessible;
 use core::iter::Sum;
+use core::mem::size_of;
 use core::ops::Add;
+use core::ptr::NonNull;
 
 /// The additive identity of `T`, as `Sum` defines it (the sum of nothing).
 fn zero<T: Sum<T>>() -> T {
@@ -143,6 +146,77 @@ impl<const R: usize, const N: usize> Plan<R, N> {
     fn inner_stride(&self, view: usize) -> isize {
         if R == 0 { 0 } else { self.strides[view][R - 1] }
     }
+}
+
+/// The first byte, in memory order, that is neither 0 nor 1 among the bytes of the elements that
+/// `mapping` reaches from `base`, or `None` when each is 0 or 1: the check of elements made of
+/// `bool`s ([rule I18](crate::rules#i18)). Only reached elements are read (gaps between strided
+/// elements may hold anything), an axis of stride 0 once, and a contiguous view as one run of
+/// bytes, eight kilobytes at a time OR-ed together (vectorised), searched only when a run holds
+/// another byte.
+///
+/// # Safety
+///
+/// `base` and `mapping` are a validated view's (rules I7 to I15): every element the mapping reaches
+/// lies in memory readable for the call, and its bytes are initialised.
+#[inline(never)]
+pub(crate) unsafe fn first_non_boolean_byte<T, const R: usize, E: Extents<R>, L: Layout>(
+    base: NonNull<T>,
+    mapping: &Mapping<R, E, L>,
+) -> Option<u8> {
+    if mapping.size() == 0 {
+        return None;
+    }
+    let size = size_of::<T>() as isize;
+    let bytes = base.as_ptr().cast::<u8>().cast_const();
+    if mapping.is_contiguous() {
+        let (low, high) = mapping.bounds();
+        // SAFETY: a contiguous mapping reaches every element from `low` to `high`, each readable
+        // (caller); their byte count fits isize (rule I14).
+        let run = unsafe {
+            core::slice::from_raw_parts(bytes.wrapping_add(low * size as usize), (high - low) * size as usize)
+        };
+        return first_in_run(run);
+    }
+    // The elements reached are those of the mapping with every stride-0 axis cut to one index.
+    let strides = mapping.strides();
+    let extents = mapping.extents();
+    let extents = core::array::from_fn(|axis| if strides[axis] == 0 { 1 } else { extents[axis] });
+    let plan = Plan::<R, 1>::new(extents, [strides], [mapping.offset()]);
+    let stride = plan.inner_stride(0);
+    plan.fold(None, |found, [start], len, unit| {
+        if found.is_some() {
+            return found;
+        }
+        if unit {
+            // SAFETY: a run of `len` consecutive reached elements (caller), `len · size` bytes.
+            let run = unsafe {
+                core::slice::from_raw_parts(bytes.wrapping_offset(start.wrapping_mul(size)), len * size as usize)
+            };
+            return first_in_run(run);
+        }
+        // A strided run: its elements' bytes OR-ed together without a branch per element, and
+        // searched element by element only when the OR exceeds 1.
+        let element = |k: usize| {
+            let first = bytes.wrapping_offset(start.wrapping_add((k as isize).wrapping_mul(stride)).wrapping_mul(size));
+            // SAFETY: a reached element (caller), `size` bytes.
+            unsafe { core::slice::from_raw_parts(first, size as usize) }
+        };
+        let any = (0..len).fold(0u8, |any, k| element(k).iter().fold(any, |any, &byte| any | byte));
+        if any > 1 { (0..len).find_map(|k| first_in_run(element(k))) } else { None }
+    })
+}
+
+/// The first byte of `run` that is neither 0 nor 1: chunks are OR-ed together (a reduction the
+/// compiler vectorises), and only a chunk whose OR exceeds 1 is searched.
+#[inline]
+fn first_in_run(run: &[u8]) -> Option<u8> {
+    for chunk in run.chunks(8192) {
+        if chunk.iter().fold(0u8, |any, &byte| any | byte) > 1 {
+            return chunk.iter().copied().find(|&byte| byte > 1);
+        }
+    }
+    None
 }
 
 impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<'a, T, R, E, L, S> {

@@ -23,6 +23,7 @@ mod rank;
 pub use aligned::{Aligned, AlignedView};
 pub use axis_iter::{AxisIter, AxisIterMut};
 pub use dynamic::{DynDlpackTensor, DynMdspan, DynMdspanMut};
+pub(crate) use elementwise::first_non_boolean_byte;
 pub use extents::{Dim, Dims, Dyn, Extents, MAX_STATIC_RANK, NestedArray, Static};
 pub use iter::{Iter, IterMut};
 pub use layout::{Layout, LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, RelaxedStrides};

@@ -18,12 +18,25 @@ enum Source {
     Float(String),
 }
 
-/// The body of `dl_cast<to, from>(x)`.
+/// The name of the parameter of `dl_cast<to, from>`: `b` for a boolean, whose body then names its
+/// truth value, 0 or 1, `x`; `x` for every other type.
+pub(crate) fn parameter(from: Scalar) -> &'static str {
+    if from == Scalar::Bool { "b" } else { "x" }
+}
+
+/// The body of `dl_cast<to, from>(x)` (of `dl_cast<to, dl_bool>(b)` for a boolean input).
 pub(crate) fn conversion(to: Scalar, from: Scalar) -> String {
+    if to == from && to == Scalar::Bool {
+        // Any byte in, 0 or 1 out: `bool` and `Bool` share this kernel, and the output may be a
+        // `bool` (as `dtype::cast` into `Bool` gives 0 or 1).
+        return "  return dl_truth(b);\n".to_owned();
+    }
     if to == from {
         // A cast to the same type returns its input, bits included.
         return "  return x;\n".to_owned();
     }
+    // A boolean enters as its truth value: any nonzero byte is 1.
+    let prologue = if from == Scalar::Bool { "  const unsigned char x = b.bits != 0;\n" } else { "" };
     let source = match from {
         Scalar::Bool => Source::Int { bits: 1, signed: false },
         Scalar::Int { bits, signed } => Source::Int { bits, signed },
@@ -38,12 +51,15 @@ pub(crate) fn conversion(to: Scalar, from: Scalar) -> String {
         Source::Float(v) => v.clone(),
     };
     let result = match to {
-        Scalar::Bool => match source {
-            Source::Int { .. } => "x != 0".to_owned(),
-            Source::Double => "x != 0.0".to_owned(),
-            // NaN is nonzero: true.
-            Source::Float(v) => format!("{v} != 0.0f"),
-        },
+        Scalar::Bool => {
+            let truth = match source {
+                Source::Int { .. } => "x != 0".to_owned(),
+                Source::Double => "x != 0.0".to_owned(),
+                // NaN is nonzero: true.
+                Source::Float(v) => format!("{v} != 0.0f"),
+            };
+            format!("dl_bool{{(unsigned char)({truth})}}")
+        }
         Scalar::Int { bits, signed } => match source {
             // Two's complement wrapping, as Rust's `as`.
             Source::Int { .. } => format!("({})x", to.c_name()),
@@ -83,7 +99,7 @@ pub(crate) fn conversion(to: Scalar, from: Scalar) -> String {
             }
         }
     };
-    format!("  return {result};\n")
+    format!("{prologue}  return {result};\n")
 }
 
 /// Whether a scalar needs NVRTC's `--device-int128`.
@@ -139,6 +155,15 @@ mod tests {
             conversion(Scalar::Int { bits: 128, signed: false }, Scalar::F64)
                 .contains("dl_float_to_int<unsigned __int128, unsigned __int128, 128, false>")
         );
-        assert!(conversion(Scalar::Bool, Scalar::F16).contains("dl_f16_to_f32(x.bits) != 0.0f"));
+        assert!(
+            conversion(Scalar::Bool, Scalar::F16).contains("dl_bool{(unsigned char)(dl_f16_to_f32(x.bits) != 0.0f)}")
+        );
+        // A boolean input is read as a truth value, never as a C++ `bool`, and written as 0 or 1.
+        assert_eq!(
+            conversion(Scalar::F32, Scalar::Bool),
+            "  const unsigned char x = b.bits != 0;\n  return (float)x;\n"
+        );
+        assert_eq!(conversion(Scalar::Bool, Scalar::Bool), "  return dl_truth(b);\n");
+        assert_eq!((parameter(Scalar::Bool), parameter(Scalar::F32)), ("b", "x"));
     }
 }

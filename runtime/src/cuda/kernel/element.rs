@@ -43,7 +43,8 @@ pub struct ElementType {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Scalar {
-    /// `bool`, one byte holding 0 or 1.
+    /// `kDLBool`, one byte, nonzero meaning `true` (any byte may arrive: `dl_bool` in generated
+    /// source, read as `bits != 0` and written as 0 or 1, never as a C++ `bool`).
     Bool,
     /// A two's complement or unsigned integer of 8, 16, 32, 64 or 128 bits.
     Int {
@@ -82,7 +83,7 @@ impl Scalar {
     /// The C++ name of the scalar in generated source.
     pub(crate) fn c_name(self) -> &'static str {
         match self {
-            Self::Bool => "bool",
+            Self::Bool => "dl_bool",
             Self::Int { bits: 8, signed: true } => "signed char",
             Self::Int { bits: 16, signed: true } => "short",
             Self::Int { bits: 32, signed: true } => "int",
@@ -194,6 +195,14 @@ impl ElementType {
                 }
             }
         }
+    }
+
+    /// Whether kernels see this type as booleans (`dl_bool`, or lanes of it): copies write every
+    /// byte as 0 or 1 (`dl_truth`), so that no `bool` output holds another byte, whatever the input
+    /// held.
+    pub(crate) fn is_boolean(&self) -> bool {
+        let name = self.c_name();
+        name == "dl_bool" || name.starts_with("dl_lanes<dl_bool,")
     }
 
     /// The scalar format of one lane, whatever the lane count and storage.

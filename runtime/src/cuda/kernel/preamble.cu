@@ -60,6 +60,17 @@ struct dl_f8e4m3fnuz { unsigned char bits; };
 struct dl_f8e5m2 { unsigned char bits; };
 struct dl_f8e5m2fnuz { unsigned char bits; };
 struct dl_f8e8m0fnu { unsigned char bits; };
+// kDLBool: one byte, nonzero meaning true. Producers store any byte there, and a C++ `bool` holding
+// one other than 0 and 1 is undefined behaviour: kernels read `bits != 0`, and copies and casts
+// write 0 or 1 (`dl_truth`), so no `bool` output ever holds another byte.
+struct dl_bool { unsigned char bits; };
+
+// A boolean, or lanes of booleans, as the bytes 0 and 1.
+DL_DEV dl_bool dl_truth(dl_bool x) { return dl_bool{(unsigned char)(x.bits != 0)}; }
+template <int N, int A> DL_DEV dl_lanes<dl_bool, N, A> dl_truth(dl_lanes<dl_bool, N, A> x) {
+  for (int k = 0; k < N; ++k) x.v[k].bits = (unsigned char)(x.v[k].bits != 0);
+  return x;
+}
 
 // V elements of T moved as one aligned load or store (V * sizeof(T) is a power of two).
 template <class T, int V> struct alignas(sizeof(T) * V) dl_pack { T e[V]; };

@@ -80,9 +80,10 @@ pub(crate) fn module_source(key: &ModuleKey) -> String {
 }
 
 /// The statement computing one output element `o` (of C++ type `out`) from inputs `a`, `b` and
-/// scalar `s0`.
-fn element_statement(kind: KernelKind, out: &str, o: &str, a: &str, b: &str) -> String {
+/// scalar `s0`; `boolean` outputs are copied as 0 or 1.
+fn element_statement(kind: KernelKind, out: &str, boolean: bool, o: &str, a: &str, b: &str) -> String {
     match kind {
+        KernelKind::Copy if boolean => format!("{o} = dl_truth({a});"),
         KernelKind::Copy => format!("{o} = {a};"),
         KernelKind::Fill => format!("{o} = s0;"),
         KernelKind::Add => format!("{o} = dl_add({a}, {b});"),
@@ -94,6 +95,8 @@ fn element_statement(kind: KernelKind, out: &str, o: &str, a: &str, b: &str) -> 
 
 fn kernel(key: &ModuleKey, name: &str, out: &str, input: &str, shape: Shape, index: IndexWidth) -> String {
     let inputs = key.kind.inputs();
+    let boolean = key.out.is_boolean();
+    let element_statement = |kind, out, o, a, b| element_statement(kind, out, boolean, o, a, b);
     let (idx, sidx) = match index {
         IndexWidth::U32 => ("unsigned int", "int"),
         IndexWidth::U64 => ("dl_u64", "dl_i64"),
@@ -165,7 +168,7 @@ fn kernel(key: &ModuleKey, name: &str, out: &str, input: &str, shape: Shape, ind
             let _ = writeln!(s, "    {}", element_statement(key.kind, out, "out[o0]", "in0[o1]", "in1[o2]"));
             s.push_str("  }\n");
         }
-        Shape::Tiled => s.push_str(&tiled(key.kind, out)),
+        Shape::Tiled => s.push_str(&tiled(key.kind, out, boolean)),
     }
     s.push_str("}\n");
     s
@@ -221,9 +224,15 @@ const TILED: &str = r"  DL_SHARED @OUT tile[@T][@T + 1];
 ";
 
 /// The tiled kernel's body for `kind` writing elements of C++ type `out`.
-fn tiled(kind: KernelKind, out: &str) -> String {
-    let load =
-        element_statement(kind, out, "tile[e / @T][e % @T]", "in0[o1 + (dl_sidx)a * in_a + (dl_sidx)b * in_b]", "");
+fn tiled(kind: KernelKind, out: &str, boolean: bool) -> String {
+    let load = element_statement(
+        kind,
+        out,
+        boolean,
+        "tile[e / @T][e % @T]",
+        "in0[o1 + (dl_sidx)a * in_a + (dl_sidx)b * in_b]",
+        "",
+    );
     TILED.replace("@LOAD", &load).replace("@OUT", out).replace("@T", &TILE.to_string())
 }
 
@@ -232,7 +241,7 @@ fn cast_function(key: &ModuleKey) -> String {
     let (Some(to), Some(from)) = (key.out.scalar(), key.input.scalar()) else {
         return String::new();
     };
-    let body = super::cast::conversion(to, from);
+    let (body, parameter) = (super::cast::conversion(to, from), super::cast::parameter(from));
     let (to, from) = (to.c_name(), from.c_name());
-    format!("template <> DL_MEMBER {to} dl_cast<{to}, {from}>({from} x) {{\n{body}}}\n")
+    format!("template <> DL_MEMBER {to} dl_cast<{to}, {from}>({from} {parameter}) {{\n{body}}}\n")
 }
