@@ -193,3 +193,92 @@ def test_storage_outlives_set_during_the_call(torch):
     assert seen == [True], "the old storage stayed alive while the view did"
     gc.collect()
     assert alive() is None, "and was released with the argument"
+
+
+def test_a_planted_numpy_module_is_not_read_as_numpy():
+    import sys
+    import types
+
+    class ndarray(int):  # an int subclass: chosen numbers where NumPy's struct has pointers
+        pass
+
+    fake = types.ModuleType("numpy")
+    fake.ndarray = ndarray
+    real = sys.modules["numpy"]
+    sys.modules["numpy"] = fake
+    try:
+        digits = [1, 0, 0, 0, 0x1000, 0, 0, 0, 0x2000, 0, 0x400]
+        planted = ndarray(sum(v << (30 * k) for k, v in enumerate(digits)))
+        with pytest.raises(TypeError):
+            dlspan.trace(planted)  # no `__dlpack__`: not a tensor at all
+    finally:
+        sys.modules["numpy"] = real
+    assert dlspan.trace(np.eye(3)) == 3.0, "the real NumPy is still read as NumPy"
+
+
+def _numpy_backed(torch, n):
+    """A float64 PyTorch tensor whose storage keeps a NumPy array alive, and a weak reference to
+    that array (alive exactly as long as the storage)."""
+    a = np.ones(n)
+    alive = weakref.ref(a)
+    return torch.from_numpy(a), alive
+
+
+def test_pytorch_is_known_without_the_torch_module(torch):
+    import sys
+    import types
+
+    from conftest import Only
+
+    # Evict torch.Tensor from dlspan's per-type cache (8 entries): 8 new types are classified.
+    for i in range(8):
+        dlspan.sum(type(f"Producer{i}", (Only,), {})(np.ones(2)))
+    x, alive = _numpy_backed(torch, 1 << 10)
+    real = sys.modules["torch"]
+    sys.modules["torch"] = types.ModuleType("torch")
+    try:
+        assert dlspan._sum_during(x, lambda: None) == 1024.0  # classified while `torch` is planted
+    finally:
+        sys.modules["torch"] = real
+    seen = []
+
+    def callback():
+        x.set_(torch.zeros(2, dtype=torch.float64))
+        gc.collect()
+        seen.append(alive() is not None)
+
+    assert dlspan._sum_during(x, callback) == 1024.0
+    assert seen == [True], "the storage is held: the type was known as PyTorch's"
+
+
+def test_overridden_checks_run_before_the_tensor_is_read(torch):
+    class T(torch.Tensor):
+        def is_neg(self):
+            with torch._C.DisableTorchFunctionSubclass():
+                self.set_(torch.zeros(self.shape, dtype=self.dtype))  # frees the old storage
+            return False
+
+    x, alive = _numpy_backed(torch, 1 << 12)
+    x = torch.Tensor._make_subclass(T, x)
+    total = dlspan._sum_during(x, lambda: gc.collect())
+    assert total in (4096.0, 0.0), "either storage, read whole, never freed memory"
+    assert total == float(x.sum()) or alive() is not None
+
+
+def test_a_torch_function_mode_cannot_hand_out_another_storage(torch):
+    from torch.overrides import TorchFunctionMode
+
+    other = torch.zeros(1, dtype=torch.float64).untyped_storage()
+
+    class Liar(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if getattr(func, "__name__", "") == "untyped_storage":
+                return other
+            return func(*args, **(kwargs or {}))
+
+    x = torch.ones(64, dtype=torch.float64)
+    with Liar():
+        with pytest.raises(BufferError) as err:
+            dlspan._sum_during(x, lambda: None)
+    assert err.value.kind == "StorageMismatch"
+    assert dlspan._sum_during(x, lambda: None) == 64.0

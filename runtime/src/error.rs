@@ -222,7 +222,7 @@ pub enum DlpackError {
     /// The tensor is marked read-only; it yields only shared views.
     ReadOnly,
     /// The tensor's memory may also be reached through someone else (its producer, another import
-    /// of the same memory): it yields only shared views ([rule M10](crate::rules#m10)).
+    /// of the same memory): it yields no views ([rule M10](crate::rules#m10)).
     Aliased,
     /// The requested exchange needs a copy, and copying was forbidden.
     CopyRequired,
@@ -359,8 +359,8 @@ impl fmt::Display for DlpackError {
             Self::NullManagedTensor => f.write_str("managed tensor pointer is null"),
             Self::ReadOnly => f.write_str("tensor is read-only"),
             Self::Aliased => f.write_str(
-                "tensor memory is also reachable through its producer (an import from Python): no mutable view; \
-                 take it as a borrow-checked view argument, or import a copy",
+                "tensor memory is also reachable through its producer (an import from Python): no view of it; \
+                 take it as a borrow-checked view argument (PyView, PyViewMut), or import a copy",
             ),
             Self::CopyRequired => f.write_str("the exchange needs a copy, and copying was forbidden"),
             Self::AllocationFailed { len, element_size, alignment } => {

@@ -226,10 +226,13 @@ impl ManagedTensor {
     }
 
     /// Whether the memory may also be reached through someone else — its producer, or another
-    /// import of the same memory — so that this value may give only shared views
-    /// ([rule M10](crate::rules#m10)). Safe imports of memory that others keep using are aliased:
-    /// the Python consumer's `from_dlpack` and `take_capsule` (a Python object's memory stays
-    /// writable through the object, and can be exported again).
+    /// import of the same memory — so that this value gives no views at all
+    /// ([rule M10](crate::rules#m10)): a shared view (`&T`) could meet a mutable one made elsewhere
+    /// (`&mut T`), and a mutable one could meet anything. Safe imports of memory that others keep
+    /// using are aliased: the Python consumer's `from_dlpack` and `take_capsule` (a Python object's
+    /// memory stays reachable through the object, as a mutable view argument or another export).
+    /// The metadata ([`dl_tensor`](Self::dl_tensor), [`shape`](Self::shape), …) stays readable,
+    /// and the tensor can be handed on whole.
     ///
     /// ```
     /// use dlspan::{DlpackError, LayoutRight, ManagedTensor};
@@ -238,7 +241,8 @@ impl ManagedTensor {
     /// let mut t = t.into_aliased();
     /// assert!(t.is_aliased());
     /// assert!(matches!(t.view_mut::<u8, 1, LayoutRight>(), Err(DlpackError::Aliased)));
-    /// assert_eq!(t.view::<u8, 1, LayoutRight>()?.to_vec(), [1, 2]);
+    /// assert!(matches!(t.view::<u8, 1, LayoutRight>(), Err(DlpackError::Aliased)));
+    /// assert_eq!(t.shape(), &[2]);
     /// # Ok::<(), DlpackError>(())
     /// ```
     #[inline]
@@ -247,8 +251,8 @@ impl ManagedTensor {
     }
 
     /// The same tensor, marked aliased: its memory may also be reached through someone else, so it
-    /// gives only shared views from now on ([`is_aliased`](Self::is_aliased)). Safe: it only takes
-    /// access away.
+    /// gives no views from now on ([`is_aliased`](Self::is_aliased)). Safe: it only takes access
+    /// away.
     ///
     /// ```
     /// let t = dlspan::ManagedTensor::from_owner(vec![0f32; 3], [3])?.into_aliased();
@@ -262,14 +266,15 @@ impl ManagedTensor {
         self
     }
 
-    /// The same tensor, no longer marked aliased: mutable views become available again (unless
+    /// The same tensor, no longer marked aliased: views become available again (mutable ones unless
     /// `READ_ONLY`).
     ///
     /// # Safety
     ///
-    /// Nobody else reads or writes the memory while a mutable view of this value lives: the
-    /// producer does not touch it, and no other import of the same memory is used meanwhile (the
-    /// contract of [`from_raw_versioned`](Self::from_raw_versioned)).
+    /// The contract of [`from_raw_versioned`](Self::from_raw_versioned) holds from now on: nobody
+    /// else writes the memory while this value lives — the producer does not touch it, no other
+    /// import of the same memory and no Python view argument of it writes meanwhile — and nobody
+    /// else reads it while a mutable view of this value lives.
     ///
     /// ```
     /// use dlspan::{LayoutRight, ManagedTensor};
@@ -408,7 +413,8 @@ impl ManagedTensor {
     ///
     /// # Errors
     ///
-    /// The first rule of [section I](crate::rules#i) that fails, as [`to_host_mdspan`](crate::to_host_mdspan).
+    /// [`DlpackError::Aliased`] for an [aliased](Self::is_aliased) tensor; the first rule of
+    /// [section I](crate::rules#i) that fails, as [`to_host_mdspan`](crate::to_host_mdspan).
     ///
     /// ```
     /// use dlspan::{ManagedTensor, LayoutRight, DlpackError};
@@ -448,7 +454,8 @@ impl ManagedTensor {
     ///
     /// # Errors
     ///
-    /// The first rule of [section I](crate::rules#i) that fails.
+    /// [`DlpackError::Aliased`] for an [aliased](Self::is_aliased) tensor; the first rule of
+    /// [section I](crate::rules#i) that fails.
     ///
     /// ```
     /// use dlspan::{mdspan, ManagedTensor};
@@ -460,9 +467,12 @@ impl ManagedTensor {
     #[inline]
     pub fn view_as<'s, V: FromDlTensor<'s>>(&'s self) -> Result<V, DlpackError> {
         const { assert!(!V::MUTABLE, "view_as gives shared views; use view_mut_as for a mutable view") };
+        if self.aliased {
+            return Err(DlpackError::Aliased);
+        }
         // SAFETY: the tensor owns its data until drop, which cannot happen while `self` is
         // borrowed; the constructor's contract makes the tensor well-formed and its data valid and
-        // unwritten by others while this value lives.
+        // unwritten by others while this unaliased value lives.
         unsafe { V::view_dltensor(self.dl_tensor(), self.import_options()) }
     }
 
@@ -485,7 +495,7 @@ impl ManagedTensor {
         if V::MUTABLE && self.is_read_only() {
             return Err(DlpackError::ReadOnly);
         }
-        if V::MUTABLE && self.aliased {
+        if self.aliased {
             return Err(DlpackError::Aliased);
         }
         // SAFETY: as in `view_as`, and `&mut self` makes this the only access through this value;
@@ -523,9 +533,10 @@ impl ManagedTensor {
     ///
     /// # Errors
     ///
-    /// A read-only tensor cannot be exported as legacy (the legacy form has no flags, so the
-    /// consumer would assume it may write); the error gives the tensor back. `?` turns it into
-    /// [`DlpackError::ReadOnly`], releasing the tensor.
+    /// The legacy form has no flags: a read-only tensor cannot be exported as legacy (the consumer
+    /// would assume it may write), nor padded sub-byte data (the consumer would read it as packed);
+    /// the error gives the tensor back. `?` turns it into [`DlpackError::ReadOnly`] or
+    /// [`DlpackError::PaddedSubbyteExport`], releasing the tensor.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -537,7 +548,7 @@ impl ManagedTensor {
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```
     pub fn into_raw_legacy(self) -> Result<*mut DLManagedTensor, IntoLegacyError> {
-        if self.is_read_only() {
+        if self.is_read_only() || self.is_subbyte_padded() {
             return Err(IntoLegacyError { tensor: self });
         }
         let this = core::mem::ManuallyDrop::new(self);
@@ -579,7 +590,8 @@ impl fmt::Debug for ManagedTensor {
     }
 }
 
-/// [`ManagedTensor::into_raw_legacy`] refused a read-only tensor; the tensor is given back.
+/// [`ManagedTensor::into_raw_legacy`] refused a read-only or padded sub-byte tensor, whose legacy form
+/// could not say so; the tensor is given back.
 ///
 /// ```
 /// let t = dlspan::ManagedTensor::from_owner(std::sync::Arc::<[u8]>::from([1u8]), [1])?;
@@ -592,16 +604,19 @@ pub struct IntoLegacyError {
 }
 
 impl IntoLegacyError {
-    /// Why the export was refused ([`DlpackError::ReadOnly`]).
+    /// Why the export was refused: [`DlpackError::ReadOnly`], or
+    /// [`DlpackError::PaddedSubbyteExport`] for padded sub-byte data.
     ///
     /// ```
-    /// let t = dlspan::ManagedTensor::from_owner(std::sync::Arc::<[u8]>::from([1u8]), [1])?;
-    /// let refused = t.into_raw_legacy().unwrap_err();
-    /// assert_eq!(refused.error(), dlspan::DlpackError::ReadOnly);
-    /// # Ok::<(), dlspan::DlpackError>(())
+    /// use dlspan::{DlpackError, ManagedTensor, dtype::Float4E2m1fn};
+    /// let t = ManagedTensor::from_owner(std::sync::Arc::<[u8]>::from([1u8]), [1])?;
+    /// assert_eq!(t.into_raw_legacy().unwrap_err().error(), DlpackError::ReadOnly);
+    /// let padded = ManagedTensor::from_owner(vec![Float4E2m1fn::from_bits(1); 2], [2])?;
+    /// assert_eq!(padded.into_raw_legacy().unwrap_err().error(), DlpackError::PaddedSubbyteExport);
+    /// # Ok::<(), DlpackError>(())
     /// ```
     pub fn error(&self) -> DlpackError {
-        DlpackError::ReadOnly
+        if self.tensor.is_read_only() { DlpackError::ReadOnly } else { DlpackError::PaddedSubbyteExport }
     }
 
     /// The tensor, still owned.

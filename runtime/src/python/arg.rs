@@ -36,17 +36,16 @@
 use super::borrow::{Borrow, Footprint, add_period, period, register};
 use super::consumer::{ImportRequest, from_dlpack};
 use super::dialect::{Dialect, dialect};
-use super::error::{ExchangeError, to_pyerr};
+use super::error::to_pyerr;
 use super::numpy;
 use super::tensor::Tensor;
 use crate::convert::ImportOptions;
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
-use crate::ffi::{DLDataType, DLDataTypeCode, DLDevice, DLTensor};
+use crate::ffi::{DLDataType, DLDevice, DLTensor};
 use crate::owned::ManagedTensor;
 use crate::space::{Host, MemorySpace};
 use crate::view::{Dims, DynMdspan, Extents, Layout, LayoutStrideRelaxed, Mdspan, MdspanMut};
-use pyo3::intern;
 use pyo3::prelude::*;
 
 /// NumPy arrays of up to this many axes are read through NumPy's struct by the dynamic view
@@ -100,7 +99,7 @@ pub(crate) fn locate<'py>(
                 return Ok(found(array.tensor, ImportOptions::CURRENT, !array.writeable));
             }
         }
-        Dialect::Exchange { api, torch: false } if mutable => {
+        Dialect::Exchange { api, torch: None } if mutable => {
             // A plain `DLTensor` carries no flags: a producer other than PyTorch (whose tensors
             // have no read-only state) may hand out read-only memory that way. Mutable views take
             // the managed path, whose flags say READ_ONLY, or `__dlpack__`.
@@ -117,7 +116,16 @@ pub(crate) fn locate<'py>(
                 return Ok(located_managed(managed));
             }
         }
-        Dialect::Exchange { api, torch } => {
+        Dialect::Exchange { api, torch: Some(base) } => {
+            let read = super::torch::read(object, api, base, mutable)?;
+            return Ok(Located {
+                tensor: read.tensor,
+                options: ImportOptions::CURRENT,
+                read_only: false,
+                source: Source::Torch(object.clone(), read.storage),
+            });
+        }
+        Dialect::Exchange { api, torch: None } => {
             let mut tensor = DLTensor::default();
             let fill = api.table().dltensor_from_py_object_no_sync.expect("checked by the dialect");
             // SAFETY: the table was found on this object's exact type (the exchange API's
@@ -125,17 +133,7 @@ pub(crate) fn locate<'py>(
             if unsafe { fill(object.as_ptr().cast(), &mut tensor) } != 0 {
                 return Err(PyErr::fetch(py));
             }
-            if !torch {
-                return Ok(found(tensor, ImportOptions::CURRENT, false));
-            }
-            check_torch(object, &tensor, mutable)?;
-            let storage = object.call_method0(intern!(py, "untyped_storage"))?;
-            return Ok(Located {
-                tensor,
-                options: ImportOptions::CURRENT,
-                read_only: false,
-                source: Source::Torch(object.clone(), storage),
-            });
+            return Ok(found(tensor, ImportOptions::CURRENT, false));
         }
         Dialect::Protocol { .. } => {}
     }
@@ -154,44 +152,6 @@ fn located_managed<'py>(managed: ManagedTensor) -> Located<'py> {
         read_only: managed.is_read_only(),
         source: Source::Managed(managed),
     }
-}
-
-/// PyTorch's exchange call hands out what `__dlpack__` would refuse. Tensors with the lazy
-/// conjugate or negation bit (their memory holds the values before the operation) are refused —
-/// the negation bit on every dtype (`z.conj().imag` is a float tensor with it), the conjugate bit
-/// on complex tensors (the only ones that carry it); tensors that require grad are read as
-/// detached, and refused as mutable views while gradients are recorded.
-#[inline]
-fn check_torch(object: &Bound<'_, PyAny>, tensor: &DLTensor, mutable: bool) -> PyResult<()> {
-    check_lazy_bits(object, tensor.dtype.code == DLDataTypeCode::kDLComplex.0)?;
-    if mutable {
-        check_grad(object)?;
-    }
-    Ok(())
-}
-
-/// Refuses a PyTorch tensor whose lazy negation bit, or (when `complex`) conjugate bit, is set.
-pub(crate) fn check_lazy_bits(object: &Bound<'_, PyAny>, complex: bool) -> PyResult<()> {
-    let py = object.py();
-    if complex && object.call_method0(intern!(py, "is_conj"))?.is_truthy()? {
-        return Err(ExchangeError::ConjugateBit.into());
-    }
-    if object.call_method0(intern!(py, "is_neg"))?.is_truthy()? {
-        return Err(ExchangeError::NegativeBit.into());
-    }
-    Ok(())
-}
-
-/// Refuses a mutable view of a PyTorch tensor that requires grad while gradients are recorded.
-fn check_grad(object: &Bound<'_, PyAny>) -> PyResult<()> {
-    let py = object.py();
-    if object.getattr(intern!(py, "requires_grad"))?.is_truthy()? {
-        let torch = py.import(intern!(py, "torch"))?;
-        if torch.call_method0(intern!(py, "is_grad_enabled"))?.is_truthy()? {
-            return Err(ExchangeError::RequiresGrad.into());
-        }
-    }
-    Ok(())
 }
 
 /// Before a view of host-accessible space `S` reads memory that is not plain host memory (CUDA

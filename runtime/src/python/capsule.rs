@@ -30,7 +30,9 @@ pub const USED_LEGACY: &CStr = c"used_dltensor";
 /// # Errors
 ///
 /// `BufferError` ([`DlpackError::ReadOnly`]) for a read-only tensor asked for as legacy: the
-/// legacy form cannot say read-only, and its consumer would write. The tensor is then dropped.
+/// legacy form cannot say read-only, and its consumer would write; likewise
+/// ([`DlpackError::PaddedSubbyteExport`]) for padded sub-byte data, which a legacy consumer reads
+/// as packed. The tensor is then dropped.
 ///
 /// ```
 /// use dlspan::{ManagedTensor, python::{into_capsule, take_capsule}};
@@ -137,8 +139,8 @@ unsafe extern "C" fn destroy_legacy(capsule: *mut ffi::PyObject) {
 /// renames the capsule as consumed.
 ///
 /// The tensor is [aliased](ManagedTensor::is_aliased): its producer keeps its own way to the
-/// memory, so it gives shared views only; take a mutable view of a Python object's memory as a
-/// borrow-checked [`PyViewMut`](super::PyViewMut) argument instead.
+/// memory, so it gives no views; read or write a Python object's memory as a borrow-checked
+/// [`PyView`](super::PyView) or [`PyViewMut`](super::PyViewMut) argument instead.
 ///
 /// # Errors
 ///
@@ -163,6 +165,25 @@ unsafe extern "C" fn destroy_legacy(capsule: *mut ffi::PyObject) {
 /// ```
 pub fn take_capsule(object: &Bound<'_, PyAny>) -> PyResult<ManagedTensor> {
     let capsule = object.cast::<PyCapsule>().map_err(|_| PyErr::from(ExchangeError::NotDlpackCapsule))?;
+    // Check and rename as one step: on free-threaded Python two threads taking one capsule would
+    // otherwise both see it unconsumed and both own its tensor (a no-op where there is a GIL).
+    let (raw, versioned) = pyo3::sync::critical_section::with_critical_section(capsule, || claim(capsule))?;
+    let tensor = if versioned {
+        // SAFETY: an unconsumed DLPack capsule owns a live managed tensor of its name's form, whose
+        // ownership the rename just passed to us.
+        unsafe { ManagedTensor::from_raw_versioned(raw.cast()) }
+    } else {
+        // SAFETY: as above, legacy.
+        unsafe { ManagedTensor::from_raw_legacy(raw.cast()) }
+    };
+    // The capsule's producer keeps its own way to the memory (a Python object can write it, or
+    // export it again): the tensor gives no views (rule M10).
+    tensor.map(ManagedTensor::into_aliased).map_err(to_pyerr)
+}
+
+/// Renames an unconsumed DLPack capsule as consumed and returns its pointer and whether it is
+/// versioned; the tensor is the caller's from then on.
+fn claim(capsule: &Bound<'_, PyCapsule>) -> PyResult<(*mut c_void, bool)> {
     let ptr = capsule.as_ptr();
     // SAFETY: a live capsule, attached; a valid capsule's name is read without error.
     let name = unsafe { ffi::PyCapsule_GetName(ptr) };
@@ -188,15 +209,5 @@ pub fn take_capsule(object: &Bound<'_, PyAny>) -> PyResult<ManagedTensor> {
     if unsafe { ffi::PyCapsule_SetName(ptr, used.as_ptr()) } != 0 {
         return Err(PyErr::fetch(capsule.py()));
     }
-    let tensor = if versioned {
-        // SAFETY: an unconsumed DLPack capsule owns a live managed tensor of its name's form, whose
-        // ownership the rename just passed to us.
-        unsafe { ManagedTensor::from_raw_versioned(raw.cast()) }
-    } else {
-        // SAFETY: as above, legacy.
-        unsafe { ManagedTensor::from_raw_legacy(raw.cast()) }
-    };
-    // The capsule's producer keeps its own way to the memory (a Python object can write it, or
-    // export it again): the tensor gives only shared views (rule M10).
-    tensor.map(ManagedTensor::into_aliased).map_err(to_pyerr)
+    Ok((raw, versioned))
 }

@@ -127,10 +127,11 @@ pub(crate) fn device_of(value: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
 /// Imports any DLPack producer (an object with `__dlpack__`, or a bare capsule) as a managed
 /// tensor, in the producer's dialect (see the module documentation).
 ///
-/// A tensor that shares the producer's memory is [aliased](ManagedTensor::is_aliased) (shared views
-/// only: the Python object can still write the memory, and export it again); a copy dlspan made
-/// (`copy=True` of host memory) is this consumer's alone and gives mutable views. To write into a
-/// Python object's memory, take it as a borrow-checked [`PyViewMut`](super::PyViewMut) argument.
+/// A tensor that shares the producer's memory is [aliased](ManagedTensor::is_aliased) and gives no
+/// views (the Python object can still reach the memory, as a mutable view argument or another
+/// export); a copy dlspan made (`copy=True` of host memory) is this consumer's alone and gives every
+/// view. To read or write a Python object's memory, take it as a borrow-checked
+/// [`PyView`](super::PyView) or [`PyViewMut`](super::PyViewMut) argument.
 ///
 /// # Errors
 ///
@@ -161,10 +162,10 @@ pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResul
         take_capsule(object)?
     } else {
         let dialect = super::dialect::dialect(object)?;
-        if let super::dialect::Dialect::Exchange { torch: true, .. } = dialect {
+        if let super::dialect::Dialect::Exchange { torch: Some(base), .. } = dialect {
             // PyTorch's `__dlpack__` refuses the conjugate bit but exports the negation bit
             // unresolved; this path is slow anyway, so both are checked for every dtype.
-            super::arg::check_lazy_bits(object, true)?;
+            super::torch::check_lazy_bits(object, base, true)?;
         }
         let tensor = import_protocol(object, &request)?;
         match dialect {
@@ -186,8 +187,8 @@ pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResul
             super::producer::copied_managed(py, tensor)
         }
         Some(false) if tensor.is_copied() => Err(to_pyerr(DlpackError::CopyRequired)),
-        // Shared with its producer (and producers' copy flags are not trusted): shared views only
-        // (rule M10); the `read_only` shell above dropped the mark `take_capsule` set.
+        // Shared with its producer (and producers' copy flags are not trusted): no views (rule M10);
+        // the `read_only` shell above dropped the mark `take_capsule` set.
         _ => Ok(tensor.into_aliased()),
     }
 }

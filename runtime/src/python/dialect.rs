@@ -1,12 +1,15 @@
 //! How to read a Python object's tensor, decided once per Python type and cached.
 //!
 //! - `dlspan.Tensor`: its fields, directly.
-//! - exact `numpy.ndarray`: NumPy's C struct (no capsule, no call).
+//! - exact `numpy.ndarray`: NumPy's C struct (no capsule, no call). Known by its static type (a
+//!   C type named `numpy.ndarray`), never by `sys.modules`: pure Python can plant a module, not a
+//!   static type.
 //! - a type with a DLPack C exchange table (`__dlpack_c_exchange_api__`, such as `torch.Tensor`):
 //!   `dltensor_from_py_object_no_sync` into a stack `DLTensor` (no capsule, no allocation). A
 //!   subclass takes this path only if it overrides neither `__dlpack__` nor, for PyTorch,
 //!   `__torch_function__` (`nn.Parameter`'s disabled one excepted): the table reads the raw
-//!   storage and would skip the override.
+//!   storage and would skip the override. PyTorch's tensors are known by their static base type
+//!   `torch._C.TensorBase`.
 //! - anything else: `__dlpack__`. JAX arrays are immutable but exported as legacy capsules, which
 //!   cannot say read-only: dlspan treats them as read-only.
 //!
@@ -38,16 +41,62 @@ impl Api {
     }
 }
 
+/// A static (C-defined) type of a framework, known by its name: pure Python code cannot define a
+/// static type, nor change one's name, so such a type is the framework's own whatever
+/// `sys.modules` holds. Alive while objects of the types that derive from it are.
+#[derive(Clone, Copy)]
+pub(crate) struct StaticType(NonNull<pyo3::ffi::PyTypeObject>);
+
+// SAFETY: a pointer to an immutable static type object, only dereferenced with the GIL held.
+unsafe impl Send for StaticType {}
+// SAFETY: as above.
+unsafe impl Sync for StaticType {}
+
+impl StaticType {
+    /// `ty` itself when it is a static type whose fully qualified name is `name`.
+    pub(crate) fn named(ty: &Bound<'_, PyType>, name: &str) -> PyResult<Option<Self>> {
+        // SAFETY: a live type object, GIL held; reading its flags has no side effect.
+        let flags = unsafe { pyo3::ffi::PyType_GetFlags(ty.as_type_ptr()) };
+        if flags & pyo3::ffi::Py_TPFLAGS_HEAPTYPE != 0 {
+            return Ok(None);
+        }
+        // A static type's `__module__` and `__qualname__` come from its C name (`tp_name`).
+        let found = ty.fully_qualified_name()?;
+        Ok(NonNull::new(ty.as_type_ptr()).filter(|_| found.to_str().is_ok_and(|found| found == name)).map(Self))
+    }
+
+    /// The static type among `ty`'s bases (its MRO) whose fully qualified name is `name`.
+    pub(crate) fn base_named(ty: &Bound<'_, PyType>, name: &str) -> PyResult<Option<Self>> {
+        for class in ty.mro().iter() {
+            if let Some(found) = Self::named(&class.cast_into::<PyType>()?, name)? {
+                return Ok(Some(found));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The type, borrowed for `py`.
+    ///
+    /// The caller holds an object whose type derives from this one (which keeps it alive).
+    pub(crate) fn bind<'py>(self, py: Python<'py>) -> Bound<'py, PyType> {
+        // SAFETY: a live type object (kept alive by the objects deriving from it, which the caller
+        // holds, or by the dialect cache), GIL held; a new strong reference is taken.
+        let any = unsafe { Bound::from_borrowed_ptr(py, self.0.as_ptr().cast()) };
+        // SAFETY: the object is a type object.
+        unsafe { any.cast_into_unchecked() }
+    }
+}
+
 /// How objects of one type are read.
 #[derive(Clone, Copy)]
 pub(crate) enum Dialect {
     /// `dlspan.Tensor`.
     Tensor,
-    /// Exact `numpy.ndarray`.
+    /// Exact `numpy.ndarray` (NumPy's static type, whose objects are NumPy's struct).
     Numpy,
-    /// A C exchange table; `torch` when the type is a `torch.Tensor` (whose lazy conjugate and
-    /// negation bits, and gradients, need checking).
-    Exchange { api: Api, torch: bool },
+    /// A C exchange table; `torch` is `torch._C.TensorBase` when the type is a PyTorch tensor
+    /// (whose lazy conjugate and negation bits, gradients and storage need care).
+    Exchange { api: Api, torch: Option<StaticType> },
     /// `__dlpack__`; `immutable` for producers whose memory must never be written although their
     /// capsules do not say so (JAX arrays, exported as legacy capsules).
     Protocol { immutable: bool },
@@ -121,10 +170,10 @@ fn classify(ty: &Bound<'_, PyType>) -> PyResult<(Dialect, Option<Py<PyAny>>)> {
     if ty.is(py.get_type::<Tensor>()) {
         return Ok((Dialect::Tensor, None));
     }
-    if let Some(ndarray) = loaded(py, "numpy", "ndarray")? {
-        if ty.is(&ndarray) {
-            return Ok((Dialect::Numpy, None));
-        }
+    // By the static type, not `sys.modules["numpy"].ndarray`: objects of this type are read as
+    // NumPy's C struct, and any module can be planted in `sys.modules`.
+    if StaticType::named(ty, "numpy.ndarray")?.is_some() {
+        return Ok((Dialect::Numpy, None));
     }
     let name = intern!(py, "__dlpack_c_exchange_api__");
     let Some(capsule) = ty.getattr_opt(name)? else { return Ok((protocol, None)) };
@@ -148,18 +197,16 @@ fn classify(ty: &Bound<'_, PyType>) -> PyResult<(Dialect, Option<Py<PyAny>>)> {
         }
     }
     let owner = owner.unwrap_or_else(|| ty.clone());
-    let torch_tensor = loaded(py, "torch", "Tensor")?;
-    let torch = match &torch_tensor {
-        Some(tensor) => ty.is_subclass(tensor)?,
-        None => false,
-    };
+    // By PyTorch's static base type: a planted or missing `torch` module must not make a PyTorch
+    // tensor take the path that does not hold its storage.
+    let torch = StaticType::base_named(ty, "torch._C.TensorBase")?;
     if !ty.is(&owner) {
         let dlpack = intern!(py, "__dlpack__");
         if !unwrapped(ty.getattr(dlpack)?)?.is(unwrapped(owner.getattr(dlpack)?)?) {
             return Ok((protocol, None));
         }
         let torch_function = intern!(py, "__torch_function__");
-        if let (true, Some(mine)) = (torch, ty.getattr_opt(torch_function)?) {
+        if let (true, Some(mine)) = (torch.is_some(), ty.getattr_opt(torch_function)?) {
             let mine = unwrapped(mine)?;
             let inherited = match owner.getattr_opt(torch_function)? {
                 Some(f) => mine.is(unwrapped(f)?),

@@ -57,6 +57,10 @@ pub enum ExchangeError {
         /// The stream given.
         stream: i64,
     },
+    /// The storage PyTorch returned for a tensor does not hold the tensor's memory (a
+    /// `__torch_function__` mode or override answered `untyped_storage()`): the view could not be
+    /// kept alive (rule Y14).
+    StorageMismatch,
     /// Memory the host can address but the device may still be writing (CUDA pinned or managed
     /// memory, ROCm host memory), read on the host where dlspan cannot wait for the device: the
     /// `cuda` feature is off or finds no driver (rule Y16).
@@ -95,6 +99,10 @@ impl fmt::Display for ExchangeError {
                 f,
                 "tensor on device {:?}:{} cannot be delivered to device {:?}:{}",
                 found.device_type, found.device_id, requested.device_type, requested.device_id
+            ),
+            Self::StorageMismatch => f.write_str(
+                "the storage PyTorch returned does not hold the tensor's memory (a __torch_function__ mode or \
+                 override answered untyped_storage()): the view could not be kept alive",
             ),
             Self::HostAccessUnordered { device } => write!(
                 f,
@@ -168,6 +176,7 @@ fn exchange_class(err: &ExchangeError) -> Class {
         | E::NegativeBit
         | E::CapsuleConsumed
         | E::DeviceUnavailable { .. }
+        | E::StorageMismatch
         | E::HostAccessUnordered { .. } => Class::Buffer,
     }
 }
@@ -194,7 +203,7 @@ variant_names!(kind, DlpackError:
 
 variant_names!(exchange_kind, ExchangeError:
     BorrowConflict, RequiresGrad, ConjugateBit, NegativeBit, CapsuleConsumed, NotDlpackCapsule, InvalidStream,
-    DeviceUnavailable, HostAccessUnordered,
+    DeviceUnavailable, HostAccessUnordered, StorageMismatch,
 );
 
 /// `expected` and `found`, for the variants that have them.

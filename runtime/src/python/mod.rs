@@ -68,6 +68,7 @@ mod numpy;
 mod producer;
 mod sync;
 mod tensor;
+mod torch;
 
 pub use arg::{PyDynView, PyDynViewMut, PyView, PyViewMut};
 pub use borrow::live_borrows;

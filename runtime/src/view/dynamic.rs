@@ -327,6 +327,8 @@ impl<S: MemorySpace> DynParts<S> {
         &self,
         unique: bool,
     ) -> Result<RawParts<R, Dims<R>, L, S>, DlpackError> {
+        // As every packed constructor: a `u16` or a two-lane type cannot be addressed in bits.
+        const { super::packed::assert_packable::<T>() };
         self.with_tensor::<R, _>(|tensor, options| {
             // SAFETY: when `ndim == R`, shape and strides point to `R` entries (`with_tensor`).
             unsafe { import_element::<R, Dims<R>, L, S>(tensor, options, unique, Element::packed::<T>()) }

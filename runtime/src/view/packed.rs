@@ -183,7 +183,7 @@ impl<T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> Clone for Pack
 impl<T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> Copy for PackedMdspan<'_, T, R, E, L, S> {}
 
 /// Checks at compile time that `T` can be packed; every constructor calls it.
-const fn assert_packable<T: DlElement>() {
+pub(crate) const fn assert_packable<T: DlElement>() {
     assert!(
         is_packable::<T>(),
         "packed views hold one-value storage types of sub-byte dtypes (bits < 8, one lane, one byte)"
