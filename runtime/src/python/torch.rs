@@ -39,7 +39,12 @@ pub(crate) fn read<'py>(object: &Bound<'py, PyAny>, api: Api, base: StaticType, 
     let storage = base.bind(py).getattr(intern!(py, "untyped_storage"))?.call1((object,))?;
     // The read the view is built from: no Python code runs from here on.
     let tensor = fill(object, api)?;
-    check_storage(&storage, &tensor)?;
+    // With no `__torch_function__` mode, TensorBase's C method answered `untyped_storage()` itself
+    // (the dialect admits no subclass that overrides `__torch_function__`): its storage is the
+    // tensor's. A mode may answer with any object, which is then checked.
+    if modes_may_be_active(py)? {
+        check_storage(&storage, &tensor)?;
+    }
     Ok(Read { tensor, storage })
 }
 
@@ -81,6 +86,48 @@ fn check_grad(object: &Bound<'_, PyAny>) -> PyResult<()> {
         }
     }
     Ok(())
+}
+
+/// `torch._C._is_torch_function_mode_enabled`, found once and proven PyTorch's own (a C function of
+/// that name bound to the module `torch._C`): `None` when it cannot be found or proven.
+static MODE_CHECK: Shared<Option<Option<Py<PyAny>>>> = Shared::new(None);
+
+/// Whether a `__torch_function__` mode may be active (true when that cannot be ruled out).
+fn modes_may_be_active(py: Python<'_>) -> PyResult<bool> {
+    let check = match MODE_CHECK.with(py, |cached| cached.as_ref().map(|f| f.as_ref().map(|f| f.clone_ref(py)))) {
+        Some(found) => found,
+        None => {
+            let found = find_mode_check(py);
+            let kept = found.as_ref().map(|f| f.clone_ref(py));
+            // Set once; a value already there (found meanwhile by Python code this ran) is kept,
+            // and the unused one dropped outside the lock (dropping may run Python code).
+            let unused = MODE_CHECK.with(py, |cached| {
+                if cached.is_none() {
+                    *cached = Some(kept);
+                    None
+                } else {
+                    Some(kept)
+                }
+            });
+            drop(unused);
+            found
+        }
+    };
+    match check {
+        Some(check) => check.bind(py).call0()?.is_truthy(),
+        None => Ok(true),
+    }
+}
+
+/// PyTorch's mode check, from `sys.modules["torch._C"]`, accepted only when it is a C function of
+/// the right name bound to a module named `torch._C` (pure Python cannot make one).
+fn find_mode_check(py: Python<'_>) -> Option<Py<PyAny>> {
+    let modules = py.import(intern!(py, "sys")).ok()?.getattr(intern!(py, "modules")).ok()?;
+    let check = modules.get_item("torch._C").ok()?.getattr("_is_torch_function_mode_enabled").ok()?;
+    let builtin = check.is_instance_of::<pyo3::types::PyCFunction>();
+    let name = check.getattr("__name__").ok()?.extract::<String>().ok()?;
+    let module = check.getattr("__self__").ok()?.getattr("__name__").ok()?.extract::<String>().ok()?;
+    (builtin && name == "_is_torch_function_mode_enabled" && module == "torch._C").then(|| check.unbind())
 }
 
 /// `torch._C.StorageBase`, found once on the first storage seen (a static type: it lives as long as
