@@ -9,7 +9,7 @@ use super::error::CudaError;
 use super::stream::Stream;
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
-use crate::space::{Device, Managed};
+use crate::space::{Device, Managed, MemorySpace};
 use crate::view::{Dims, Extents, Layout, LayoutRight, LayoutStride, LayoutStrideRelaxed, Mapping, Mdspan, MdspanMut};
 use core::ptr::NonNull;
 use cudarc::driver::{DevicePtr, DevicePtrMut, DeviceSlice, HostSlice, UnifiedSlice};
@@ -61,7 +61,7 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout> Mdspan<'a, T, R
         // SAFETY: the allocation holds every element the mapping reaches (checked), is device
         // memory of the allocation's device, aligned for `T` (cudarc allocates whole `T`s from an
         // aligned base), and stays allocated and unwritten by safe code while borrowed for `'a`.
-        Ok(unsafe { Self::from_parts_unchecked(ptr, mapping, ordinal_of(slice)) })
+        Ok(unsafe { Self::from_parts_unchecked(ptr, mapping, Device::origin(ordinal_of(slice))) })
     }
 }
 
@@ -172,7 +172,7 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout> MdspanMut<'a, T
         let ptr = checked_pointer(address, len, &mapping)?;
         // SAFETY: as for the shared view, with the allocation borrowed uniquely for `'a` and a
         // unique mapping.
-        Ok(unsafe { Self::from_parts_unchecked(ptr, mapping, ordinal) })
+        Ok(unsafe { Self::from_parts_unchecked(ptr, mapping, Device::origin(ordinal)) })
     }
 }
 
