@@ -11,7 +11,10 @@ use cuda_support::{
     random_extents, random_layout,
 };
 use cudarc::driver::CudaSlice;
-use dlspan::cuda::{CudaError, CudaLibrary, Gpu, KernelKind, Stream, device_count, driver_present, export_cuda};
+use dlspan::cuda::{
+    CudaError, CudaLibrary, Gpu, KernelKind, Stream, device_count, driver_present, export_cuda,
+    export_cuda_for_consumer,
+};
 use dlspan::half::{bf16, f16};
 use dlspan::{
     DeviceMdspan, DeviceMdspanMut, DlElement, HostMdspan, HostMdspanMut, LayoutRight, LayoutStrideRelaxed,
@@ -508,4 +511,23 @@ fn device_views_of_unified_memory_run_asynchronously_and_a_managed_view_waits_fo
     // The managed view is made on `a`, not on `b`: it waits for `b`'s fills through the event.
     let view = ManagedMdspan::<f32, 1>::from_unified_mapping(&unified, Mapping::compact([RACE]).unwrap(), &a).unwrap();
     assert_eq!(mismatches(&view.to_vec(), 8.0), []);
+}
+
+#[test]
+fn an_export_orders_the_consumers_stream_after_work_on_any_stream() {
+    let Some(a) = stream_or_skip() else { return };
+    let (b, consumer) = (a.gpu().new_stream().unwrap(), a.gpu().new_stream().unwrap());
+    let mut buffer = a.alloc_zeros::<f32>(RACE).unwrap();
+    // Written on `b`, not on the allocation's stream `a`.
+    fill_rounds(&b, &mut buffer, 16);
+    // SAFETY: the consumer's value names a live stream of this context.
+    let tensor = unsafe { export_cuda_for_consumer(buffer, [RACE], Some(consumer.dlpack_stream())) }.unwrap();
+    // The consumer reads on its own stream (a view of imported memory: the consumer orders it).
+    let view = tensor.view_as::<DeviceMdspan<'_, f32, 1, LayoutRight>>().unwrap();
+    let mut back = vec![0f32; RACE];
+    consumer.copy_to_host(&view, &mut HostMdspanMut::<f32, 1>::from_slice(&mut back, [RACE]).unwrap()).unwrap();
+    assert_eq!(mismatches(&back, 16.0), []);
+    // SAFETY: 0 is refused before any use.
+    let refused = unsafe { export_cuda_for_consumer(a.alloc_zeros::<f32>(1).unwrap(), [1], Some(0)) };
+    assert!(matches!(refused, Err(CudaError::InvalidDlpackStream { value: 0 })));
 }

@@ -13,9 +13,9 @@
 //!   element types on each device, and launched flat with vector loads when every operand is
 //!   contiguous, strided with merged axes otherwise ([`plan`]).
 //! - [`Stream::copy_from_host`] / [`Stream::copy_to_host`] copy between host and device views of
-//!   any strides; [`export_cuda`] hands a `CudaSlice` to DLPack consumers as a
-//!   [`ManagedTensor`](crate::ManagedTensor), and foreign CUDA tensors become device views through
-//!   [`ManagedTensor::view_as`](crate::ManagedTensor::view_as).
+//!   any strides; [`export_cuda`] (or [`export_cuda_for_consumer`]) hands a `CudaSlice` to DLPack
+//!   consumers as a [`ManagedTensor`](crate::ManagedTensor), and foreign CUDA tensors become device
+//!   views through [`ManagedTensor::view_as`](crate::ManagedTensor::view_as).
 //!
 //! cudarc is loaded dynamically: nothing here needs a CUDA toolkit to build, and on a machine
 //! without a driver every entry point returns [`CudaError::LibraryMissing`] (cudarc itself would
@@ -57,7 +57,7 @@ mod order;
 mod stream;
 
 pub use error::{CudaError, CudaLibrary};
-pub use export::export_cuda;
+pub use export::{export_cuda, export_cuda_for_consumer};
 pub use gpu::{Gpu, device_count};
 pub use kernel::{
     BLOCK, ElementType, IndexWidth, KernelKind, MAX_GRID, MAX_RANK, ModuleKey, Operand, ParamOperand, Params, Plan,
