@@ -11,10 +11,14 @@ use cuda_support::{
     random_extents, random_layout,
 };
 use cudarc::driver::CudaSlice;
-use dlspan::cuda::{CudaError, CudaLibrary, Gpu, KernelKind, Stream, device_count, driver_present, export_cuda};
+use dlspan::cuda::{
+    CudaError, CudaLibrary, Gpu, KernelKind, Stream, device_count, driver_present, export_cuda,
+    export_cuda_for_consumer,
+};
 use dlspan::half::{bf16, f16};
 use dlspan::{
-    DeviceMdspan, DeviceMdspanMut, DlElement, HostMdspan, HostMdspanMut, LayoutRight, LayoutStrideRelaxed, Mapping,
+    DeviceMdspan, DeviceMdspanMut, DlElement, HostMdspan, HostMdspanMut, LayoutRight, LayoutStrideRelaxed,
+    ManagedMdspan, ManagedMdspanMut, Mapping,
 };
 
 /// The stream of device 0, or `None` after printing why the test skips.
@@ -384,4 +388,146 @@ fn streams_order_work_through_events_and_dlpack_stream_values() {
     assert_eq!(gpu.default_stream().dlpack_stream(), 1);
     let values = download(&stream, &big);
     assert!(values.iter().all(|&v| v == 3.0));
+}
+
+/// Elements of the buffers the ordering tests race on: large enough that a kernel runs for tens of
+/// microseconds, so unordered work on another stream would overlap it.
+const RACE: usize = 1 << 22;
+
+/// Fills `buffer` on `stream` with 1, 2, ..., `rounds`: the last value is there only once every
+/// fill has run.
+fn fill_rounds(stream: &Stream, buffer: &mut CudaSlice<f32>, rounds: u16) {
+    let mut view = DeviceMdspanMut::<f32, 1>::from_cuda(buffer, [buffer.len()]).unwrap();
+    for round in 1..=rounds {
+        stream.fill(&mut view, f32::from(round)).unwrap();
+    }
+}
+
+/// The positions where `values` differ from `expected` (at most a few), for the failure message.
+fn mismatches(values: &[f32], expected: f32) -> Vec<(usize, f32)> {
+    values.iter().copied().enumerate().filter(|&(_, v)| v != expected).take(4).collect()
+}
+
+#[test]
+fn work_on_another_stream_waits_for_the_allocations_pending_writes() {
+    let Some(a) = stream_or_skip() else { return };
+    let (b, c) = (a.gpu().new_stream().unwrap(), a.gpu().new_stream().unwrap());
+    let mut src = a.alloc_zeros::<f32>(RACE).unwrap();
+    fill_rounds(&a, &mut src, 16);
+    // A kernel on `b` reads what `a` wrote, and a copy to the host on `c` reads what `b` wrote.
+    let mut dst = b.alloc_zeros::<f32>(RACE).unwrap();
+    b.copy(
+        &DeviceMdspan::<f32, 1>::from_cuda(&src, [RACE]).unwrap(),
+        &mut DeviceMdspanMut::<f32, 1>::from_cuda(&mut dst, [RACE]).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(mismatches(&download(&c, &dst), 16.0), []);
+    // A copy to the host on another stream than the writer's waits for it too.
+    fill_rounds(&a, &mut src, 12);
+    assert_eq!(mismatches(&download(&b, &src), 12.0), []);
+}
+
+#[test]
+fn an_allocation_is_freed_only_after_the_work_of_other_streams_on_it() {
+    let Some(a) = stream_or_skip() else { return };
+    let b = a.gpu().new_stream().unwrap();
+    let mut copies: Vec<CudaSlice<f32>> = (0..8).map(|_| b.alloc_zeros::<f32>(RACE).unwrap()).collect();
+    {
+        let mut src = a.alloc_zeros::<f32>(RACE).unwrap();
+        fill_rounds(&a, &mut src, 7);
+        let view = DeviceMdspan::<f32, 1>::from_cuda(&src, [RACE]).unwrap();
+        for copy in &mut copies {
+            b.copy(&view, &mut DeviceMdspanMut::<f32, 1>::from_cuda(copy, [RACE]).unwrap()).unwrap();
+        }
+        // `src` is freed on `a` here, while `b` may still be copying from it.
+    }
+    // The stream-ordered allocator hands freed memory to the next allocation on `a` at once:
+    // overwrite it there. The copies on `b` must still have read 7s.
+    let mut reuse = a.alloc_zeros::<f32>(RACE).unwrap();
+    a.fill(&mut DeviceMdspanMut::<f32, 1>::from_cuda(&mut reuse, [RACE]).unwrap(), -1.0).unwrap();
+    for copy in &copies {
+        assert_eq!(mismatches(&download(&b, copy), 7.0), []);
+    }
+}
+
+#[test]
+fn a_writer_waits_for_the_readers_on_every_stream() {
+    let Some(a) = stream_or_skip() else { return };
+    let (b, c) = (a.gpu().new_stream().unwrap(), a.gpu().new_stream().unwrap());
+    let mut src = a.alloc_zeros::<f32>(RACE).unwrap();
+    fill_rounds(&a, &mut src, 3);
+    let mut on_b: Vec<CudaSlice<f32>> = (0..4).map(|_| b.alloc_zeros::<f32>(RACE).unwrap()).collect();
+    let mut on_c: Vec<CudaSlice<f32>> = (0..4).map(|_| c.alloc_zeros::<f32>(RACE).unwrap()).collect();
+    {
+        // Two readers on two streams: cudarc keeps one read event, so the second reader's record
+        // must include the first reader's work.
+        let view = DeviceMdspan::<f32, 1>::from_cuda(&src, [RACE]).unwrap();
+        for (x, y) in on_b.iter_mut().zip(&mut on_c) {
+            b.copy(&view, &mut DeviceMdspanMut::<f32, 1>::from_cuda(x, [RACE]).unwrap()).unwrap();
+            c.copy(&view, &mut DeviceMdspanMut::<f32, 1>::from_cuda(y, [RACE]).unwrap()).unwrap();
+        }
+    }
+    // A writer on `a` runs after both readers.
+    a.fill(&mut DeviceMdspanMut::<f32, 1>::from_cuda(&mut src, [RACE]).unwrap(), -1.0).unwrap();
+    for copy in on_b.iter().chain(&on_c) {
+        assert_eq!(mismatches(&download(&a, copy), 3.0), []);
+    }
+    assert_eq!(mismatches(&download(&b, &src), -1.0), []);
+}
+
+#[test]
+fn a_kernel_on_a_managed_view_completes_before_the_host_indexes_it() {
+    let Some(stream) = stream_or_skip() else { return };
+    // SAFETY: zero bytes are valid `f32`s; every element is written below before it is read.
+    let mut unified = unsafe { stream.gpu().context().alloc_unified::<f32>(RACE, true) }.expect("managed memory");
+    let mut view =
+        ManagedMdspanMut::<f32, 1>::from_unified_mapping(&mut unified, Mapping::compact([RACE]).unwrap(), &stream)
+            .unwrap();
+    for round in 1..=4u16 {
+        stream.fill(&mut view, f32::from(round)).unwrap();
+        // Safe code indexes the view right after the launch returns: the kernel has run.
+        assert_eq!(
+            (view[[0]], view[[RACE / 2]], view[[RACE - 1]]),
+            (f32::from(round), f32::from(round), f32::from(round))
+        );
+    }
+    let host: Vec<f32> = (0..RACE).map(|i| (i % 1000) as f32).collect();
+    stream.copy_from_host(&HostMdspan::<f32, 1>::from_slice(&host, [RACE]).unwrap(), &mut view).unwrap();
+    assert!(view.iter().eq(host.iter()));
+}
+
+#[test]
+fn device_views_of_unified_memory_run_asynchronously_and_a_managed_view_waits_for_them() {
+    let Some(a) = stream_or_skip() else { return };
+    let b = a.gpu().new_stream().unwrap();
+    // SAFETY: zero bytes are valid `f32`s.
+    let mut unified = unsafe { a.gpu().context().alloc_unified::<f32>(RACE, true) }.expect("managed memory");
+    {
+        let mut device = DeviceMdspanMut::<f32, 1>::from_cuda(&mut unified, [RACE]).unwrap();
+        for round in 1..=8u16 {
+            b.fill(&mut device, f32::from(round)).unwrap();
+        }
+    }
+    // The managed view is made on `a`, not on `b`: it waits for `b`'s fills through the event.
+    let view = ManagedMdspan::<f32, 1>::from_unified_mapping(&unified, Mapping::compact([RACE]).unwrap(), &a).unwrap();
+    assert_eq!(mismatches(&view.to_vec(), 8.0), []);
+}
+
+#[test]
+fn an_export_orders_the_consumers_stream_after_work_on_any_stream() {
+    let Some(a) = stream_or_skip() else { return };
+    let (b, consumer) = (a.gpu().new_stream().unwrap(), a.gpu().new_stream().unwrap());
+    let mut buffer = a.alloc_zeros::<f32>(RACE).unwrap();
+    // Written on `b`, not on the allocation's stream `a`.
+    fill_rounds(&b, &mut buffer, 16);
+    // SAFETY: the consumer's value names a live stream of this context.
+    let tensor = unsafe { export_cuda_for_consumer(buffer, [RACE], Some(consumer.dlpack_stream())) }.unwrap();
+    // The consumer reads on its own stream (a view of imported memory: the consumer orders it).
+    let view = tensor.view_as::<DeviceMdspan<'_, f32, 1, LayoutRight>>().unwrap();
+    let mut back = vec![0f32; RACE];
+    consumer.copy_to_host(&view, &mut HostMdspanMut::<f32, 1>::from_slice(&mut back, [RACE]).unwrap()).unwrap();
+    assert_eq!(mismatches(&back, 16.0), []);
+    // SAFETY: 0 is refused before any use.
+    let refused = unsafe { export_cuda_for_consumer(a.alloc_zeros::<f32>(1).unwrap(), [1], Some(0)) };
+    assert!(matches!(refused, Err(CudaError::InvalidDlpackStream { value: 0 })));
 }

@@ -411,7 +411,7 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
         // SAFETY: the caller guarantees the shape and strides arrays.
         let (ptr, map, ordinal) = unsafe { import::<T, R, E, L, S>(tensor, options, false) }?;
         // SAFETY: validated mapping and byte range; the caller guarantees the memory for `'a`.
-        Ok(unsafe { Self::from_parts_unchecked(ptr, map, ordinal) })
+        Ok(unsafe { Self::from_parts_unchecked(ptr, map, S::origin(ordinal)) })
     }
 }
 
@@ -485,7 +485,7 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
         let (ptr, map, ordinal) = unsafe { import::<T, R, E, L, S>(tensor, options, true) }?;
         // SAFETY: validated unique mapping and byte range; the caller guarantees unique access to
         // the memory for `'a`.
-        Ok(unsafe { Self::from_parts_unchecked(ptr, map, ordinal) })
+        Ok(unsafe { Self::from_parts_unchecked(ptr, map, S::origin(ordinal)) })
     }
 }
 

@@ -200,7 +200,7 @@ impl<'a, Rec, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> Mdspan<'
         // record view reaches (Member's contract), so it is a valid `F`, readable for `'a` like the
         // record; the base is aligned for `Rec`, hence for its field `F`, and the offsets are whole
         // `F`s; the byte span is the record view's.
-        unsafe { Mdspan::from_parts_unchecked(ptr, map, self.ordinal()) }
+        unsafe { Mdspan::from_parts_unchecked(ptr, map, self.origin()) }
     }
 }
 
@@ -235,6 +235,6 @@ impl<'a, Rec, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> MdspanMu
         let ptr = NonNull::new(self.data_handle()).unwrap_or(NonNull::dangling()).cast::<F>();
         // SAFETY: as for `Mdspan::member`, for writes: distinct records (a unique mapping) have
         // distinct member fields, so the member mapping is unique too; `self` is consumed.
-        unsafe { MdspanMut::from_parts_unchecked(ptr, map, self.ordinal()) }
+        unsafe { MdspanMut::from_parts_unchecked(ptr, map, self.origin()) }
     }
 }

@@ -15,8 +15,10 @@
 use crate::check;
 use crate::error::DlpackError;
 use crate::ffi::{DLDevice, DLDeviceType};
+use core::ffi::c_void;
 use core::fmt::Debug;
 use core::hash::Hash;
+use core::ptr::NonNull;
 
 mod sealed {
     pub trait Sealed {}
@@ -85,6 +87,20 @@ pub trait MemorySpace: sealed::Sealed + Copy + Default + Debug + Send + Sync + '
     /// assert_eq!(Host::device(()), DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 });
     /// ```
     fn device(ordinal: Self::Ordinal) -> DLDevice;
+
+    /// What a view carries about its memory: its [`Ordinal`](Self::Ordinal), and for device memory
+    /// allocated through cudarc the event that orders the allocation's uses on streams
+    /// ([rule C6](crate::rules#c6)). Every view made from another view keeps it.
+    #[doc(hidden)]
+    type Origin: Copy + Debug + Send + Sync + 'static;
+
+    /// The origin of memory with no ordering event: imported, or from raw parts.
+    #[doc(hidden)]
+    fn origin(ordinal: Self::Ordinal) -> Self::Origin;
+
+    /// The ordinal an origin records.
+    #[doc(hidden)]
+    fn ordinal_of(origin: Self::Origin) -> Self::Ordinal;
 
     /// The common case of [`accept`](Self::accept), for the fast import path: the space's own device
     /// type. `None` sends the tensor to the ordered checks (which may still accept it, as host views
@@ -155,6 +171,7 @@ impl sealed::Sealed for Managed {}
 
 impl MemorySpace for Host {
     type Ordinal = ();
+    type Origin = ();
     const DEVICE_TYPE: DLDeviceType = DLDeviceType::kDLCPU;
     const HOST_ACCESSIBLE: bool = true;
 
@@ -171,10 +188,17 @@ impl MemorySpace for Host {
     fn device((): ()) -> DLDevice {
         DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 }
     }
+
+    #[inline]
+    fn origin((): ()) {}
+
+    #[inline]
+    fn ordinal_of((): ()) {}
 }
 
 impl MemorySpace for Device {
     type Ordinal = i32;
+    type Origin = DeviceOrigin;
     const DEVICE_TYPE: DLDeviceType = DLDeviceType::kDLCUDA;
     const HOST_ACCESSIBLE: bool = false;
 
@@ -192,10 +216,21 @@ impl MemorySpace for Device {
     fn device(ordinal: i32) -> DLDevice {
         DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: ordinal }
     }
+
+    #[inline]
+    fn origin(ordinal: i32) -> DeviceOrigin {
+        DeviceOrigin { ordinal, order: None }
+    }
+
+    #[inline]
+    fn ordinal_of(origin: DeviceOrigin) -> i32 {
+        origin.ordinal
+    }
 }
 
 impl MemorySpace for Managed {
     type Ordinal = ();
+    type Origin = ();
     const DEVICE_TYPE: DLDeviceType = DLDeviceType::kDLCUDAManaged;
     const HOST_ACCESSIBLE: bool = true;
 
@@ -212,7 +247,35 @@ impl MemorySpace for Managed {
     fn device((): ()) -> DLDevice {
         DLDevice { device_type: DLDeviceType::kDLCUDAManaged, device_id: 0 }
     }
+
+    #[inline]
+    fn origin((): ()) {}
+
+    #[inline]
+    fn ordinal_of((): ()) {}
 }
+
+/// The origin of a device view: the CUDA ordinal, and for memory allocated through cudarc (feature
+/// `cuda`) the allocation's ordering event, which the `cuda` module reads ([rule C6](crate::rules#c6)).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceOrigin {
+    pub(crate) ordinal: i32,
+    pub(crate) order: Option<OrderEvent>,
+}
+
+/// The address of the cudarc event (`cudarc::driver::CudaEvent`) that orders an allocation's uses,
+/// opaque outside the `cuda` module. Valid for as long as a view that carries it: a view carries it
+/// only while it borrows the allocation that holds the event.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OrderEvent(pub(crate) NonNull<c_void>);
+
+// SAFETY: the address is only ever read as a shared reference to a cudarc event, which is `Send` and
+// `Sync` (its driver calls are thread-safe), while the view carrying it borrows the event's owner.
+unsafe impl Send for OrderEvent {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for OrderEvent {}
 
 impl HostAccessible for Host {}
 impl HostAccessible for Managed {}

@@ -1,11 +1,15 @@
 //! cudarc allocations handed to DLPack consumers as managed tensors.
 
+use super::error::CudaError;
+use super::order::{chain, take_event};
+use super::stream::{consumer_handle, order_consumer};
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
 use crate::ffi::{DLDevice, DLDeviceType};
 use crate::owned::{ExportOwner, ManagedTensor, Storage, export_compact};
 use core::ptr::NonNull;
-use cudarc::driver::{CudaSlice, DevicePtr};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use std::sync::Arc;
 
 /// The owner inside a CUDA export: the allocation, freed by the managed tensor's deleter.
 struct CudaOwner<T> {
@@ -33,10 +37,26 @@ unsafe impl<T: DlElement> ExportOwner for CudaOwner<T> {
 impl<T> Drop for CudaOwner<T> {
     fn drop(&mut self) {
         // The deleter may run on any thread: make the allocation's context current there before
-        // cudarc frees the memory (stream-ordered, on the allocation's stream). A failure is
-        // recorded in the context, as cudarc records its own drop errors.
+        // cudarc frees the memory (stream-ordered, on the allocation's stream, after its events).
+        // A failure is recorded in the context, as cudarc records its own drop errors.
         let context = self.slice.context();
         context.record_err(context.bind_to_thread());
+    }
+}
+
+/// Orders the allocation's own stream after every use of its memory enqueued so far, on any
+/// stream (dlspan's and cudarc's record the allocation's read or write event): the stream waits
+/// for both events, and the write event is recorded again after the waits. Errors are recorded in
+/// the context and returned by its next driver call.
+fn settle<T>(slice: &mut CudaSlice<T>) {
+    let home = Arc::clone(slice.stream());
+    let (_, read) = slice.device_ptr(&home);
+    if let Some(read) = take_event(read) {
+        home.context().record_err(home.wait(read));
+    }
+    let (_, write) = slice.device_ptr_mut(&home);
+    if let Some(write) = take_event(write) {
+        chain(write, &home);
     }
 }
 
@@ -44,9 +64,12 @@ impl<T> Drop for CudaOwner<T> {
 /// on its CUDA device (`kDLCUDA`, the allocation's ordinal), without copying. The tensor's deleter
 /// frees the memory, from whichever thread calls it, on the allocation's stream.
 ///
-/// Before a consumer reads it on another stream, order that stream after the work that wrote the
-/// data with [`Stream::sync_for_consumer`](crate::cuda::Stream::sync_for_consumer) (DLPack's
-/// producer rule).
+/// The allocation's own stream (`slice.stream()`) is ordered here after every use of the memory
+/// enqueued so far, on any stream: it is the export's producer stream. Before a consumer reads the
+/// memory on its stream, order that stream after it with
+/// [`Stream::sync_for_consumer`](crate::cuda::Stream::sync_for_consumer) on the allocation's
+/// stream, or export with [`export_cuda_for_consumer`] (DLPack's producer rule,
+/// [rule C7](crate::rules#c7)).
 ///
 /// # Errors
 ///
@@ -64,8 +87,53 @@ impl<T> Drop for CudaOwner<T> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn export_cuda<T: DlElement, const R: usize>(
-    slice: CudaSlice<T>,
+    mut slice: CudaSlice<T>,
     shape: [usize; R],
 ) -> Result<ManagedTensor, DlpackError> {
+    settle(&mut slice);
     export_compact(CudaOwner { slice }, shape, 0)
+}
+
+/// The producer's side of `__dlpack__(stream=consumer)` for a cudarc allocation: exports it as
+/// [`export_cuda`] does, then makes the consumer's stream wait for every use of the memory
+/// enqueued so far, on any stream (an event of the allocation's stream, waited on there; never a
+/// device-wide synchronisation). `consumer` is the consumer's stream value, as for
+/// [`Stream::sync_for_consumer`](crate::cuda::Stream::sync_for_consumer): `None` or 1 for the
+/// legacy default stream, 2 for the per-thread default stream, a `CUstream` handle above 2, -1 for
+/// "do not synchronise".
+///
+/// # Errors
+///
+/// [`CudaError::InvalidDlpackStream`] for 0 and for negative values other than -1 (checked first);
+/// [`CudaError::View`] with the errors of [`export_cuda`]; [`CudaError::Driver`]. The allocation
+/// is freed on every error.
+///
+/// # Safety
+///
+/// A value above 2 is a live `CUstream` of the allocation's context (DLPack's contract for the
+/// consumer).
+///
+/// ```no_run
+/// use dlspan::cuda::{CudaError, Gpu, export_cuda_for_consumer};
+/// let gpu = Gpu::new(0)?;
+/// let (producer, consumer) = (gpu.new_stream()?, gpu.new_stream()?);
+/// let buffer = producer.alloc_zeros::<f32>(6)?;
+/// // SAFETY: the consumer's value names a live stream of this context.
+/// let tensor = unsafe { export_cuda_for_consumer(buffer, [2, 3], Some(consumer.dlpack_stream())) }?;
+/// // SAFETY: 0 is refused before any use.
+/// let refused = unsafe { export_cuda_for_consumer(producer.alloc_zeros::<f32>(1)?, [1], Some(0)) };
+/// assert!(matches!(refused, Err(CudaError::InvalidDlpackStream { value: 0 })));
+/// # Ok::<(), CudaError>(())
+/// ```
+pub unsafe fn export_cuda_for_consumer<T: DlElement, const R: usize>(
+    slice: CudaSlice<T>,
+    shape: [usize; R],
+    consumer: Option<i64>,
+) -> Result<ManagedTensor, CudaError> {
+    consumer_handle(consumer)?;
+    let home = Arc::clone(slice.stream());
+    let tensor = export_cuda(slice, shape)?;
+    // SAFETY: forwarded: a value above 2 names a live stream of the allocation's context.
+    unsafe { order_consumer(&home, consumer) }?;
+    Ok(tensor)
 }

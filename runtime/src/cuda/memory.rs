@@ -1,18 +1,74 @@
-//! Views of cudarc memory: `CudaSlice`, `CudaView`, `CudaViewMut` (and `UnifiedSlice`) as device
+//! Views of cudarc memory: `CudaSlice`, `CudaView`, `CudaViewMut` and the unified twins as device
 //! views borrowing the allocation, and managed (unified) memory as host-indexable views.
 //!
 //! A view borrows the cudarc object it was made from, so it cannot outlive the allocation; shared
 //! views take `&`, mutable views `&mut`, so the borrow checker keeps one writer. The view's ordinal
-//! is the allocation's device.
+//! is the allocation's device, and it carries the allocation's event that orders its uses on
+//! streams ([`order`](super::order), [rule C6](crate::rules#c6)).
 
 use super::error::CudaError;
+use super::order::{chain, order_event, take_event};
 use super::stream::Stream;
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
-use crate::space::{Device, Managed};
+use crate::space::{Device, DeviceOrigin, Managed};
 use crate::view::{Dims, Extents, Layout, LayoutRight, LayoutStride, LayoutStrideRelaxed, Mapping, Mdspan, MdspanMut};
 use core::ptr::NonNull;
-use cudarc::driver::{DevicePtr, DevicePtrMut, DeviceSlice, HostSlice, UnifiedSlice};
+use cudarc::driver::{
+    CudaSlice, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice, HostSlice, UnifiedSlice, UnifiedView,
+    UnifiedViewMut,
+};
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// cudarc's memory objects device views are made from: `CudaSlice`, `CudaView`, `CudaViewMut`,
+/// `UnifiedSlice`, `UnifiedView` and `UnifiedViewMut`. Sealed: dlspan trusts their addresses,
+/// lengths and ordering events, which an implementation of cudarc's open `DevicePtr` trait could
+/// make up.
+///
+/// ```no_run
+/// use dlspan::DeviceMdspan;
+/// use dlspan::cuda::CudaMemory;
+/// fn row<S: CudaMemory<f32> + cudarc::driver::DevicePtr<f32>>(memory: &S) -> Result<DeviceMdspan<'_, f32, 1>, dlspan::DlpackError> {
+///     DeviceMdspan::<f32, 1>::from_cuda(memory, [memory.len()])
+/// }
+/// let stream = dlspan::cuda::Gpu::new(0)?.new_stream()?;
+/// let buffer = stream.alloc_zeros::<f32>(8)?;
+/// assert_eq!(row(&buffer.slice(2..6))?.extents(), [4]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// A type of one's own that implements `DevicePtr` makes no view:
+///
+/// ```compile_fail,E0277
+/// use cudarc::driver::{CudaStream, DevicePtr, DeviceSlice, SyncOnDrop, sys::CUdeviceptr};
+/// use std::sync::Arc;
+/// struct Forged(Arc<CudaStream>);
+/// impl DeviceSlice<f32> for Forged {
+///     fn len(&self) -> usize { 1 << 30 }
+///     fn stream(&self) -> &Arc<CudaStream> { &self.0 }
+/// }
+/// impl DevicePtr<f32> for Forged {
+///     fn device_ptr<'a>(&'a self, _: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>) {
+///         (0x1000, SyncOnDrop::Sync(None))
+///     }
+/// }
+/// fn forge(forged: &Forged) -> dlspan::DeviceMdspan<'_, f32, 1> {
+///     dlspan::DeviceMdspan::<f32, 1>::from_cuda(forged, [1 << 30]).unwrap()
+/// }
+/// ```
+pub trait CudaMemory<T>: DeviceSlice<T> + sealed::Sealed {}
+
+macro_rules! cuda_memory {
+    ($($memory:ident $(<$life:lifetime>)?),*) => {$(
+        impl<$($life,)? T> sealed::Sealed for $memory<$($life,)? T> {}
+        impl<$($life,)? T> CudaMemory<T> for $memory<$($life,)? T> {}
+    )*};
+}
+
+cuda_memory!(CudaSlice, CudaView<'a>, CudaViewMut<'a>, UnifiedSlice, UnifiedView<'a>, UnifiedViewMut<'a>);
 
 /// The pointer of an allocation of `len` elements at `address` for a view of `mapping`: checks
 /// that the mapping fits, and gives empty allocations a dangling pointer.
@@ -37,9 +93,13 @@ fn ordinal_of<T, S: DeviceSlice<T> + ?Sized>(slice: &S) -> i32 {
 }
 
 impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout> Mdspan<'a, T, R, E, L, Device> {
-    /// A shared device view of `mapping` over cudarc memory (`CudaSlice`, `CudaView`,
-    /// `CudaViewMut`, `UnifiedSlice`), borrowing it: the view cannot outlive the allocation. The
-    /// allocation's own stream is made to wait for its pending writes (cudarc's tracking).
+    /// A shared device view of `mapping` over cudarc memory ([`CudaMemory`](crate::cuda::CudaMemory)),
+    /// borrowing it: the view cannot outlive the allocation. The view carries the allocation's
+    /// read event (the event of unified memory), which every operation on the view waits for and
+    /// records again ([rule C6](crate::rules#c6)); the allocation's own stream waits here for
+    /// the pending writes and reads and records it, so that its last record follows them. Driver
+    /// errors of these calls are recorded in the context, as cudarc records those of its own, and
+    /// returned by the next operation.
     ///
     /// # Errors
     ///
@@ -54,14 +114,24 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout> Mdspan<'a, T, R
     /// assert_eq!(view.ordinal(), 0);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn from_cuda_mapping<S: DevicePtr<T>>(slice: &'a S, mapping: Mapping<R, E, L>) -> Result<Self, DlpackError> {
-        let (address, record) = slice.device_ptr(slice.stream());
-        drop(record);
+    pub fn from_cuda_mapping<S: CudaMemory<T> + DevicePtr<T>>(
+        slice: &'a S,
+        mapping: Mapping<R, E, L>,
+    ) -> Result<Self, DlpackError> {
+        let home = slice.stream();
+        // cudarc makes `home` wait for the pending writes.
+        let (address, record) = slice.device_ptr(home);
+        let event = take_event(record);
         let ptr = checked_pointer(address, slice.len(), &mapping)?;
+        if let Some(event) = event {
+            chain(event, home);
+        }
+        let origin = DeviceOrigin { ordinal: ordinal_of(slice), order: event.map(order_event) };
         // SAFETY: the allocation holds every element the mapping reaches (checked), is device
         // memory of the allocation's device, aligned for `T` (cudarc allocates whole `T`s from an
-        // aligned base), and stays allocated and unwritten by safe code while borrowed for `'a`.
-        Ok(unsafe { Self::from_parts_unchecked(ptr, mapping, ordinal_of(slice)) })
+        // aligned base), and stays allocated and unwritten by safe code while borrowed for `'a`;
+        // the event lives in the allocation (or the one it views), borrowed for `'a`.
+        Ok(unsafe { Self::from_parts_unchecked(ptr, mapping, origin) })
     }
 }
 
@@ -81,7 +151,7 @@ impl<'a, T: DlElement, const R: usize> Mdspan<'a, T, R, Dims<R>, LayoutRight, De
     /// assert_eq!(view.extents(), [2, 3]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn from_cuda<S: DevicePtr<T>>(slice: &'a S, extents: [usize; R]) -> Result<Self, DlpackError> {
+    pub fn from_cuda<S: CudaMemory<T> + DevicePtr<T>>(slice: &'a S, extents: [usize; R]) -> Result<Self, DlpackError> {
         let mapping = Mapping::compact(extents)?;
         if mapping.size() != slice.len() {
             return Err(DlpackError::LengthMismatch { expected: mapping.size(), found: slice.len() });
@@ -106,7 +176,7 @@ impl<'a, T: DlElement, const R: usize> Mdspan<'a, T, R, Dims<R>, LayoutStride, D
     /// assert_eq!(transposed.strides(), [1, 3]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn from_cuda_strided<S: DevicePtr<T>>(
+    pub fn from_cuda_strided<S: CudaMemory<T> + DevicePtr<T>>(
         slice: &'a S,
         extents: [usize; R],
         strides: [isize; R],
@@ -131,7 +201,7 @@ impl<'a, T: DlElement, const R: usize> Mdspan<'a, T, R, Dims<R>, LayoutStrideRel
     /// let reversed = DeviceMdspan::<f32, 1, LayoutStrideRelaxed>::from_cuda_relaxed(&row, [4], [-1], 3)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn from_cuda_relaxed<S: DevicePtr<T>>(
+    pub fn from_cuda_relaxed<S: CudaMemory<T> + DevicePtr<T>>(
         slice: &'a S,
         extents: [usize; R],
         strides: [isize; R],
@@ -142,8 +212,11 @@ impl<'a, T: DlElement, const R: usize> Mdspan<'a, T, R, Dims<R>, LayoutStrideRel
 }
 
 impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout> MdspanMut<'a, T, R, E, L, Device> {
-    /// A mutable device view of `mapping` over cudarc memory, borrowing it uniquely. The
-    /// allocation's own stream is made to wait for its pending reads and writes.
+    /// A mutable device view of `mapping` over cudarc memory, borrowing it uniquely. The view
+    /// carries the allocation's write event (the event of unified memory), which every operation on
+    /// the view waits for and records again ([rule C6](crate::rules#c6)); the allocation's own
+    /// stream waits here for the pending reads and writes and records it. Driver errors of these
+    /// calls are recorded in the context and returned by the next operation.
     ///
     /// # Errors
     ///
@@ -158,7 +231,7 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout> MdspanMut<'a, T
     /// assert_eq!(view.strides(), [1, 2]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn from_cuda_mapping<S: DevicePtrMut<T>>(
+    pub fn from_cuda_mapping<S: CudaMemory<T> + DevicePtrMut<T>>(
         slice: &'a mut S,
         mapping: Mapping<R, E, L>,
     ) -> Result<Self, DlpackError> {
@@ -166,13 +239,22 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout> MdspanMut<'a, T
             return Err(DlpackError::OverlappingStrides);
         }
         let (len, ordinal) = (slice.len(), ordinal_of(slice));
-        let stream = std::sync::Arc::clone(slice.stream());
-        let (address, record) = slice.device_ptr_mut(&stream);
-        drop(record);
-        let ptr = checked_pointer(address, len, &mapping)?;
+        let home = std::sync::Arc::clone(slice.stream());
+        let (ptr, order) = {
+            // cudarc makes `home` wait for the pending reads and writes.
+            let (address, record) = slice.device_ptr_mut(&home);
+            let event = take_event(record);
+            let ptr = checked_pointer(address, len, &mapping)?;
+            if let Some(event) = event {
+                chain(event, &home);
+            }
+            (ptr, event.map(order_event))
+        };
+        let origin = DeviceOrigin { ordinal, order };
         // SAFETY: as for the shared view, with the allocation borrowed uniquely for `'a` and a
-        // unique mapping.
-        Ok(unsafe { Self::from_parts_unchecked(ptr, mapping, ordinal) })
+        // unique mapping; the event lives in the allocation (or the one it views), which cannot
+        // move or drop while borrowed for `'a`.
+        Ok(unsafe { Self::from_parts_unchecked(ptr, mapping, origin) })
     }
 }
 
@@ -192,7 +274,10 @@ impl<'a, T: DlElement, const R: usize> MdspanMut<'a, T, R, Dims<R>, LayoutRight,
     /// stream.fill(&mut view, 7)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn from_cuda<S: DevicePtrMut<T>>(slice: &'a mut S, extents: [usize; R]) -> Result<Self, DlpackError> {
+    pub fn from_cuda<S: CudaMemory<T> + DevicePtrMut<T>>(
+        slice: &'a mut S,
+        extents: [usize; R],
+    ) -> Result<Self, DlpackError> {
         let mapping = Mapping::compact(extents)?;
         if mapping.size() != slice.len() {
             return Err(DlpackError::LengthMismatch { expected: mapping.size(), found: slice.len() });
@@ -216,7 +301,7 @@ impl<'a, T: DlElement, const R: usize> MdspanMut<'a, T, R, Dims<R>, LayoutStride
     /// let view = DeviceMdspanMut::<f32, 2, LayoutStride>::from_cuda_strided(&mut buffer, [3, 2], [1, 3])?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn from_cuda_strided<S: DevicePtrMut<T>>(
+    pub fn from_cuda_strided<S: CudaMemory<T> + DevicePtrMut<T>>(
         slice: &'a mut S,
         extents: [usize; R],
         strides: [isize; R],
@@ -241,7 +326,7 @@ impl<'a, T: DlElement, const R: usize> MdspanMut<'a, T, R, Dims<R>, LayoutStride
     /// let reversed = DeviceMdspanMut::<u16, 1, LayoutStrideRelaxed>::from_cuda_relaxed(&mut buffer, [4], [-1], 3)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn from_cuda_relaxed<S: DevicePtrMut<T>>(
+    pub fn from_cuda_relaxed<S: CudaMemory<T> + DevicePtrMut<T>>(
         slice: &'a mut S,
         extents: [usize; R],
         strides: [isize; R],
@@ -252,7 +337,10 @@ impl<'a, T: DlElement, const R: usize> MdspanMut<'a, T, R, Dims<R>, LayoutStride
 }
 
 /// Managed (unified) memory read and written on the host: views of a `UnifiedSlice`, taken after
-/// the GPU work that touches it has run.
+/// the GPU work that touches it has run. An operation with a managed operand waits for its work
+/// before it returns ([rule C3](crate::rules#c3)), so the host never indexes memory a kernel is
+/// using; for asynchronous GPU work on unified memory use device views of the `UnifiedSlice`, which
+/// chain on its event like any cudarc allocation, and take a managed view after them.
 impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout> Mdspan<'a, T, R, E, L, Managed> {
     /// A shared managed view of `mapping` over a `UnifiedSlice`, host-indexable. Waits (on the host)
     /// for the work of `stream` and for the slice's recorded work, so the host reads what the GPU

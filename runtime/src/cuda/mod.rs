@@ -3,26 +3,30 @@
 //!
 //! - [`Gpu`] is a device's primary context with the kernels compiled for it; [`Stream`] runs
 //!   operations in order, [`Event`] orders streams.
-//! - Device views borrow cudarc allocations (`DeviceMdspan::from_cuda(&slice, extents)` and its
-//!   strided, relaxed and mutable twins), so a view cannot outlive its allocation; managed memory
-//!   (`UnifiedSlice`) gives host-indexable [`ManagedMdspan`](crate::ManagedMdspan)s.
+//! - Device views borrow cudarc allocations ([`CudaMemory`]: `DeviceMdspan::from_cuda(&slice,
+//!   extents)` and its strided, relaxed and mutable twins), so a view cannot outlive its
+//!   allocation; managed memory (`UnifiedSlice`) gives host-indexable
+//!   [`ManagedMdspan`](crate::ManagedMdspan)s.
 //! - Kernels ([`Stream::copy`], [`Stream::fill`], [`Stream::add`], [`Stream::scale`],
 //!   [`Stream::axpy`], [`Stream::cast`]) take views of any layout; their CUDA source is generated
 //!   from the element types ([`ElementType::c_name`]), compiled by NVRTC once per operation and
 //!   element types on each device, and launched flat with vector loads when every operand is
 //!   contiguous, strided with merged axes otherwise ([`plan`]).
 //! - [`Stream::copy_from_host`] / [`Stream::copy_to_host`] copy between host and device views of
-//!   any strides; [`export_cuda`] hands a `CudaSlice` to DLPack consumers as a [`ManagedTensor`](crate::ManagedTensor),
-//!   and foreign CUDA tensors become device views through
-//!   [`ManagedTensor::view_as`](crate::ManagedTensor::view_as).
+//!   any strides; [`export_cuda`] (or [`export_cuda_for_consumer`]) hands a `CudaSlice` to DLPack
+//!   consumers as a [`ManagedTensor`](crate::ManagedTensor), and foreign CUDA tensors become device
+//!   views through [`ManagedTensor::view_as`](crate::ManagedTensor::view_as).
 //!
 //! cudarc is loaded dynamically: nothing here needs a CUDA toolkit to build, and on a machine
 //! without a driver every entry point returns [`CudaError::LibraryMissing`] (cudarc itself would
 //! panic; dlspan checks first).
 //!
 //! Ordering is by stream, as in CUDA and DLPack: an operation runs after the work enqueued before
-//! it on the same stream. Memory used on another stream than the one it is freed on (a
-//! `CudaSlice` is freed on its own stream) needs an [`Event`] between the two.
+//! it on the same stream, and after every earlier use of its operands' cudarc allocations on other
+//! streams; an allocation is freed after every use of it, on any stream ([`Order`],
+//! [rule C6](crate::rules#c6)). Operations on managed views wait for their work before returning
+//! ([rule C3](crate::rules#c3)). Device memory dlspan did not allocate (DLPack imports) is ordered
+//! by the caller, with [`Event`]s and DLPack's stream rules.
 //!
 //! ```no_run
 //! use dlspan::{DeviceMdspan, DeviceMdspanMut, HostMdspan, HostMdspanMut, LayoutStride};
@@ -49,15 +53,18 @@ mod kernel;
 mod library;
 mod memory;
 mod ops;
+mod order;
 mod stream;
 
 pub use error::{CudaError, CudaLibrary};
-pub use export::export_cuda;
+pub use export::{export_cuda, export_cuda_for_consumer};
 pub use gpu::{Gpu, device_count};
 pub use kernel::{
     BLOCK, ElementType, IndexWidth, KernelKind, MAX_GRID, MAX_RANK, ModuleKey, Operand, ParamOperand, Params, Plan,
     Scalar, Scalars, Shape, TILE, TILE_MAX_ELEMENT, TILE_MIN_EXTENT, compile_ptx, plan, preamble,
 };
 pub use library::{driver_present, nvrtc_present};
+pub use memory::CudaMemory;
 pub use ops::{DeviceRead, DeviceWrite, KernelSpace};
+pub use order::Order;
 pub use stream::{DLPACK_LEGACY_STREAM, DLPACK_NO_SYNC, DLPACK_PER_THREAD_STREAM, Event, Stream};

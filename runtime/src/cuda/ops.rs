@@ -1,16 +1,18 @@
 //! The operations: element-wise kernels on device views, host↔device copies between views of any
 //! strides, and allocation of device memory for any element type. Every operation is enqueued on
 //! a [`Stream`] and returns before the GPU runs it, except the copies to the host, which wait for
-//! their data.
+//! their data, and operations on managed views, which wait for their work. Each is ordered with
+//! the other uses of its operands' allocations ([`order`](super::order)).
 
 use super::error::CudaError;
-use super::kernel::{KernelKind, ModuleKey, Operand, plan};
+use super::kernel::{KernelKind, ModuleKey, Operand, Plan, plan};
+use super::order::{EventRef, Order, event_of, run, schedule};
 use super::stream::Stream;
 use crate::dtype::DlElement;
-use crate::space::{Device, HostAccessible, Managed, MemorySpace};
+use crate::space::{Device, DeviceOrigin, HostAccessible, Managed, MemorySpace};
 use crate::view::{Extents, Layout, Mdspan, MdspanMut};
 use core::mem::size_of;
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 mod sealed {
     pub trait Sealed {}
@@ -36,6 +38,9 @@ pub trait DeviceRead<T, const R: usize>: sealed::Sealed {
     /// The CUDA device the memory belongs to (`None` for managed memory, reachable from every
     /// device).
     fn kernel_ordinal(&self) -> Option<i32>;
+    /// How an operation orders its use of the memory with the memory's other uses.
+    #[doc(hidden)]
+    fn kernel_order(&self) -> Order<EventRef<'_>>;
 }
 
 /// Views a kernel writes: mutable views of device or managed memory.
@@ -58,17 +63,28 @@ pub trait KernelSpace: MemorySpace {
     /// The ordinal a launch checks, if any.
     #[doc(hidden)]
     fn kernel_ordinal(ordinal: Self::Ordinal) -> Option<i32>;
+    /// How a launch orders the memory of a view of this origin ([rule C6](crate::rules#c6)).
+    #[doc(hidden)]
+    fn kernel_order(origin: Self::Origin) -> Order<crate::space::OrderEvent>;
 }
 
 impl KernelSpace for Device {
     fn kernel_ordinal(ordinal: i32) -> Option<i32> {
         Some(ordinal)
     }
+
+    fn kernel_order(origin: DeviceOrigin) -> Order<crate::space::OrderEvent> {
+        origin.order.map_or(Order::Caller, Order::Tracked)
+    }
 }
 
 impl KernelSpace for Managed {
     fn kernel_ordinal((): ()) -> Option<i32> {
         None
+    }
+
+    fn kernel_order((): ()) -> Order<crate::space::OrderEvent> {
+        Order::Blocking
     }
 }
 
@@ -98,6 +114,16 @@ macro_rules! device_view_traits {
 
             fn kernel_ordinal(&self) -> Option<i32> {
                 S::kernel_ordinal(self.ordinal())
+            }
+
+            fn kernel_order(&self) -> Order<EventRef<'_>> {
+                match S::kernel_order(self.origin()) {
+                    // SAFETY: a view carries an event only while it borrows the allocation that
+                    // holds it, for the view's lifetime, which outlives this borrow of the view.
+                    Order::Tracked(event) => Order::Tracked(EventRef(unsafe { event_of(event) })),
+                    Order::Caller => Order::Caller,
+                    Order::Blocking => Order::Blocking,
+                }
             }
         }
     };
@@ -144,30 +170,53 @@ impl Stream {
         Ok(())
     }
 
-    /// Plans and enqueues one kernel of `key` over `operands` (output first).
-    fn launch<const R: usize>(
+    /// The kernel of `key` over `operands` (output first) and its plan, compiling the module on
+    /// first use; `None` when there are no elements.
+    fn kernel<const R: usize>(
         &self,
         key: ModuleKey,
         extents: [usize; R],
         operands: &[Operand<R>],
         scalar: Option<&[u8]>,
-    ) -> Result<(), CudaError> {
+    ) -> Result<Option<(CudaFunction, Plan)>, CudaError> {
         let Some(mut plan) = plan(extents, operands)? else {
-            return Ok(());
+            return Ok(None);
         };
         if let Some(bytes) = scalar {
             plan.params.scalar.0[0][..bytes.len()].copy_from_slice(bytes);
         }
         let function = self.gpu().function(&key, &plan)?;
+        Ok(Some((function, plan)))
+    }
+
+    /// Enqueues a kernel on this stream, unordered: callers order it with [`run`].
+    fn enqueue(&self, function: &CudaFunction, plan: &Plan) -> Result<(), CudaError> {
         let config = LaunchConfig { grid_dim: (plan.grid, 1, 1), block_dim: (plan.block, 1, 1), shared_mem_bytes: 0 };
-        let mut launch = self.cudarc().launch_builder(&function);
+        let mut launch = self.cudarc().launch_builder(function);
         launch.arg(&plan.params);
         // SAFETY: the kernel takes one `dl_params` by value, which `Params` mirrors; every address
         // in it is a validated view's first element whose mapping reaches only elements of its
         // allocation (the merged strides and extents are the views' own); outputs are unique
-        // mutable views, so no two threads write one element; the element types are the module's.
+        // mutable views, so no two threads write one element; the element types are the module's;
+        // the caller orders the launch with the memory's other uses.
         unsafe { launch.launch(config) }?;
         Ok(())
+    }
+
+    /// Plans and enqueues one kernel of `key` over `operands` (output first), ordered with the
+    /// other uses of their memory by `orders` (one per operand).
+    fn launch<const R: usize>(
+        &self,
+        key: ModuleKey,
+        extents: [usize; R],
+        operands: &[Operand<R>],
+        orders: &[Order<EventRef<'_>>],
+        scalar: Option<&[u8]>,
+    ) -> Result<(), CudaError> {
+        let Some((function, plan)) = self.kernel(key, extents, operands, scalar)? else {
+            return Ok(());
+        };
+        run(&**self.cudarc(), &schedule(orders), || self.enqueue(&function, &plan))
     }
 
     /// Copies `src` into `dst`, element by element: views of one shape with any strides on either
@@ -196,7 +245,8 @@ impl Stream {
         let extents = dst.kernel_extents();
         self.check(extents, &[(&extents, dst.kernel_ordinal()), (&src.kernel_extents(), src.kernel_ordinal())])?;
         let key = ModuleKey::new::<T, T>(KernelKind::Copy)?;
-        self.launch(key, extents, &[dst.kernel_operand(), src.kernel_operand()], None)
+        let orders = [dst.kernel_order(), src.kernel_order()];
+        self.launch(key, extents, &[dst.kernel_operand(), src.kernel_operand()], &orders, None)
     }
 
     /// Sets every element of `dst` to `value`.
@@ -220,7 +270,7 @@ impl Stream {
         let extents = dst.kernel_extents();
         self.check(extents, &[(&extents, dst.kernel_ordinal())])?;
         let key = ModuleKey::new::<T, T>(KernelKind::Fill)?;
-        self.launch(key, extents, &[dst.kernel_operand()], Some(bytes_of(&value)))
+        self.launch(key, extents, &[dst.kernel_operand()], &[dst.kernel_order()], Some(bytes_of(&value)))
     }
 
     /// `out = a + b` element-wise (integers wrap; floats round once; `f16`/`bf16` compute in `f32`
@@ -257,7 +307,8 @@ impl Stream {
             ],
         )?;
         let key = ModuleKey::new::<T, T>(KernelKind::Add)?;
-        self.launch(key, extents, &[out.kernel_operand(), a.kernel_operand(), b.kernel_operand()], None)
+        let orders = [out.kernel_order(), a.kernel_order(), b.kernel_order()];
+        self.launch(key, extents, &[out.kernel_operand(), a.kernel_operand(), b.kernel_operand()], &orders, None)
     }
 
     /// `out = alpha * x` element-wise.
@@ -283,7 +334,8 @@ impl Stream {
         let extents = out.kernel_extents();
         self.check(extents, &[(&extents, out.kernel_ordinal()), (&x.kernel_extents(), x.kernel_ordinal())])?;
         let key = ModuleKey::new::<T, T>(KernelKind::Scale)?;
-        self.launch(key, extents, &[out.kernel_operand(), x.kernel_operand()], Some(bytes_of(&alpha)))
+        let orders = [out.kernel_order(), x.kernel_order()];
+        self.launch(key, extents, &[out.kernel_operand(), x.kernel_operand()], &orders, Some(bytes_of(&alpha)))
     }
 
     /// `y = alpha * x + y` element-wise, in place, unfused (two roundings, as Rust's `a * x + y`).
@@ -309,8 +361,8 @@ impl Stream {
         let extents = y.kernel_extents();
         self.check(extents, &[(&extents, y.kernel_ordinal()), (&x.kernel_extents(), x.kernel_ordinal())])?;
         let key = ModuleKey::new::<T, T>(KernelKind::Axpy)?;
-        let y_operand = y.kernel_operand();
-        self.launch(key, extents, &[y_operand, x.kernel_operand(), y_operand], Some(bytes_of(&alpha)))
+        let (y_operand, orders) = (y.kernel_operand(), [y.kernel_order(), x.kernel_order()]);
+        self.launch(key, extents, &[y_operand, x.kernel_operand(), y_operand], &orders, Some(bytes_of(&alpha)))
     }
 
     /// `dst = src` converted element by element to `dst`'s type: what
@@ -342,7 +394,8 @@ impl Stream {
         let extents = dst.kernel_extents();
         self.check(extents, &[(&extents, dst.kernel_ordinal()), (&src.kernel_extents(), src.kernel_ordinal())])?;
         let key = ModuleKey::new::<T, U>(KernelKind::Cast)?;
-        self.launch(key, extents, &[dst.kernel_operand(), src.kernel_operand()], None)
+        let orders = [dst.kernel_order(), src.kernel_order()];
+        self.launch(key, extents, &[dst.kernel_operand(), src.kernel_operand()], &orders, None)
     }
 
     /// A zeroed device allocation of `len` elements of any element type, freed on this stream.
@@ -396,30 +449,56 @@ impl Stream {
         }
         let staged = src.to_vec();
         let target = dst.kernel_operand();
+        let schedule = schedule(&[dst.kernel_order()]);
         if is_row_major(&extents, &target.strides) {
-            self.gpu().context().bind_to_thread()?;
             // SAFETY: `target.address` is the first of `staged.len()` consecutive elements of the
-            // destination view (row-major from its first element); the copy reads `staged` before
-            // returning (pageable host memory), and the view's memory outlives this call.
-            unsafe {
-                cudarc::driver::result::memcpy_htod_async(
-                    target.address,
-                    slice_bytes(&staged),
-                    self.cudarc().cu_stream(),
-                )
-            }?;
-            return Ok(());
+            // destination view (row-major from its first element), whose memory outlives this call;
+            // `run` orders the copy with the memory's other uses.
+            return run(&**self.cudarc(), &schedule, || unsafe { self.upload(target.address, slice_bytes(&staged)) });
         }
+        // Through a compact temporary, used and freed on this stream only.
         let mut temp = self.alloc_zeros::<T>(staged.len())?;
         let (address, record) = cudarc::driver::DevicePtrMut::device_ptr_mut(&mut temp, self.cudarc());
         drop(record);
-        self.gpu().context().bind_to_thread()?;
-        // SAFETY: `temp` holds `staged.len()` elements; the copy reads `staged` before returning.
-        unsafe { cudarc::driver::result::memcpy_htod_async(address, slice_bytes(&staged), self.cudarc().cu_stream()) }?;
         let compact = crate::check::compact_strides(&extents, crate::LayoutKind::Right)?;
         let key = ModuleKey::new::<T, T>(KernelKind::Copy)?;
-        self.launch(key, extents, &[target, Operand::new(address, compact, size_of::<T>())], None)
+        let operands = [target, Operand::new(address, compact, size_of::<T>())];
+        let Some((function, plan)) = self.kernel(key, extents, &operands, None)? else {
+            return Ok(());
+        };
+        // SAFETY: `temp` holds `staged.len()` elements, written on this stream only.
+        unsafe { self.upload(address, slice_bytes(&staged)) }?;
+        run(&**self.cudarc(), &schedule, || self.enqueue(&function, &plan))
         // `temp` is freed on this stream, after the copy kernel.
+    }
+
+    /// Enqueues a copy of `bytes` to device memory at `address`; the bytes are read before this
+    /// returns (pageable host memory).
+    ///
+    /// # Safety
+    ///
+    /// `address` starts `bytes.len()` bytes of device memory of this stream's context that stay
+    /// allocated until the copy has run, and that nothing else uses meanwhile unless ordered with it.
+    unsafe fn upload(&self, address: u64, bytes: &[u8]) -> Result<(), CudaError> {
+        self.gpu().context().bind_to_thread()?;
+        // SAFETY: the caller's contract for the device side; the copy reads `bytes` before it
+        // returns.
+        unsafe { cudarc::driver::result::memcpy_htod_async(address, bytes, self.cudarc().cu_stream()) }?;
+        Ok(())
+    }
+
+    /// Enqueues a copy of device memory at `address` into `bytes`.
+    ///
+    /// # Safety
+    ///
+    /// `address` starts `bytes.len()` bytes of device memory of this stream's context that stay
+    /// allocated and unwritten until the copy has run; `bytes` is not read or dropped before the
+    /// stream has run the copy.
+    unsafe fn download(&self, address: u64, bytes: &mut [u8]) -> Result<(), CudaError> {
+        self.gpu().context().bind_to_thread()?;
+        // SAFETY: the caller's contract.
+        unsafe { cudarc::driver::result::memcpy_dtoh_async(bytes, address, self.cudarc().cu_stream()) }?;
+        Ok(())
     }
 
     /// Copies a device view into a host view of the same extents (any strides on either side),
@@ -451,27 +530,36 @@ impl Stream {
         }
         let n = dst.size();
         let source = src.kernel_operand();
-        let mut temp = None;
-        let address = if is_row_major(&extents, &source.strides) {
-            source.address
-        } else {
-            let mut buffer = self.alloc_zeros::<T>(n)?;
-            let (address, record) = cudarc::driver::DevicePtrMut::device_ptr_mut(&mut buffer, self.cudarc());
-            drop(record);
-            let compact = crate::check::compact_strides(&extents, crate::LayoutKind::Right)?;
-            let key = ModuleKey::new::<T, T>(KernelKind::Copy)?;
-            self.launch(key, extents, &[Operand::new(address, compact, size_of::<T>()), source], None)?;
-            temp = Some(buffer);
-            address
-        };
         // Staged as bytes: a `Vec<T>` of uninitialised or zeroed elements is not valid for every
         // element type, bytes are.
         let mut staged = vec![0u8; n * size_of::<T>()];
-        self.gpu().context().bind_to_thread()?;
-        // SAFETY: `address` is the first of `n` consecutive elements (the source, row-major, or the
-        // temporary copy); `staged` holds their bytes; the stream is synchronised below before the
-        // bytes are read.
-        unsafe { cudarc::driver::result::memcpy_dtoh_async(&mut staged, address, self.cudarc().cu_stream()) }?;
+        let schedule = schedule(&[src.kernel_order()]);
+        let mut temp = None;
+        if is_row_major(&extents, &source.strides) {
+            // SAFETY: `source.address` is the first of `n` consecutive elements of the source view
+            // (row-major from its first element), whose memory outlives this call; `staged` holds
+            // their bytes and is read only after the synchronisation below; `run` orders the copy
+            // with the memory's other uses.
+            run(&**self.cudarc(), &schedule, || unsafe { self.download(source.address, &mut staged) })?;
+        } else {
+            // Through a compact temporary, used and freed on this stream only.
+            let mut buffer = self.alloc_zeros::<T>(n)?;
+            let (address, record) = cudarc::driver::DevicePtrMut::device_ptr_mut(&mut buffer, self.cudarc());
+            drop(record);
+            temp = Some(buffer);
+            let compact = crate::check::compact_strides(&extents, crate::LayoutKind::Right)?;
+            let key = ModuleKey::new::<T, T>(KernelKind::Copy)?;
+            let operands = [Operand::new(address, compact, size_of::<T>()), source];
+            if let Some((function, plan)) = self.kernel(key, extents, &operands, None)? {
+                run(&**self.cudarc(), &schedule, || {
+                    self.enqueue(&function, &plan)?;
+                    // SAFETY: the temporary holds `n` elements, written by the kernel before on
+                    // this stream; `staged` holds their bytes and is read only after the
+                    // synchronisation below.
+                    unsafe { self.download(address, &mut staged) }
+                })?;
+            }
+        }
         self.synchronize()?;
         drop(temp);
         // Device memory is never checked on import: `bool` bytes become 0 or 1 here (rule I18).

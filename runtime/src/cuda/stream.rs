@@ -165,6 +165,12 @@ impl Stream {
     /// `None` or 1 for the legacy default stream, 2 for the per-thread default stream, a `CUstream`
     /// handle above 2, and -1 for "do not synchronise".
     ///
+    /// This orders the consumer after this stream's work only. Work on the exported memory may be
+    /// pending on other streams: [`export_cuda`](crate::cuda::export_cuda) orders the allocation's
+    /// own stream after every use of the memory, so call this on that stream
+    /// (`Stream::wrap(&gpu, slice.stream().clone())`), or export and synchronise in one call with
+    /// [`export_cuda_for_consumer`](crate::cuda::export_cuda_for_consumer) ([rule C7](crate::rules#c7)).
+    ///
     /// # Errors
     ///
     /// [`CudaError::InvalidDlpackStream`] for 0 and for negative values other than -1;
@@ -186,33 +192,53 @@ impl Stream {
     /// # Ok::<(), dlspan::cuda::CudaError>(())
     /// ```
     pub unsafe fn sync_for_consumer(&self, consumer: Option<i64>) -> Result<(), CudaError> {
-        let value = consumer.unwrap_or(DLPACK_LEGACY_STREAM);
-        if value == DLPACK_NO_SYNC {
-            return Ok(());
-        }
-        if value <= 0 {
-            return Err(CudaError::InvalidDlpackStream { value });
-        }
-        // DLPack's values 1 and 2 are the driver's CU_STREAM_LEGACY and CU_STREAM_PER_THREAD
-        // handles; larger values are handles themselves.
-        let handle = value as usize as sys::CUstream;
-        if handle == self.inner.cu_stream() || (value == DLPACK_LEGACY_STREAM && self.inner.cu_stream().is_null()) {
-            return Ok(());
-        }
-        let event = self.record()?;
-        self.gpu.context().bind_to_thread()?;
-        // SAFETY: `handle` is a live stream of this context (the caller's contract, or one of the
-        // driver's two special handles); the event is live; destroying it after the wait is
-        // enqueued is allowed (the driver releases it when the wait completes).
-        unsafe {
-            cudarc::driver::result::stream::wait_event(
-                handle,
-                event.inner.cu_event(),
-                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-            )
-        }?;
-        Ok(())
+        // SAFETY: forwarded: a value above 2 names a live stream of this stream's context.
+        unsafe { order_consumer(&self.inner, consumer) }
     }
+}
+
+/// Checks a DLPack consumer's stream value (`None` is the legacy default stream): the handle to
+/// wait on, or `None` for -1 (do not synchronise).
+pub(crate) fn consumer_handle(consumer: Option<i64>) -> Result<Option<sys::CUstream>, CudaError> {
+    let value = consumer.unwrap_or(DLPACK_LEGACY_STREAM);
+    if value == DLPACK_NO_SYNC {
+        return Ok(None);
+    }
+    if value <= 0 {
+        return Err(CudaError::InvalidDlpackStream { value });
+    }
+    // DLPack's values 1 and 2 are the driver's CU_STREAM_LEGACY and CU_STREAM_PER_THREAD handles;
+    // larger values are handles themselves.
+    Ok(Some(value as usize as sys::CUstream))
+}
+
+/// Makes the DLPack consumer's stream wait for the work enqueued on `producer` so far, as
+/// [`Stream::sync_for_consumer`] says.
+///
+/// # Safety
+///
+/// A value above 2 is a live `CUstream` of `producer`'s context.
+pub(crate) unsafe fn order_consumer(producer: &CudaStream, consumer: Option<i64>) -> Result<(), CudaError> {
+    let Some(handle) = consumer_handle(consumer)? else {
+        return Ok(());
+    };
+    let legacy = handle as usize == DLPACK_LEGACY_STREAM as usize;
+    if handle == producer.cu_stream() || (legacy && producer.cu_stream().is_null()) {
+        return Ok(());
+    }
+    let event = producer.record_event(None)?;
+    producer.context().bind_to_thread()?;
+    // SAFETY: `handle` is a live stream of this context (the caller's contract, or one of the
+    // driver's two special handles); the event is live; destroying it after the wait is enqueued
+    // is allowed (the driver releases it when the wait completes).
+    unsafe {
+        cudarc::driver::result::stream::wait_event(
+            handle,
+            event.cu_event(),
+            sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+        )
+    }?;
+    Ok(())
 }
 
 impl Event {

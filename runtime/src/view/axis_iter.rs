@@ -104,7 +104,7 @@ impl<T, const Q: usize, M: Layout> Cursor<T, Q, M> {
 /// ```
 pub struct AxisIter<'a, T, const Q: usize, M: Layout, S: MemorySpace> {
     cursor: Cursor<T, Q, M>,
-    ordinal: S::Ordinal,
+    origin: S::Origin,
     _borrow: PhantomData<&'a T>,
 }
 
@@ -122,7 +122,7 @@ pub struct AxisIter<'a, T, const Q: usize, M: Layout, S: MemorySpace> {
 /// ```
 pub struct AxisIterMut<'a, T, const Q: usize, M: Layout, S: MemorySpace> {
     cursor: Cursor<T, Q, M>,
-    ordinal: S::Ordinal,
+    origin: S::Origin,
     _borrow: PhantomData<&'a mut T>,
 }
 
@@ -139,7 +139,7 @@ unsafe impl<T: Sync, const Q: usize, M: Layout, S: MemorySpace> Sync for AxisIte
 
 impl<T, const Q: usize, M: Layout, S: MemorySpace> Clone for AxisIter<'_, T, Q, M, S> {
     fn clone(&self) -> Self {
-        Self { cursor: self.cursor, ordinal: self.ordinal, _borrow: PhantomData }
+        Self { cursor: self.cursor, origin: self.origin, _borrow: PhantomData }
     }
 }
 
@@ -150,9 +150,9 @@ impl<'a, T, const Q: usize, M: Layout, S: MemorySpace> AxisIter<'a, T, Q, M, S> 
     /// reads (in `S`'s memory) for `'a`, of a layout that keeps an offset exactly when `M` does,
     /// and with `M`'s rules holding for every sub-view.
     #[inline]
-    pub(crate) unsafe fn new(ptr: NonNull<T>, parts: AxisParts<Q>, ordinal: S::Ordinal) -> Self {
+    pub(crate) unsafe fn new(ptr: NonNull<T>, parts: AxisParts<Q>, origin: S::Origin) -> Self {
         let cursor = Cursor { ptr, parts, front: 0, back: parts.len, _layout: PhantomData };
-        Self { cursor, ordinal, _borrow: PhantomData }
+        Self { cursor, origin, _borrow: PhantomData }
     }
 
     /// A shared view of sub-view `(ptr, map)`.
@@ -160,7 +160,7 @@ impl<'a, T, const Q: usize, M: Layout, S: MemorySpace> AxisIter<'a, T, Q, M, S> 
     fn view(&self, (ptr, map): (NonNull<T>, Mapping<Q, Dims<Q>, M>)) -> Mdspan<'a, T, Q, Dims<Q>, M, S> {
         // SAFETY: a sub-view of the parent (constructor contract): it reaches a subset of the
         // parent's elements, valid for reads for `'a`.
-        unsafe { Mdspan::from_parts_unchecked(ptr, map, self.ordinal) }
+        unsafe { Mdspan::from_parts_unchecked(ptr, map, self.origin) }
     }
 }
 
@@ -170,9 +170,9 @@ impl<'a, T, const Q: usize, M: Layout, S: MemorySpace> AxisIterMut<'a, T, Q, M, 
     /// As for [`AxisIter::new`], with the parent's mapping unique and its elements valid for
     /// writes and accessed only through this iterator for `'a`.
     #[inline]
-    pub(crate) unsafe fn new(ptr: NonNull<T>, parts: AxisParts<Q>, ordinal: S::Ordinal) -> Self {
+    pub(crate) unsafe fn new(ptr: NonNull<T>, parts: AxisParts<Q>, origin: S::Origin) -> Self {
         let cursor = Cursor { ptr, parts, front: 0, back: parts.len, _layout: PhantomData };
-        Self { cursor, ordinal, _borrow: PhantomData }
+        Self { cursor, origin, _borrow: PhantomData }
     }
 
     /// A mutable view of sub-view `(ptr, map)`, yielded once.
@@ -181,7 +181,7 @@ impl<'a, T, const Q: usize, M: Layout, S: MemorySpace> AxisIterMut<'a, T, Q, M, 
         // SAFETY: a sub-view of the parent (constructor contract), yielded once: distinct indices
         // along the axis reach disjoint elements of a unique mapping (a shared element would be
         // two parent indices at one offset), so the views never alias; valid for writes for `'a`.
-        unsafe { MdspanMut::from_parts_unchecked(ptr, map, self.ordinal) }
+        unsafe { MdspanMut::from_parts_unchecked(ptr, map, self.origin) }
     }
 }
 

@@ -10,17 +10,17 @@
 //! The rules are on the types and on the rules page ([D1–D3](crate::rules#d)).
 
 use crate::check;
-use crate::convert::{DlTensorRef, Element, FromDlTensor, ImportOptions, RawParts, import, import_element, sealed};
+use crate::convert::{DlTensorRef, Element, FromDlTensor, ImportOptions, import, import_element, sealed};
 use crate::dtype::{DlElement, PlainBits, storage_bits};
 use crate::error::{DlpackError, LayoutKind};
 use crate::ffi::{DLDataType, DLDevice, DLPackVersion, DLTensor};
 use crate::space::{Host, MemorySpace};
-use crate::view::{Dims, Extents, Layout, Mdspan, MdspanMut, PackedMdspan, PackedMdspanMut};
+use crate::view::{Dims, Extents, Layout, Mapping, Mdspan, MdspanMut, PackedMdspan, PackedMdspanMut};
 use core::ffi::c_void;
 use core::fmt;
 use core::marker::PhantomData;
 use core::ops::Range;
-use core::ptr;
+use core::ptr::{self, NonNull};
 
 /// Axes a dynamic view keeps without allocating.
 const INLINE_AXES: usize = 8;
@@ -75,7 +75,8 @@ struct DynParts<S: MemorySpace> {
     byte_offset: u64,
     dtype: DLDataType,
     padded: bool,
-    ordinal: S::Ordinal,
+    /// The ordinal, and the ordering event of a cudarc allocation (kept by typed views made here).
+    origin: S::Origin,
     extents: Axes<usize>,
     strides: Axes<isize>,
 }
@@ -168,7 +169,7 @@ impl<S: MemorySpace> DynParts<S> {
             byte_offset: tensor.byte_offset,
             dtype,
             padded: false,
-            ordinal,
+            origin: S::origin(ordinal),
             extents: Axes::Inline { len: rank as u8, values: extents },
             strides: Axes::Inline { len: rank as u8, values: strides },
         })
@@ -226,7 +227,7 @@ impl<S: MemorySpace> DynParts<S> {
             byte_offset: tensor.byte_offset,
             dtype,
             padded,
-            ordinal,
+            origin: S::origin(ordinal),
             extents,
             strides,
         };
@@ -276,14 +277,14 @@ impl<S: MemorySpace> DynParts<S> {
         element: Element,
         extents: &[usize],
         strides: &[isize],
-        ordinal: S::Ordinal,
+        origin: S::Origin,
     ) -> Self {
         Self {
             data,
             byte_offset: byte_offset as u64,
             dtype: element.dtype,
             padded: element.padded,
-            ordinal,
+            origin,
             extents: Axes::from_slice(extents),
             strides: Axes::from_slice(strides),
         }
@@ -311,28 +312,34 @@ impl<S: MemorySpace> DynParts<S> {
         }
     }
 
-    /// A typed view's parts, by the typed import's rules (it runs on this view's own `DLTensor`).
+    /// A typed view's parts, by the typed import's rules (it runs on this view's own `DLTensor`),
+    /// with this view's origin.
+    #[allow(clippy::type_complexity)]
     fn typed<T: DlElement, const R: usize, L: Layout>(
         &self,
         unique: bool,
-    ) -> Result<crate::convert::Parts<T, R, Dims<R>, L, S>, DlpackError> {
-        self.with_tensor::<R, _>(|tensor, options| {
+    ) -> Result<(NonNull<T>, Mapping<R, Dims<R>, L>, S::Origin), DlpackError> {
+        let (ptr, mapping, _) = self.with_tensor::<R, _>(|tensor, options| {
             // SAFETY: when `ndim == R`, shape and strides point to `R` entries (`with_tensor`).
             unsafe { import::<T, R, Dims<R>, L, S>(tensor, options, unique) }
-        })
+        })?;
+        Ok((ptr, mapping, self.origin))
     }
 
-    /// A packed view's parts, by the typed import's rules with positions in bits.
+    /// A packed view's parts, by the typed import's rules with positions in bits, with this view's
+    /// origin.
+    #[allow(clippy::type_complexity)]
     fn packed<T: DlElement, const R: usize, L: Layout>(
         &self,
         unique: bool,
-    ) -> Result<RawParts<R, Dims<R>, L, S>, DlpackError> {
+    ) -> Result<(NonNull<u8>, usize, Mapping<R, Dims<R>, L>, S::Origin), DlpackError> {
         // As every packed constructor: a `u16` or a two-lane type cannot be addressed in bits.
         const { super::packed::assert_packable::<T>() };
-        self.with_tensor::<R, _>(|tensor, options| {
+        let (base, start_bit, mapping, _) = self.with_tensor::<R, _>(|tensor, options| {
             // SAFETY: when `ndim == R`, shape and strides point to `R` entries (`with_tensor`).
             unsafe { import_element::<R, Dims<R>, L, S>(tensor, options, unique, Element::packed::<T>()) }
-        })
+        })?;
+        Ok((base, start_bit, mapping, self.origin))
     }
 
     /// Runs `import` on this view's own `DLTensor` (shape and strides as `R` entries when the rank
@@ -348,7 +355,7 @@ impl<S: MemorySpace> DynParts<S> {
         }
         let tensor = DLTensor {
             data: self.data.cast(),
-            device: S::device(self.ordinal),
+            device: S::device(S::ordinal_of(self.origin)),
             ndim: i32::try_from(self.extents.as_slice().len()).unwrap_or(-1),
             dtype: self.dtype,
             shape: shape.as_mut_ptr(),
@@ -365,7 +372,7 @@ impl<S: MemorySpace> DynParts<S> {
         let empty = self.size() == 0;
         Ok(DynDlpackTensor {
             data: if empty { ptr::null_mut() } else { self.data.cast() },
-            device: S::device(self.ordinal),
+            device: S::device(S::ordinal_of(self.origin)),
             dtype: self.dtype,
             byte_offset: if empty { 0 } else { self.byte_offset },
             shape: int64(self.extents.as_slice()),
@@ -378,7 +385,7 @@ impl<S: MemorySpace> DynParts<S> {
         f.debug_struct(name)
             .field("dtype", &format_args!("{}", self.dtype))
             .field("subbyte_padded", &self.padded)
-            .field("device", &S::device(self.ordinal))
+            .field("device", &S::device(S::ordinal_of(self.origin)))
             .field("shape", &self.extents.as_slice())
             .field("strides", &self.strides.as_slice())
             .field("byte_offset", &self.byte_offset)
@@ -656,7 +663,7 @@ macro_rules! dyn_queries {
             /// ```
             #[inline]
             pub fn device(&self) -> DLDevice {
-                S::device(self.parts.ordinal)
+                S::device(S::ordinal_of(self.parts.origin))
             }
 
             /// The memory space's record of the device (the CUDA ordinal of device views).
@@ -669,7 +676,7 @@ macro_rules! dyn_queries {
             /// ```
             #[inline]
             pub fn ordinal(&self) -> S::Ordinal {
-                self.parts.ordinal
+                S::ordinal_of(self.parts.origin)
             }
 
             /// Describes the view as a `DLTensor` (shape and strides stored in the result, no
@@ -805,10 +812,10 @@ impl<'a, S: MemorySpace> DynMdspan<'a, S> {
     pub fn typed<T: DlElement, const R: usize, L: Layout>(
         &self,
     ) -> Result<Mdspan<'a, T, R, Dims<R>, L, S>, DlpackError> {
-        let (ptr, mapping, ordinal) = self.parts.typed::<T, R, L>(false)?;
+        let (ptr, mapping, origin) = self.parts.typed::<T, R, L>(false)?;
         // SAFETY: the typed import validated the mapping, byte range and alignment; the elements
         // are alive and unwritten for `'a` (this view's invariant).
-        Ok(unsafe { Mdspan::from_parts_unchecked(ptr, mapping, ordinal) })
+        Ok(unsafe { Mdspan::from_parts_unchecked(ptr, mapping, origin) })
     }
 }
 
@@ -834,10 +841,10 @@ impl<'a, S: MemorySpace> DynMdspan<'a, S> {
     pub fn typed_packed<T: DlElement + PlainBits, const R: usize, L: Layout>(
         &self,
     ) -> Result<PackedMdspan<'a, T, R, Dims<R>, L, S>, DlpackError> {
-        let (base, start_bit, mapping, ordinal) = self.parts.packed::<T, R, L>(false)?;
+        let (base, start_bit, mapping, origin) = self.parts.packed::<T, R, L>(false)?;
         // SAFETY: validated by the typed import with positions in bits; the bytes are alive and
         // unwritten for `'a` (this view's invariant).
-        Ok(unsafe { PackedMdspan::from_validated(base, start_bit, mapping, ordinal) })
+        Ok(unsafe { PackedMdspan::from_validated(base, start_bit, mapping, origin) })
     }
 }
 
@@ -862,9 +869,9 @@ impl<'a, S: MemorySpace> DynMdspanMut<'a, S> {
     pub fn typed_packed_mut<T: DlElement + PlainBits, const R: usize, L: Layout>(
         &mut self,
     ) -> Result<PackedMdspanMut<'_, T, R, Dims<R>, L, S>, DlpackError> {
-        let (base, start_bit, mapping, ordinal) = self.parts.packed::<T, R, L>(true)?;
+        let (base, start_bit, mapping, origin) = self.parts.packed::<T, R, L>(true)?;
         // SAFETY: validated (unique included); the bytes are reached only through this borrow.
-        Ok(unsafe { PackedMdspanMut::from_validated(base, start_bit, mapping, ordinal) })
+        Ok(unsafe { PackedMdspanMut::from_validated(base, start_bit, mapping, origin) })
     }
 
     /// The mutable packed view of sub-byte values of `T`, consuming this one; see
@@ -887,9 +894,9 @@ impl<'a, S: MemorySpace> DynMdspanMut<'a, S> {
     pub fn into_typed_packed<T: DlElement + PlainBits, const R: usize, L: Layout>(
         self,
     ) -> Result<PackedMdspanMut<'a, T, R, Dims<R>, L, S>, DlpackError> {
-        let (base, start_bit, mapping, ordinal) = self.parts.packed::<T, R, L>(true)?;
+        let (base, start_bit, mapping, origin) = self.parts.packed::<T, R, L>(true)?;
         // SAFETY: validated (unique included); this view's unique access for `'a` moves on.
-        Ok(unsafe { PackedMdspanMut::from_validated(base, start_bit, mapping, ordinal) })
+        Ok(unsafe { PackedMdspanMut::from_validated(base, start_bit, mapping, origin) })
     }
 
     /// A mutable dynamic view of a `DLTensor` from a current (1.3) producer.
@@ -1014,10 +1021,10 @@ impl<'a, S: MemorySpace> DynMdspanMut<'a, S> {
     pub fn typed_mut<T: DlElement, const R: usize, L: Layout>(
         &mut self,
     ) -> Result<MdspanMut<'_, T, R, Dims<R>, L, S>, DlpackError> {
-        let (ptr, mapping, ordinal) = self.parts.typed::<T, R, L>(true)?;
+        let (ptr, mapping, origin) = self.parts.typed::<T, R, L>(true)?;
         // SAFETY: validated by the typed import (unique mapping included); the elements are valid
         // for writes and reachable through nothing else while `self` is borrowed mutably.
-        Ok(unsafe { MdspanMut::from_parts_unchecked(ptr, mapping, ordinal) })
+        Ok(unsafe { MdspanMut::from_parts_unchecked(ptr, mapping, origin) })
     }
 
     /// The typed mutable view, consuming this one; see [`DynMdspan::typed`] for the rules.
@@ -1039,10 +1046,10 @@ impl<'a, S: MemorySpace> DynMdspanMut<'a, S> {
     pub fn into_typed<T: DlElement, const R: usize, L: Layout>(
         self,
     ) -> Result<MdspanMut<'a, T, R, Dims<R>, L, S>, DlpackError> {
-        let (ptr, mapping, ordinal) = self.parts.typed::<T, R, L>(true)?;
+        let (ptr, mapping, origin) = self.parts.typed::<T, R, L>(true)?;
         // SAFETY: validated by the typed import; this view's unique access for `'a` moves into the
         // typed view.
-        Ok(unsafe { MdspanMut::from_parts_unchecked(ptr, mapping, ordinal) })
+        Ok(unsafe { MdspanMut::from_parts_unchecked(ptr, mapping, origin) })
     }
 }
 
@@ -1061,7 +1068,7 @@ macro_rules! from_view {
                     Element::$element::<T>(),
                     &view.extents(),
                     &view.strides(),
-                    view.ordinal(),
+                    view.origin(),
                 );
                 Self { parts, _borrow: PhantomData }
             }

@@ -17,6 +17,8 @@ mod iter;
 mod layout;
 mod mapping;
 mod mdspan;
+#[cfg(test)]
+mod origin_tests;
 mod packed;
 mod rank;
 

@@ -54,7 +54,7 @@ pub struct PackedMdspan<'a, T, const R: usize, E: Extents<R> = Dims<R>, L: Layou
     base: NonNull<u8>,
     start_bit: usize,
     map: Mapping<R, E, L>,
-    ordinal: S::Ordinal,
+    origin: S::Origin,
     _borrow: PhantomData<&'a T>,
 }
 
@@ -85,7 +85,7 @@ pub struct PackedMdspanMut<
     base: NonNull<u8>,
     start_bit: usize,
     map: Mapping<R, E, L>,
-    ordinal: S::Ordinal,
+    origin: S::Origin,
     _borrow: PhantomData<&'a mut T>,
 }
 
@@ -289,9 +289,15 @@ macro_rules! packed_queries {
                 base: NonNull<u8>,
                 start_bit: usize,
                 map: Mapping<R, E, L>,
-                ordinal: S::Ordinal,
+                origin: S::Origin,
             ) -> Self {
-                Self { base, start_bit, map, ordinal, _borrow: PhantomData }
+                Self { base, start_bit, map, origin, _borrow: PhantomData }
+            }
+
+            /// The origin: the ordinal, and the ordering event of a cudarc allocation.
+            #[inline]
+            pub(crate) fn origin(&self) -> S::Origin {
+                self.origin
             }
 
             /// The extents.
@@ -421,7 +427,7 @@ macro_rules! packed_queries {
             /// ```
             #[inline]
             pub fn ordinal(&self) -> S::Ordinal {
-                self.ordinal
+                S::ordinal_of(self.origin)
             }
 
             /// The device the view exports as.
@@ -434,7 +440,7 @@ macro_rules! packed_queries {
             /// ```
             #[inline]
             pub fn device(&self) -> DLDevice {
-                S::device(self.ordinal)
+                S::device(self.ordinal())
             }
         }
 
@@ -681,7 +687,7 @@ impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: 
             unsafe { import_element::<R, E, L, S>(tensor, options, false, Element::packed::<T>()) }?;
         // SAFETY: validated: every value's bytes lie in the range checked, which the caller keeps
         // alive and unwritten for `'a`; index 0 starts at `data + byte_offset`, a whole byte.
-        Ok(unsafe { Self::from_validated(base, start_bit, map, ordinal) })
+        Ok(unsafe { Self::from_validated(base, start_bit, map, S::origin(ordinal)) })
     }
 }
 
@@ -766,7 +772,7 @@ impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: 
         let (base, start_bit, map, ordinal) =
             unsafe { import_element::<R, E, L, S>(tensor, options, true, Element::packed::<T>()) }?;
         // SAFETY: validated, unique; the caller gives unique access to the bytes for `'a`.
-        Ok(unsafe { Self::from_validated(base, start_bit, map, ordinal) })
+        Ok(unsafe { Self::from_validated(base, start_bit, map, S::origin(ordinal)) })
     }
 
     /// A shared view of the same values, borrowing this one.
@@ -780,7 +786,7 @@ impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: 
     #[inline]
     pub fn as_view(&self) -> PackedMdspan<'_, T, R, E, L, S> {
         // SAFETY: the same values, shared for the borrow of `self`, during which nothing writes.
-        unsafe { PackedMdspan::from_validated(self.base, self.start_bit, self.map, self.ordinal) }
+        unsafe { PackedMdspan::from_validated(self.base, self.start_bit, self.map, self.origin) }
     }
 
     /// A mutable view of the same values for a shorter borrow.
@@ -795,7 +801,7 @@ impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: 
     #[inline]
     pub fn reborrow(&mut self) -> PackedMdspanMut<'_, T, R, E, L, S> {
         // SAFETY: the same values, uniquely for the borrow of `self`.
-        unsafe { PackedMdspanMut::from_validated(self.base, self.start_bit, self.map, self.ordinal) }
+        unsafe { PackedMdspanMut::from_validated(self.base, self.start_bit, self.map, self.origin) }
     }
 }
 

@@ -39,7 +39,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> Mdspan<'a,
         // SAFETY: the caller guarantees `ptr` is non-null.
         let ptr = unsafe { NonNull::new_unchecked(ptr.cast_mut()) };
         // SAFETY: the caller guarantees the struct invariants.
-        unsafe { Self::from_parts_unchecked(ptr, mapping, ordinal) }
+        unsafe { Self::from_parts_unchecked(ptr, mapping, S::origin(ordinal)) }
     }
 }
 
@@ -78,7 +78,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> MdspanMut<
         // SAFETY: the caller guarantees `ptr` is non-null.
         let ptr = unsafe { NonNull::new_unchecked(ptr) };
         // SAFETY: the caller guarantees the invariants; uniqueness was checked above.
-        Ok(unsafe { Self::from_parts_unchecked(ptr, mapping, ordinal) })
+        Ok(unsafe { Self::from_parts_unchecked(ptr, mapping, S::origin(ordinal)) })
     }
 }
 

@@ -43,7 +43,8 @@ pub struct Mdspan<'a, T, const R: usize, E: Extents<R> = Dims<R>, L: Layout = La
     /// through any other path during `'a`; `span * size_of::<T>()` fits `isize`.
     ptr: NonNull<T>,
     map: Mapping<R, E, L>,
-    ordinal: S::Ordinal,
+    /// The device ordinal, and for cudarc allocations the event ordering their uses (rule C6).
+    origin: S::Origin,
     _borrow: PhantomData<&'a T>,
 }
 
@@ -66,7 +67,8 @@ pub struct MdspanMut<'a, T, const R: usize, E: Extents<R> = Dims<R>, L: Layout =
     /// accessed through any other path during `'a`", and a unique mapping.
     ptr: NonNull<T>,
     map: Mapping<R, E, L>,
-    ordinal: S::Ordinal,
+    /// As for [`Mdspan`].
+    origin: S::Origin,
     _borrow: PhantomData<&'a mut T>,
 }
 
@@ -177,14 +179,21 @@ macro_rules! common_view_api {
             ///
             /// # Safety
             ///
-            /// `ptr` and `map` satisfy the invariants documented on the struct for `'a`.
+            /// `ptr` and `map` satisfy the invariants documented on the struct for `'a`; an ordering
+            /// event in `origin` is valid for `'a`.
             #[inline]
             pub(crate) const unsafe fn from_parts_unchecked(
                 ptr: NonNull<T>,
                 map: Mapping<R, E, L>,
-                ordinal: S::Ordinal,
+                origin: S::Origin,
             ) -> Self {
-                Self { ptr, map, ordinal, _borrow: PhantomData }
+                Self { ptr, map, origin, _borrow: PhantomData }
+            }
+
+            /// The origin: the ordinal, and the ordering event of a cudarc allocation.
+            #[inline]
+            pub(crate) fn origin(&self) -> S::Origin {
+                self.origin
             }
 
             /// The rank `R`.
@@ -354,7 +363,7 @@ macro_rules! common_view_api {
             /// ```
             #[inline]
             pub fn ordinal(&self) -> S::Ordinal {
-                self.ordinal
+                S::ordinal_of(self.origin)
             }
 
             /// The DLPack device this view exports as.
@@ -366,7 +375,7 @@ macro_rules! common_view_api {
             /// ```
             #[inline]
             pub fn device(&self) -> crate::ffi::DLDevice {
-                S::device(self.ordinal)
+                S::device(self.ordinal())
             }
 
             /// The same view with all extents dynamic.
@@ -381,7 +390,7 @@ macro_rules! common_view_api {
             pub fn into_dyn(self) -> $view<'a, T, R, Dims<R>, L, S> {
                 let map = Mapping::assume_valid(self.map.extents(), self.map.strides(), self.map.offset());
                 // SAFETY: same pointer and mapping; `Dims<R>` constrains nothing.
-                unsafe { $view::from_parts_unchecked(self.ptr, map, self.ordinal) }
+                unsafe { $view::from_parts_unchecked(self.ptr, map, self.origin) }
             }
 
             /// The same view under another extents type, checked.
@@ -401,7 +410,7 @@ macro_rules! common_view_api {
             pub fn with_extents<E2: Extents<R>>(self) -> Result<$view<'a, T, R, E2, L, S>, DlpackError> {
                 let map = self.map.with_extents::<E2>()?;
                 // SAFETY: same pointer and mapping, extents checked against `E2`.
-                Ok(unsafe { $view::from_parts_unchecked(self.ptr, map, self.ordinal) })
+                Ok(unsafe { $view::from_parts_unchecked(self.ptr, map, self.origin) })
             }
 
             /// The same view under another layout, checked against the layout's rules. An offset
@@ -433,7 +442,7 @@ macro_rules! common_view_api {
                 let map = Mapping::<R, E, L2>::from_parts(extents, strides, offset)?;
                 // SAFETY: the new mapping reaches exactly the elements the old one did (same
                 // extents and strides, same first element); uniqueness is unchanged.
-                Ok(unsafe { $view::from_parts_unchecked(ptr, map, self.ordinal) })
+                Ok(unsafe { $view::from_parts_unchecked(ptr, map, self.origin) })
             }
         }
     };
@@ -453,7 +462,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> MdspanMut<
     #[inline]
     pub fn as_view(&self) -> Mdspan<'_, T, R, E, L, S> {
         // SAFETY: shared access for the borrow of `self`, during which this view cannot write.
-        unsafe { Mdspan::from_parts_unchecked(self.ptr, self.map, self.ordinal) }
+        unsafe { Mdspan::from_parts_unchecked(self.ptr, self.map, self.origin) }
     }
 
     /// A mutable view of the same elements for a shorter borrow.
@@ -467,7 +476,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> MdspanMut<
     #[inline]
     pub fn reborrow(&mut self) -> MdspanMut<'_, T, R, E, L, S> {
         // SAFETY: unique access for the mutable borrow of `self`.
-        unsafe { MdspanMut::from_parts_unchecked(self.ptr, self.map, self.ordinal) }
+        unsafe { MdspanMut::from_parts_unchecked(self.ptr, self.map, self.origin) }
     }
 
     /// Gives up mutability: a shared view for the rest of `'a`.
@@ -481,7 +490,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> MdspanMut<
     #[inline]
     pub fn into_view(self) -> Mdspan<'a, T, R, E, L, S> {
         // SAFETY: the unique access of `self` becomes shared access for the same lifetime.
-        unsafe { Mdspan::from_parts_unchecked(self.ptr, self.map, self.ordinal) }
+        unsafe { Mdspan::from_parts_unchecked(self.ptr, self.map, self.origin) }
     }
 }
 

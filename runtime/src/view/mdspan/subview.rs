@@ -234,7 +234,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> Mdspan<'a,
         let parts = sub_ranges(&self.map, &ranges)?;
         let (ptr, map) = parts.apply::<T, L, L::Sub>(self.ptr);
         // SAFETY: the sub-mapping reaches a subset of the parent's elements.
-        Ok(unsafe { Mdspan::from_parts_unchecked(ptr, map, self.ordinal) })
+        Ok(unsafe { Mdspan::from_parts_unchecked(ptr, map, self.origin) })
     }
 
     /// The view with `axis` fixed at `index`, of rank `Q = R - 1` (inferred: see
@@ -259,7 +259,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> Mdspan<'a,
         let parts = sub_axis::<R, Q, E, L>(&self.map, axis, index);
         let (ptr, map) = parts.apply::<T, L, L::Sub>(self.ptr);
         // SAFETY: the sub-mapping reaches a subset of the parent's elements.
-        unsafe { Mdspan::from_parts_unchecked(ptr, map, self.ordinal) }
+        unsafe { Mdspan::from_parts_unchecked(ptr, map, self.origin) }
     }
 
     /// The sub-views along axis 0 (the rows of a matrix), in order: rank `Q = R - 1`, inferred.
@@ -285,7 +285,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> Mdspan<'a,
         // SAFETY: parts of this view's validated mapping, whose elements are valid for reads for
         // `'a`; `L::Outer` keeps an offset exactly when `L` does, and rows of a row-major view are
         // row-major.
-        unsafe { AxisIter::new(self.ptr, parts, self.ordinal) }
+        unsafe { AxisIter::new(self.ptr, parts, self.origin) }
     }
 
     /// The sub-views along `axis`, in order: `axis_iter(1)` of a matrix yields its columns. Rank
@@ -313,7 +313,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> Mdspan<'a,
         let parts = axis_parts::<R, Q, E, L>(&self.map, axis);
         // SAFETY: parts of this view's validated mapping, whose elements are valid for reads for
         // `'a`; `L::Sub` keeps an offset exactly when `L` does and accepts any sub-mapping.
-        unsafe { AxisIter::new(self.ptr, parts, self.ordinal) }
+        unsafe { AxisIter::new(self.ptr, parts, self.origin) }
     }
 }
 
@@ -376,7 +376,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> MdspanMut<
         let (ptr, map) = parts.apply::<T, L, L::Sub>(self.ptr);
         // SAFETY: the sub-mapping reaches a subset of the parent's elements, uniquely; the parent
         // is consumed, so the access stays unique.
-        Ok(unsafe { MdspanMut::from_parts_unchecked(ptr, map, self.ordinal) })
+        Ok(unsafe { MdspanMut::from_parts_unchecked(ptr, map, self.origin) })
     }
 
     /// The shared view with `axis` fixed at `index`, borrowing this view: rank `Q = R - 1`
@@ -446,7 +446,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> MdspanMut<
         let parts = sub_axis::<R, Q, E, L>(&self.map, axis, index);
         let (ptr, map) = parts.apply::<T, L, L::Sub>(self.ptr);
         // SAFETY: the sub-mapping reaches a subset of the parent's elements, uniquely.
-        unsafe { MdspanMut::from_parts_unchecked(ptr, map, self.ordinal) }
+        unsafe { MdspanMut::from_parts_unchecked(ptr, map, self.origin) }
     }
 
     /// The shared sub-views along axis 0, borrowing this view; see [`Mdspan::outer_iter`].
@@ -545,7 +545,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> MdspanMut<
         // writes for `'a` and, the view being consumed, reachable only through the iterator;
         // `L::Outer` keeps an offset exactly when `L` does, and rows of a row-major view are
         // row-major.
-        unsafe { AxisIterMut::new(self.ptr, parts, self.ordinal) }
+        unsafe { AxisIterMut::new(self.ptr, parts, self.origin) }
     }
 
     /// The mutable sub-views along `axis`, consuming this view (they live for `'a`).
@@ -571,6 +571,6 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> MdspanMut<
     {
         let parts = axis_parts::<R, Q, E, L>(&self.map, axis);
         // SAFETY: as in `into_outer_iter`; `L::Sub` accepts any sub-mapping.
-        unsafe { AxisIterMut::new(self.ptr, parts, self.ordinal) }
+        unsafe { AxisIterMut::new(self.ptr, parts, self.origin) }
     }
 }
