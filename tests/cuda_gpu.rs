@@ -531,3 +531,28 @@ fn an_export_orders_the_consumers_stream_after_work_on_any_stream() {
     let refused = unsafe { export_cuda_for_consumer(a.alloc_zeros::<f32>(1).unwrap(), [1], Some(0)) };
     assert!(matches!(refused, Err(CudaError::InvalidDlpackStream { value: 0 })));
 }
+
+/// A managed tensor orders the device views it lends (rule C6): the launches on them record its
+/// event, and dropping it waits for them before its deleter frees the memory (the export's slice,
+/// freed on its own stream, where the next allocation reuses the memory at once).
+#[test]
+fn a_managed_tensor_is_released_only_after_the_work_on_its_views() {
+    let Some(a) = stream_or_skip() else { return };
+    let b = a.gpu().new_stream().unwrap();
+    let mut copies: Vec<CudaSlice<f32>> = (0..8).map(|_| b.alloc_zeros::<f32>(RACE).unwrap()).collect();
+    {
+        let mut src = a.alloc_zeros::<f32>(RACE).unwrap();
+        fill_rounds(&a, &mut src, 5);
+        let tensor = export_cuda(src, [RACE]).unwrap();
+        let view = tensor.view_as::<DeviceMdspan<'_, f32, 1>>().unwrap();
+        for copy in &mut copies {
+            b.copy(&view, &mut DeviceMdspanMut::<f32, 1>::from_cuda(copy, [RACE]).unwrap()).unwrap();
+        }
+        // The tensor is dropped here, while `b` may still be copying from its memory.
+    }
+    let mut reuse = a.alloc_zeros::<f32>(RACE).unwrap();
+    a.fill(&mut DeviceMdspanMut::<f32, 1>::from_cuda(&mut reuse, [RACE]).unwrap(), -1.0).unwrap();
+    for copy in &copies {
+        assert_eq!(mismatches(&download(&b, copy), 5.0), []);
+    }
+}

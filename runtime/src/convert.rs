@@ -941,6 +941,12 @@ pub trait FromDlTensor<'a>: Sized + sealed::Sealed {
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```
     unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError>;
+
+    /// The view, its device memory ordered by `order`: the event a
+    /// [`ManagedTensor`](crate::ManagedTensor) keeps for the device views it lends, valid while the
+    /// view borrows it ([rule C6](crate::rules#c6)). Host and managed views are returned as they are.
+    #[doc(hidden)]
+    fn with_order(self, order: crate::space::OrderEvent) -> Self;
 }
 
 impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> sealed::Sealed
@@ -963,6 +969,10 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
         // SAFETY: forwarded to the caller.
         unsafe { Self::from_dltensor_with(tensor, options) }
     }
+    #[inline]
+    fn with_order(self, order: crate::space::OrderEvent) -> Self {
+        self.with_order(order)
+    }
 }
 
 impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> FromDlTensor<'a>
@@ -974,6 +984,10 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
     unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
         // SAFETY: forwarded to the caller.
         unsafe { Self::from_dltensor_with(tensor, options) }
+    }
+    #[inline]
+    fn with_order(self, order: crate::space::OrderEvent) -> Self {
+        self.with_order(order)
     }
 }
 

@@ -102,6 +102,16 @@ pub trait MemorySpace: sealed::Sealed + Copy + Default + Debug + Send + Sync + '
     #[doc(hidden)]
     fn ordinal_of(origin: Self::Origin) -> Self::Ordinal;
 
+    /// `origin` with its device memory ordered by `order` (the event a managed tensor keeps for the
+    /// device views it lends, [rule C6](crate::rules#c6)); host and managed origins carry no event
+    /// and are returned as they are.
+    #[doc(hidden)]
+    #[inline]
+    fn with_order(origin: Self::Origin, order: OrderEvent) -> Self::Origin {
+        let _ = order;
+        origin
+    }
+
     /// The common case of [`accept`](Self::accept), for the fast import path: the space's own device
     /// type. `None` sends the tensor to the ordered checks (which may still accept it, as host views
     /// accept pinned memory).
@@ -225,6 +235,11 @@ impl MemorySpace for Device {
     #[inline]
     fn ordinal_of(origin: DeviceOrigin) -> i32 {
         origin.ordinal
+    }
+
+    #[inline]
+    fn with_order(origin: DeviceOrigin, order: OrderEvent) -> DeviceOrigin {
+        DeviceOrigin { order: Some(order), ..origin }
     }
 }
 

@@ -77,8 +77,13 @@ enum Raw {
 pub struct ManagedTensor {
     raw: Raw,
     /// The memory may be reached through someone else too (its producer, another import of the
-    /// same memory): mutable views are refused ([rule M10](crate::rules#m10)).
+    /// same memory): views are refused ([rule M10](crate::rules#m10)).
     aliased: bool,
+    /// The event the device views this tensor lends are ordered by (made on the first such view):
+    /// launches on them wait for it and record it, and the deleter runs only after its last record
+    /// ([rule C6](crate::rules#c6)).
+    #[cfg(feature = "cuda")]
+    order: std::sync::OnceLock<Option<cudarc::driver::CudaEvent>>,
 }
 
 // SAFETY: a ManagedTensor is a unique owner of foreign memory. Moving it to another thread moves that
@@ -128,7 +133,7 @@ impl ManagedTensor {
             unsafe { call_versioned_deleter(ptr) };
             return Err(DlpackError::UnsupportedVersion { version });
         }
-        Ok(Self { raw: Raw::Versioned { ptr, relegacy: None }, aliased: false })
+        Ok(Self::owning(Raw::Versioned { ptr, relegacy: None }))
     }
 
     /// Takes ownership of a legacy (unversioned) managed tensor.
@@ -155,13 +160,42 @@ impl ManagedTensor {
     #[inline]
     pub unsafe fn from_raw_legacy(ptr: *mut DLManagedTensor) -> Result<Self, DlpackError> {
         let ptr = NonNull::new(ptr).ok_or(DlpackError::NullManagedTensor)?;
-        Ok(Self { raw: Raw::Legacy(ptr), aliased: false })
+        Ok(Self::owning(Raw::Legacy(ptr)))
     }
 
     /// A dlspan export, whose header can later be rewritten as legacy in place.
     #[inline]
     pub(crate) fn from_export(ptr: NonNull<DLManagedTensorVersioned>, relegacy: Relegacy) -> Self {
-        Self { raw: Raw::Versioned { ptr, relegacy: Some(relegacy) }, aliased: false }
+        Self::owning(Raw::Versioned { ptr, relegacy: Some(relegacy) })
+    }
+
+    /// An unaliased owner of `raw`.
+    #[inline]
+    fn owning(raw: Raw) -> Self {
+        Self {
+            raw,
+            aliased: false,
+            #[cfg(feature = "cuda")]
+            order: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// `view`, its device memory (if any) ordered by this tensor's event, which it borrows.
+    #[inline]
+    fn lend<'s, V: FromDlTensor<'s>>(&'s self, view: V) -> V {
+        #[cfg(feature = "cuda")]
+        if let Some(order) = crate::cuda::lent_order(&self.order, self.device()) {
+            return view.with_order(order);
+        }
+        view
+    }
+
+    /// Gives up what this value holds besides the raw tensor, after waiting for the work launched
+    /// on the device views it lent: the memory is about to be freed or handed on.
+    #[inline]
+    fn settle(&mut self) {
+        #[cfg(feature = "cuda")]
+        crate::cuda::settle(self.order.take());
     }
 
     /// The tensor.
@@ -473,7 +507,8 @@ impl ManagedTensor {
         // SAFETY: the tensor owns its data until drop, which cannot happen while `self` is
         // borrowed; the constructor's contract makes the tensor well-formed and its data valid and
         // unwritten by others while this unaliased value lives.
-        unsafe { V::view_dltensor(self.dl_tensor(), self.import_options()) }
+        let view = unsafe { V::view_dltensor(self.dl_tensor(), self.import_options()) }?;
+        Ok(self.lend(view))
     }
 
     /// A mutable view of any view type.
@@ -501,7 +536,8 @@ impl ManagedTensor {
         // SAFETY: as in `view_as`, and `&mut self` makes this the only access through this value;
         // nobody else reaches the memory while we own an unaliased tensor (constructor contract,
         // or `assume_unaliased`'s), and `READ_ONLY` and aliased tensors were refused above.
-        unsafe { V::view_dltensor(self.dl_tensor(), self.import_options()) }
+        let view = unsafe { V::view_dltensor(self.dl_tensor(), self.import_options()) }?;
+        Ok(self.lend(view))
     }
 
     /// Gives up ownership as a versioned managed tensor, for a C consumer, which must call its
@@ -519,7 +555,8 @@ impl ManagedTensor {
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```
     #[inline]
-    pub fn into_raw_versioned(self) -> *mut DLManagedTensorVersioned {
+    pub fn into_raw_versioned(mut self) -> *mut DLManagedTensorVersioned {
+        self.settle();
         let this = core::mem::ManuallyDrop::new(self);
         match this.raw {
             Raw::Versioned { ptr, .. } => ptr.as_ptr(),
@@ -551,7 +588,9 @@ impl ManagedTensor {
         if self.is_read_only() || self.is_subbyte_padded() {
             return Err(IntoLegacyError { tensor: self });
         }
-        let this = core::mem::ManuallyDrop::new(self);
+        let mut this = self;
+        this.settle();
+        let this = core::mem::ManuallyDrop::new(this);
         Ok(match this.raw {
             Raw::Legacy(ptr) => ptr.as_ptr(),
             // SAFETY: `relegacy` belongs to this export's own allocation (dlspan made it), which
@@ -565,6 +604,7 @@ impl ManagedTensor {
 impl Drop for ManagedTensor {
     #[inline]
     fn drop(&mut self) {
+        self.settle();
         match self.raw {
             // SAFETY: this value owns the tensor; its deleter is called once, here.
             Raw::Versioned { ptr, .. } => unsafe { call_versioned_deleter(ptr) },

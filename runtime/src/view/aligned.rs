@@ -270,6 +270,11 @@ impl<'a, V: FromDlTensor<'a> + AlignedView, const ALIGN: usize> FromDlTensor<'a>
         // SAFETY: forwarded to the caller.
         unsafe { Self::from_dltensor_with(tensor, options) }
     }
+
+    #[inline]
+    fn with_order(self, order: crate::space::OrderEvent) -> Self {
+        Self { view: self.view.with_order(order) }
+    }
 }
 
 impl<V: ToDlpackTensor<R>, const R: usize, const ALIGN: usize> ToDlpackTensor<R> for Aligned<V, ALIGN> {

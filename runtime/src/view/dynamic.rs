@@ -1094,6 +1094,11 @@ impl<'a, S: MemorySpace> FromDlTensor<'a> for DynMdspan<'a, S> {
         // SAFETY: forwarded to the caller.
         unsafe { Self::from_dltensor_with(tensor, options) }
     }
+    #[inline]
+    fn with_order(mut self, order: crate::space::OrderEvent) -> Self {
+        self.parts.origin = S::with_order(self.parts.origin, order);
+        self
+    }
 }
 
 impl<'a, S: MemorySpace> FromDlTensor<'a> for DynMdspanMut<'a, S> {
@@ -1103,6 +1108,11 @@ impl<'a, S: MemorySpace> FromDlTensor<'a> for DynMdspanMut<'a, S> {
     unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
         // SAFETY: forwarded to the caller.
         unsafe { Self::from_dltensor_with(tensor, options) }
+    }
+    #[inline]
+    fn with_order(mut self, order: crate::space::OrderEvent) -> Self {
+        self.parts.origin = S::with_order(self.parts.origin, order);
+        self
     }
 }
 

@@ -113,3 +113,47 @@ fn imported_device_memory_carries_no_event() {
     let dynamic = unsafe { DynMdspan::<Device>::from_dltensor(&tensor) }.unwrap();
     assert_eq!(dynamic.typed::<f32, 1, LayoutRight>().unwrap().origin(), Device::origin(2));
 }
+
+/// A managed tensor orders the device views it lends by an event of its own (rule C6): every view
+/// type `view_as` can give takes the event through `FromDlTensor::with_order`; host views ignore it.
+#[test]
+fn every_view_type_takes_a_lending_event() {
+    use crate::FromDlTensor;
+    let order = tracked().order.unwrap();
+    let data = [0f32; 4];
+    let bytes = [0u8; 2];
+    let (mut shape, mut strides) = ([4i64], [1i64]);
+    let device = crate::ffi::DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: 3 };
+    let mut tensor = |data: *const u8, dtype| crate::ffi::DLTensor {
+        data: data.cast_mut().cast(),
+        device,
+        ndim: 1,
+        dtype,
+        shape: shape.as_mut_ptr(),
+        strides: strides.as_mut_ptr(),
+        byte_offset: 0,
+    };
+    let floats = tensor(data.as_ptr().cast(), <f32 as crate::DlElement>::DTYPE);
+    let packed = tensor(bytes.as_ptr(), <Float4E2m1fn as crate::DlElement>::DTYPE);
+    let options = crate::ImportOptions::CURRENT;
+    // SAFETY: the tensors describe `data` and `bytes`, never read on the host through device views.
+    unsafe {
+        let shared = Mdspan::<f32, 1, Dims<1>, LayoutRight, Device>::view_dltensor(&floats, options).unwrap();
+        assert_eq!(shared.with_order(order).origin(), tracked());
+        let mutable = MdspanMut::<f32, 1, Dims<1>, LayoutRight, Device>::view_dltensor(&floats, options).unwrap();
+        assert_eq!(mutable.with_order(order).origin(), tracked());
+        let dynamic = DynMdspan::<Device>::view_dltensor(&floats, options).unwrap().with_order(order);
+        assert_eq!(dynamic.typed::<f32, 1, LayoutRight>().unwrap().origin(), tracked());
+        let mut dynamic = DynMdspanMut::<Device>::view_dltensor(&floats, options).unwrap().with_order(order);
+        assert_eq!(dynamic.typed_mut::<f32, 1, LayoutRight>().unwrap().origin(), tracked());
+        let packed_view =
+            PackedMdspan::<Float4E2m1fn, 1, Dims<1>, LayoutRight, Device>::view_dltensor(&packed, options);
+        assert_eq!(packed_view.unwrap().with_order(order).origin(), tracked());
+        let aligned =
+            crate::Aligned::<Mdspan<f32, 1, Dims<1>, LayoutRight, Device>, 4>::view_dltensor(&floats, options);
+        assert_eq!(aligned.unwrap().with_order(order).into_inner().origin(), tracked());
+    }
+    // Host views carry no event: the order is not theirs to keep.
+    let host = crate::HostMdspan::<f32, 1>::from_slice(&data, [4]).unwrap();
+    assert_eq!(FromDlTensor::with_order(host, order).origin(), ());
+}

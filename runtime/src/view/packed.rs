@@ -300,6 +300,13 @@ macro_rules! packed_queries {
                 self.origin
             }
 
+            /// The view, its device memory ordered by `order` (see [`MemorySpace::with_order`]).
+            #[inline]
+            pub(crate) fn with_order(mut self, order: crate::space::OrderEvent) -> Self {
+                self.origin = S::with_order(self.origin, order);
+                self
+            }
+
             /// The extents.
             ///
             /// ```
@@ -1073,6 +1080,11 @@ impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: 
         // SAFETY: forwarded to the caller.
         unsafe { Self::from_dltensor_with(tensor, options) }
     }
+
+    #[inline]
+    fn with_order(self, order: crate::space::OrderEvent) -> Self {
+        self.with_order(order)
+    }
 }
 
 impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> FromDlTensor<'a>
@@ -1084,5 +1096,10 @@ impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: 
     unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
         // SAFETY: forwarded to the caller.
         unsafe { Self::from_dltensor_with(tensor, options) }
+    }
+
+    #[inline]
+    fn with_order(self, order: crate::space::OrderEvent) -> Self {
+        self.with_order(order)
     }
 }

@@ -196,6 +196,14 @@ macro_rules! common_view_api {
                 self.origin
             }
 
+            /// The view, its device memory ordered by `order`, an event that lives as long as the
+            /// view's borrow (see [`MemorySpace::with_order`]).
+            #[inline]
+            pub(crate) fn with_order(mut self, order: crate::space::OrderEvent) -> Self {
+                self.origin = S::with_order(self.origin, order);
+                self
+            }
+
             /// The rank `R`.
             ///
             /// ```
