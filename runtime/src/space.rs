@@ -286,6 +286,16 @@ pub struct DeviceOrigin {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OrderEvent(pub(crate) NonNull<c_void>);
 
+#[cfg(feature = "cuda")]
+impl OrderEvent {
+    /// The opaque form of `event`, carried by views; the `cuda` module reads it back as `event`
+    /// while the view borrows the event's owner.
+    #[inline]
+    pub(crate) fn of(event: &cudarc::driver::CudaEvent) -> Self {
+        Self(NonNull::from(event).cast())
+    }
+}
+
 // SAFETY: the address is only ever read as a shared reference to a cudarc event, which is `Send` and
 // `Sync` (its driver calls are thread-safe), while the view carrying it borrows the event's owner.
 unsafe impl Send for OrderEvent {}

@@ -7,11 +7,11 @@
 //! streams ([`order`](super::order), [rule C6](crate::rules#c6)).
 
 use super::error::CudaError;
-use super::order::{chain, order_event, take_event};
+use super::order::{chain, take_event};
 use super::stream::Stream;
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
-use crate::space::{Device, DeviceOrigin, Managed};
+use crate::space::{Device, DeviceOrigin, Managed, OrderEvent};
 use crate::view::{Dims, Extents, Layout, LayoutRight, LayoutStride, LayoutStrideRelaxed, Mapping, Mdspan, MdspanMut};
 use core::ptr::NonNull;
 use cudarc::driver::{
@@ -126,7 +126,7 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout> Mdspan<'a, T, R
         if let Some(event) = event {
             chain(event, home);
         }
-        let origin = DeviceOrigin { ordinal: ordinal_of(slice), order: event.map(order_event) };
+        let origin = DeviceOrigin { ordinal: ordinal_of(slice), order: event.map(OrderEvent::of) };
         // SAFETY: the allocation holds every element the mapping reaches (checked), is device
         // memory of the allocation's device, aligned for `T` (cudarc allocates whole `T`s from an
         // aligned base), and stays allocated and unwritten by safe code while borrowed for `'a`;
@@ -248,7 +248,7 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout> MdspanMut<'a, T
             if let Some(event) = event {
                 chain(event, &home);
             }
-            (ptr, event.map(order_event))
+            (ptr, event.map(OrderEvent::of))
         };
         let origin = DeviceOrigin { ordinal, order };
         // SAFETY: as for the shared view, with the allocation borrowed uniquely for `'a` and a

@@ -54,8 +54,6 @@ mod library;
 mod memory;
 mod ops;
 mod order;
-
-pub(crate) use order::{lent_order, settle};
 mod stream;
 
 pub use error::{CudaError, CudaLibrary};

@@ -18,7 +18,6 @@
 
 use super::error::CudaError;
 use crate::space::OrderEvent;
-use core::ptr::NonNull;
 use cudarc::driver::{CudaEvent, CudaStream, SyncOnDrop};
 
 /// How one operand of an operation is ordered with the other uses of its memory.
@@ -142,45 +141,11 @@ pub(crate) fn chain(event: &CudaEvent, home: &CudaStream) {
     context.record_err(event.record(home));
 }
 
-/// The event a [`ManagedTensor`](crate::ManagedTensor) keeps for the device views it lends, made on
-/// the first one: `None` for memory that is not a CUDA device's, or where no event can be made (no
-/// driver: then no launch can run either).
-pub(crate) fn lent_order(
-    cell: &std::sync::OnceLock<Option<CudaEvent>>,
-    device: crate::ffi::DLDevice,
-) -> Option<OrderEvent> {
-    if device.device_type != crate::ffi::DLDeviceType::kDLCUDA {
-        return None;
-    }
-    let event = cell.get_or_init(|| {
-        if !super::driver_present() {
-            return None;
-        }
-        let ordinal = usize::try_from(device.device_id).ok()?;
-        cudarc::driver::CudaContext::new(ordinal).ok()?.new_event(None).ok()
-    });
-    event.as_ref().map(order_event)
-}
-
-/// Waits for the last record of a managed tensor's lending event (the launches on the device views
-/// it lent), before its memory is freed or handed on, and destroys the event. A failed wait leaves
-/// nothing to do: the device's work is lost with the error.
-pub(crate) fn settle(event: Option<Option<CudaEvent>>) {
-    if let Some(Some(event)) = event {
-        let _ = event.synchronize();
-    }
-}
-
-/// The opaque form of an event, carried by views.
-pub(crate) fn order_event(event: &CudaEvent) -> OrderEvent {
-    OrderEvent(NonNull::from(event).cast())
-}
-
 /// The event an [`OrderEvent`] names.
 ///
 /// # Safety
 ///
-/// `order` was made by [`order_event`] from an event that lives, unmoved, for `'a`.
+/// `order` was made by [`OrderEvent::of`] from an event that lives, unmoved, for `'a`.
 pub(crate) unsafe fn event_of<'a>(order: OrderEvent) -> &'a CudaEvent {
     // SAFETY: the caller guarantees the event lives, unmoved, for `'a`; it is only read shared.
     unsafe { order.0.cast::<CudaEvent>().as_ref() }

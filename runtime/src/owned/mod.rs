@@ -26,6 +26,8 @@
 //! ```
 
 mod export;
+#[cfg(feature = "cuda")]
+mod lend;
 mod shim;
 
 pub(crate) use export::export_packed;
@@ -83,7 +85,7 @@ pub struct ManagedTensor {
     /// launches on them wait for it and record it, and the deleter runs only after its last record
     /// ([rule C6](crate::rules#c6)).
     #[cfg(feature = "cuda")]
-    order: std::sync::OnceLock<Option<cudarc::driver::CudaEvent>>,
+    order: lend::Lending,
 }
 
 // SAFETY: a ManagedTensor is a unique owner of foreign memory. Moving it to another thread moves that
@@ -180,13 +182,10 @@ impl ManagedTensor {
         }
     }
 
-    /// `view`, its device memory (if any) ordered by this tensor's event, which it borrows.
+    /// `view` as it is: without feature `cuda` there are no launches to order.
+    #[cfg(not(feature = "cuda"))]
     #[inline]
     fn lend<'s, V: FromDlTensor<'s>>(&'s self, view: V) -> V {
-        #[cfg(feature = "cuda")]
-        if let Some(order) = crate::cuda::lent_order(&self.order, self.device()) {
-            return view.with_order(order);
-        }
         view
     }
 
@@ -195,7 +194,7 @@ impl ManagedTensor {
     #[inline]
     fn settle(&mut self) {
         #[cfg(feature = "cuda")]
-        crate::cuda::settle(self.order.take());
+        lend::settle(&mut self.order);
     }
 
     /// The tensor.
