@@ -1,5 +1,7 @@
 //! [`CudaError`]: why a CUDA operation was refused or failed, one structured variant per cause.
 
+use super::abi::KernelKind;
+use super::library::{driver_present, nvrtc_present};
 use crate::error::DlpackError;
 use crate::ffi::DLDataType;
 use core::fmt;
@@ -27,7 +29,17 @@ impl fmt::Display for CudaLibrary {
     }
 }
 
-use super::kernel::KernelKind;
+impl CudaLibrary {
+    /// `Ok` when the library can be loaded, [`CudaError::LibraryMissing`] otherwise: asked before
+    /// any cudarc call that needs it.
+    pub(crate) fn require(self) -> Result<(), CudaError> {
+        let present = match self {
+            Self::Driver => driver_present(),
+            Self::Nvrtc => nvrtc_present(),
+        };
+        if present { Ok(()) } else { Err(CudaError::LibraryMissing { library: self }) }
+    }
+}
 
 /// Why a CUDA operation was refused or failed.
 ///

@@ -46,6 +46,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod abi;
 mod error;
 mod export;
 mod gpu;
@@ -56,12 +57,12 @@ mod ops;
 mod order;
 mod stream;
 
+pub use abi::{BLOCK, IndexWidth, KernelKind, MAX_RANK, ParamOperand, Params, Scalars, Shape, TILE, TILE_MAX_ELEMENT};
 pub use error::{CudaError, CudaLibrary};
 pub use export::{export_cuda, export_cuda_for_consumer};
 pub use gpu::{Gpu, device_count};
 pub use kernel::{
-    BLOCK, ElementType, IndexWidth, KernelKind, MAX_GRID, MAX_RANK, ModuleKey, Operand, ParamOperand, Params, Plan,
-    Scalar, Scalars, Shape, TILE, TILE_MAX_ELEMENT, TILE_MIN_EXTENT, compile_ptx, plan, preamble,
+    ElementType, MAX_GRID, ModuleKey, Operand, Plan, Scalar, TILE_MIN_EXTENT, compile_ptx, plan, preamble,
 };
 pub use library::{driver_present, nvrtc_present};
 pub use memory::CudaMemory;

@@ -4,8 +4,9 @@
 //! their data, and operations on managed views, which wait for their work. Each is ordered with
 //! the other uses of its operands' allocations ([`order`](super::order)).
 
+use super::abi::KernelKind;
 use super::error::CudaError;
-use super::kernel::{KernelKind, ModuleKey, Operand, Plan, plan};
+use super::kernel::{ModuleKey, Operand, Plan, plan};
 use super::order::{EventRef, Order, event_of, run, schedule};
 use super::stream::Stream;
 use crate::dtype::DlElement;

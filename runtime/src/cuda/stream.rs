@@ -48,8 +48,38 @@ pub const DLPACK_PER_THREAD_STREAM: i64 = 2;
 /// DLPack's stream value asking the producer not to synchronise.
 pub const DLPACK_NO_SYNC: i64 = -1;
 
+// The streams of a device are made here, beside the type they build, so that `Gpu` knows nothing
+// of `Stream`.
+impl Gpu {
+    /// A new stream on this device (non-blocking with respect to the legacy default stream).
+    ///
+    /// # Errors
+    ///
+    /// [`CudaError::Driver`].
+    ///
+    /// ```no_run
+    /// let stream = dlspan::cuda::Gpu::new(0)?.new_stream()?;
+    /// stream.synchronize()?;
+    /// # Ok::<(), dlspan::cuda::CudaError>(())
+    /// ```
+    pub fn new_stream(&self) -> Result<Stream, CudaError> {
+        Ok(Stream::from_cudarc(self.clone(), self.context().new_stream()?))
+    }
+
+    /// The legacy default stream (DLPack's stream value 1).
+    ///
+    /// ```no_run
+    /// let stream = dlspan::cuda::Gpu::new(0)?.default_stream();
+    /// assert_eq!(stream.dlpack_stream(), 1);
+    /// # Ok::<(), dlspan::cuda::CudaError>(())
+    /// ```
+    pub fn default_stream(&self) -> Stream {
+        Stream::from_cudarc(self.clone(), self.context().default_stream())
+    }
+}
+
 impl Stream {
-    pub(crate) fn from_cudarc(gpu: Gpu, inner: Arc<CudaStream>) -> Self {
+    fn from_cudarc(gpu: Gpu, inner: Arc<CudaStream>) -> Self {
         Self { gpu, inner }
     }
 

@@ -11,112 +11,11 @@ mod plan;
 mod source;
 
 pub use element::{ElementType, Scalar};
-pub use plan::{
-    BLOCK, MAX_GRID, Operand, ParamOperand, Params, Plan, Scalars, TILE, TILE_MAX_ELEMENT, TILE_MIN_EXTENT, plan,
-};
-pub use source::MAX_RANK;
+pub use plan::{MAX_GRID, Operand, Plan, TILE_MIN_EXTENT, plan};
 
+use super::abi::{IndexWidth, KernelKind, Shape};
 use super::error::{CudaError, CudaLibrary};
-use super::library;
 use crate::dtype::DlElement;
-use core::fmt;
-
-/// An operation with a kernel.
-///
-/// ```
-/// use dlspan::cuda::KernelKind;
-/// assert_eq!(KernelKind::ALL.len(), 6);
-/// assert_eq!(KernelKind::Fill.inputs(), 0);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum KernelKind {
-    /// `out = a` (any element type).
-    Copy,
-    /// `out = value` (any element type).
-    Fill,
-    /// `out = a + b` (integers wrap; floats round once).
-    Add,
-    /// `out = alpha * a`.
-    Scale,
-    /// `out = alpha * a + b`, unfused (two roundings, as Rust computes it).
-    Axpy,
-    /// `out = a` converted to the output's scalar type, as [`dtype::cast`](crate::dtype::cast).
-    Cast,
-}
-
-impl KernelKind {
-    /// Every operation.
-    pub const ALL: [Self; 6] = [Self::Copy, Self::Fill, Self::Add, Self::Scale, Self::Axpy, Self::Cast];
-
-    /// How many input views the operation reads.
-    ///
-    /// ```
-    /// assert_eq!(dlspan::cuda::KernelKind::Axpy.inputs(), 2);
-    /// ```
-    pub const fn inputs(self) -> usize {
-        match self {
-            Self::Fill => 0,
-            Self::Copy | Self::Scale | Self::Cast => 1,
-            Self::Add | Self::Axpy => 2,
-        }
-    }
-
-    /// How many scalar arguments the operation takes.
-    ///
-    /// ```
-    /// assert_eq!(dlspan::cuda::KernelKind::Scale.scalars(), 1);
-    /// ```
-    pub const fn scalars(self) -> usize {
-        match self {
-            Self::Fill | Self::Scale | Self::Axpy => 1,
-            Self::Copy | Self::Add | Self::Cast => 0,
-        }
-    }
-}
-
-impl fmt::Display for KernelKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Copy => "copy",
-            Self::Fill => "fill",
-            Self::Add => "add",
-            Self::Scale => "scale",
-            Self::Axpy => "axpy",
-            Self::Cast => "cast",
-        })
-    }
-}
-
-/// How a kernel walks its elements.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Shape {
-    /// Every operand contiguous in the same order: one linear index, `vector` elements per aligned
-    /// load and store.
-    Flat {
-        /// Elements per load (a power of two, at most 16 bytes of the widest element).
-        vector: u8,
-    },
-    /// Strided, with this many merged axes (1 to 4), the index loop unrolled.
-    Strided {
-        /// Merged axes.
-        rank: u8,
-    },
-    /// Strided, any number of merged axes up to [`MAX_RANK`].
-    General,
-    /// Strided through shared-memory tiles of [`TILE`] x [`TILE`] elements, for one input whose
-    /// innermost axis is not the output's (transposes, permutations): reads and writes both
-    /// coalesced. Operations of one input, elements of at most [`TILE_MAX_ELEMENT`] bytes.
-    Tiled,
-}
-
-/// The integer width of a kernel's index arithmetic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum IndexWidth {
-    /// 32-bit: every index and offset fits `i32` (divisions by multiplication).
-    U32,
-    /// 64-bit.
-    U64,
-}
 
 /// One NVRTC program: an operation on element types (`input` equals `out` except for casts).
 ///
@@ -286,7 +185,7 @@ pub fn compile_ptx(key: &ModuleKey, arch: &str) -> Result<String, CudaError> {
 
 /// The compiled module, for loading.
 pub(crate) fn compile(key: &ModuleKey, arch: &str) -> Result<cudarc::nvrtc::Ptx, CudaError> {
-    library::require(CudaLibrary::Nvrtc)?;
+    CudaLibrary::Nvrtc.require()?;
     let name = format!("{}.cu", key.entry(Shape::General, IndexWidth::U64));
     let options = cudarc::nvrtc::CompileOptions {
         options: compile_options(key, arch),

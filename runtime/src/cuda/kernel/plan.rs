@@ -2,23 +2,14 @@
 //! parameters the kernel reads. Pure arithmetic on extents, strides and addresses: the host-logic
 //! tests run the very same plans.
 
-use super::source::MAX_RANK;
-use super::{IndexWidth, Shape};
+use crate::cuda::abi::{BLOCK, IndexWidth, MAX_RANK, ParamOperand, Params, Scalars, Shape, TILE, TILE_MAX_ELEMENT};
 use crate::cuda::error::CudaError;
 
-/// Threads per block of every kernel (the preamble's `__launch_bounds__`).
-pub const BLOCK: u32 = 256;
 /// The most blocks a launch uses; the kernels' grid-stride loops cover any larger extent.
 pub const MAX_GRID: u32 = 1 << 16;
-/// The side of the tiled kernels' shared-memory tile, in elements (a warp's width: one warp reads a
-/// tile row, another writes a tile column).
-pub const TILE: usize = 32;
 /// The shortest axis worth tiling: below it most of a tile's threads would idle, and the strided
 /// kernel's reads across the short axis stay within a few cache sectors.
 pub const TILE_MIN_EXTENT: usize = 8;
-/// The largest element, in bytes, the tiled kernel takes (a tile of them is 16.5 KiB of shared
-/// memory); one larger element already fills a 32-byte memory sector, so strided reads waste little.
-pub const TILE_MAX_ELEMENT: usize = 16;
 
 /// One operand of a launch: the device address of the element at index 0, its strides in
 /// elements, and its element size and alignment in bytes.
@@ -49,53 +40,6 @@ impl<const R: usize> Operand<R> {
         Self { address, strides, size }
     }
 }
-
-/// One operand as the kernels read it: the address of index 0 and the strides of the merged axes.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ParamOperand {
-    /// Address of the element at index 0.
-    pub ptr: u64,
-    /// Strides in elements, outermost merged axis first.
-    pub stride: [i64; MAX_RANK],
-}
-
-/// Scalar arguments (a fill value, the `a` of `scale` and `axpy`), as bytes of the element type.
-#[repr(C, align(16))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Scalars(pub [[u8; 64]; 2]);
-
-/// The kernel parameters, mirroring the preamble's `dl_params` field for field.
-///
-/// ```
-/// assert_eq!(core::mem::size_of::<dlspan::cuda::Params>(), 816);
-/// ```
-#[repr(C, align(16))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Params {
-    /// Number of elements.
-    pub n: u64,
-    /// Number of merged axes.
-    pub ndim: i32,
-    /// Unused (keeps the C layout explicit).
-    pub reserved: i32,
-    /// Extents of the merged axes, outermost first.
-    pub extent: [i64; MAX_RANK],
-    /// Multipliers of the 32-bit division by each extent.
-    pub magic: [u32; MAX_RANK],
-    /// Shifts of the 32-bit division by each extent.
-    pub shift: [u32; MAX_RANK],
-    /// Output, first input, second input.
-    pub op: [ParamOperand; 3],
-    /// Scalar arguments.
-    pub scalar: Scalars,
-}
-
-const _: () = assert!(core::mem::size_of::<Params>() == 816);
-
-// SAFETY: `Params` is `#[repr(C)]` plain data laid out exactly as the kernels' `dl_params` (the
-// size is asserted on both sides), passed by value as a kernel parameter.
-unsafe impl cudarc::driver::DeviceRepr for Params {}
 
 /// A planned launch: which kernel of the module, its parameters and its grid.
 ///

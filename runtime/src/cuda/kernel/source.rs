@@ -2,15 +2,12 @@
 //!
 //! A module holds one kernel per [`Shape`] and [`IndexWidth`]: the flat kernels (every operand
 //! contiguous, `V` elements per aligned load), the strided ones (merged axes, rank 1 to 4
-//! unrolled, or any rank up to [`MAX_RANK`]) and, for operations of one input, the tiled one
+//! unrolled, or any rank up to [`MAX_RANK`](crate::cuda::abi::MAX_RANK)) and, for operations of one input, the tiled one
 //! (a transpose through shared memory).
 
-use super::plan::{TILE, TILE_MAX_ELEMENT};
-use super::{IndexWidth, KernelKind, ModuleKey, Shape};
+use super::ModuleKey;
+use crate::cuda::abi::{IndexWidth, KernelKind, Shape, TILE, TILE_MAX_ELEMENT};
 use core::fmt::Write as _;
-
-/// The most axes a strided kernel indexes (after merging).
-pub const MAX_RANK: usize = 16;
 
 /// The shared preamble: storage types, parameters, conversions and arithmetic.
 pub(crate) const PREAMBLE: &str = include_str!("preamble.cu");
