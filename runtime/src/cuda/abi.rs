@@ -74,9 +74,9 @@ impl fmt::Display for KernelKind {
     }
 }
 
-/// How a kernel walks its elements.
+/// A kernel's shape: how it walks its elements (one module holds a kernel of each shape).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Shape {
+pub enum KernelShape {
     /// Every operand contiguous in the same order: one linear index, `vector` elements per aligned
     /// load and store.
     Flat {
@@ -88,7 +88,7 @@ pub enum Shape {
         /// Merged axes.
         rank: u8,
     },
-    /// Strided, any number of merged axes up to [`MAX_RANK`].
+    /// Strided, any number of merged axes up to [`MAX_KERNEL_RANK`].
     General,
     /// Strided through shared-memory tiles of [`TILE`] x [`TILE`] elements, for one input whose
     /// innermost axis is not the output's (transposes, permutations): reads and writes both
@@ -96,18 +96,20 @@ pub enum Shape {
     Tiled,
 }
 
-/// The integer width of a kernel's index arithmetic.
+/// The integer width of a kernel's index arithmetic (the `_i32` and `_i64` suffixes of its entry
+/// points).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IndexWidth {
-    /// 32-bit: every index and offset fits `i32` (divisions by multiplication).
-    U32,
-    /// 64-bit.
-    U64,
+    /// Every index and element offset fits `i32`: offsets computed in `int`, linear indices in
+    /// `unsigned int`, divisions by multiplication.
+    I32,
+    /// Offsets in 64-bit signed integers, linear indices in 64-bit unsigned ones.
+    I64,
 }
 
 /// The most axes a strided kernel indexes (after merging): the length of the parameter block's
 /// extent and stride arrays (`DL_MAX_RANK` in the preamble).
-pub const MAX_RANK: usize = 16;
+pub const MAX_KERNEL_RANK: usize = 16;
 
 /// Threads per block of every kernel (the preamble's `__launch_bounds__`).
 pub const BLOCK: u32 = 256;
@@ -127,18 +129,18 @@ pub struct ParamOperand {
     /// Address of the element at index 0.
     pub ptr: u64,
     /// Strides in elements, outermost merged axis first.
-    pub stride: [i64; MAX_RANK],
+    pub stride: [i64; MAX_KERNEL_RANK],
 }
 
 /// Scalar arguments (a fill value, the `a` of `scale` and `axpy`), as bytes of the element type.
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Scalars(pub [[u8; 64]; 2]);
+pub struct ScalarArgs(pub [[u8; 64]; 2]);
 
 /// The kernel parameters, mirroring the preamble's `dl_params` field for field.
 ///
 /// ```
-/// assert_eq!(core::mem::size_of::<dlspan::cuda::Params>(), 816);
+/// assert_eq!(core::mem::size_of::<dlspan::cuda::kernel::Params>(), 816);
 /// ```
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,15 +152,15 @@ pub struct Params {
     /// Unused (keeps the C layout explicit).
     pub reserved: i32,
     /// Extents of the merged axes, outermost first.
-    pub extent: [i64; MAX_RANK],
+    pub extent: [i64; MAX_KERNEL_RANK],
     /// Multipliers of the 32-bit division by each extent.
-    pub magic: [u32; MAX_RANK],
+    pub magic: [u32; MAX_KERNEL_RANK],
     /// Shifts of the 32-bit division by each extent.
-    pub shift: [u32; MAX_RANK],
+    pub shift: [u32; MAX_KERNEL_RANK],
     /// Output, first input, second input.
     pub op: [ParamOperand; 3],
     /// Scalar arguments.
-    pub scalar: Scalars,
+    pub scalar: ScalarArgs,
 }
 
 const _: () = assert!(core::mem::size_of::<Params>() == 816);

@@ -1,6 +1,6 @@
 //! [`Gpu`]: one CUDA device's primary context, with the kernel modules compiled for it.
 
-use super::abi::{IndexWidth, Shape};
+use super::abi::{IndexWidth, KernelShape};
 use super::error::{CudaError, CudaLibrary};
 use super::kernel::{self, ModuleKey, Plan};
 
@@ -43,7 +43,7 @@ type ModuleSlot = Mutex<Option<Arc<Module>>>;
 /// A loaded module and its kernels loaded so far, by shape and index width.
 struct Module {
     module: Arc<CudaModule>,
-    functions: Mutex<HashMap<(Shape, IndexWidth), CudaFunction>>,
+    functions: Mutex<HashMap<(KernelShape, IndexWidth), CudaFunction>>,
 }
 
 impl core::fmt::Debug for Gpu {
