@@ -55,11 +55,14 @@ mod export;
 mod gpu;
 #[doc(hidden)]
 pub mod kernel;
+mod launch;
 mod library;
 mod memory;
+mod operand;
 mod ops;
 mod order;
 mod stream;
+mod transfer;
 
 pub use abi::{KernelKind, MAX_KERNEL_RANK};
 pub use error::{CudaError, CudaLibrary};
@@ -67,5 +70,5 @@ pub use export::{export_cuda, export_cuda_for_consumer};
 pub use gpu::{Gpu, device_count};
 pub use library::{driver_present, nvrtc_present};
 pub use memory::CudaMemory;
-pub use ops::{DeviceRead, DeviceWrite, KernelSpace};
+pub use operand::{DeviceRead, DeviceWrite, KernelSpace};
 pub use stream::{DLPACK_LEGACY_STREAM, DLPACK_NO_SYNC, DLPACK_PER_THREAD_STREAM, Event, Stream};
