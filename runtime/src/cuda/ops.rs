@@ -1,5 +1,9 @@
 //! The element-wise operations of a [`Stream`]: `copy`, `fill`, `add`, `scale`, `axpy` and
-//! `cast` on device and managed views of any layout. Each is enqueued on the stream and returns
+//! `cast` on device and managed views of any layout, in the crate's one vocabulary: operations
+//! that write an output take their inputs first and the output last (`copy(&src, &mut dst)`,
+//! `add(&a, &b, &mut out)`, `cast(&src, &mut dst)`); operations that update a view in place with
+//! a scalar take the view first (`fill(&mut dst, value)`, `scale(&mut x, alpha)`,
+//! `axpy(&mut y, alpha, &x)`). Each is enqueued on the stream and returns
 //! before the GPU runs it, except on managed views, which wait for their work
 //! ([rule C3](crate::rules#c3)); each is ordered with the other uses of its operands' allocations
 //! ([rule C6](crate::rules#c6)).
@@ -105,34 +109,37 @@ impl Stream {
         self.launch(key, extents, &[out.kernel_operand(), a.kernel_operand(), b.kernel_operand()], &orders, None)
     }
 
-    /// `out = alpha * x` element-wise.
+    /// `x = alpha * x` element-wise, in place (the view first, then the scalar, as
+    /// [`fill`](Self::fill)). A scaled copy into another view is a [`copy`](Self::copy) followed by
+    /// this.
     ///
     /// # Errors
     ///
-    /// As [`add`](Self::add).
+    /// [`CudaError::WrongDevice`]; [`CudaError::Unsupported`] for types without arithmetic.
     ///
     /// ```no_run
-    /// use dlspan::{DeviceMdspan, DeviceMdspanMut};
+    /// use dlspan::DeviceMdspanMut;
     /// let stream = dlspan::cuda::Gpu::new(0)?.new_stream()?;
-    /// let x = stream.alloc_zeros::<f64>(8)?;
-    /// let mut out = stream.alloc_zeros::<f64>(8)?;
-    /// stream.scale(2.0, &DeviceMdspan::<f64, 1>::from_cuda(&x, [8])?, &mut DeviceMdspanMut::<f64, 1>::from_cuda(&mut out, [8])?)?;
+    /// let mut x = stream.alloc_zeros::<f64>(8)?;
+    /// stream.scale(&mut DeviceMdspanMut::<f64, 1>::from_cuda(&mut x, [8])?, 2.0)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scale<T: DlElement, const R: usize>(
         &self,
+        x: &mut impl DeviceWrite<T, R>,
         alpha: T,
-        x: &impl DeviceRead<T, R>,
-        out: &mut impl DeviceWrite<T, R>,
     ) -> Result<(), CudaError> {
-        let extents = out.kernel_extents();
-        self.check(extents, &[(&extents, out.kernel_ordinal()), (&x.kernel_extents(), x.kernel_ordinal())])?;
+        let extents = x.kernel_extents();
+        self.check(extents, &[(&extents, x.kernel_ordinal())])?;
         let key = ModuleKey::new::<T, T>(KernelKind::Scale)?;
-        let orders = [out.kernel_order(), x.kernel_order()];
-        self.launch(key, extents, &[out.kernel_operand(), x.kernel_operand()], &orders, Some(bytes_of(&alpha)))
+        // The kernel reads each element and writes it back in the same thread: `x` is output and
+        // input at once.
+        let operand = x.kernel_operand();
+        self.launch(key, extents, &[operand, operand], &[x.kernel_order()], Some(bytes_of(&alpha)))
     }
 
-    /// `y = alpha * x + y` element-wise, in place, unfused (two roundings, as Rust's `a * x + y`).
+    /// `y = alpha * x + y` element-wise, in place, unfused (two roundings, as Rust's `a * x + y`):
+    /// the updated view first, then the scalar and the input.
     ///
     /// # Errors
     ///
@@ -143,14 +150,15 @@ impl Stream {
     /// let stream = dlspan::cuda::Gpu::new(0)?.new_stream()?;
     /// let x = stream.alloc_zeros::<f32>(1024)?;
     /// let mut y = stream.alloc_zeros::<f32>(1024)?;
-    /// stream.axpy(0.5, &DeviceMdspan::<f32, 1>::from_cuda(&x, [1024])?, &mut DeviceMdspanMut::<f32, 1>::from_cuda(&mut y, [1024])?)?;
+    /// let x = DeviceMdspan::<f32, 1>::from_cuda(&x, [1024])?;
+    /// stream.axpy(&mut DeviceMdspanMut::<f32, 1>::from_cuda(&mut y, [1024])?, 0.5, &x)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn axpy<T: DlElement, const R: usize>(
         &self,
+        y: &mut impl DeviceWrite<T, R>,
         alpha: T,
         x: &impl DeviceRead<T, R>,
-        y: &mut impl DeviceWrite<T, R>,
     ) -> Result<(), CudaError> {
         let extents = y.kernel_extents();
         self.check(extents, &[(&extents, y.kernel_ordinal()), (&x.kernel_extents(), x.kernel_ordinal())])?;
