@@ -119,7 +119,8 @@ pub enum CudaError {
         /// The largest size a scalar argument holds.
         max: usize,
     },
-    /// The DLPack stream value 0 is invalid (SPEC.md §5); negative values other than -1 too.
+    /// The DLPack stream value 0 is invalid, and so are negative values other than -1
+    /// ([rule C6](crate::rules#c6)).
     InvalidDlpackStream {
         /// The value given.
         value: i64,

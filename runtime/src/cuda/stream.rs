@@ -1,11 +1,13 @@
-//! [`Stream`] and [`Event`]: stream-ordered work, cross-stream ordering, and DLPack's stream rules.
+//! [`Stream`] and [`Event`]: stream-ordered work, cross-stream ordering, and DLPack's stream rules;
+//! the streams of a [`Gpu`] are made here ([`Gpu::new_stream`], [`Gpu::default_stream`]).
 //!
 //! Every dlspan operation is enqueued on a stream and returns before the GPU runs it; work on one
-//! stream runs in order. Two streams are ordered with an [`Event`]: record it on one, make the other
-//! wait for it. DLPack exchange (SPEC.md §5) uses the same mechanism: a consumer names its stream
-//! with [`Stream::dlpack_stream`] when it calls `__dlpack__(stream=...)`; a producer that receives a
-//! consumer's stream value makes that stream wait on an event of its own stream with
-//! [`Stream::sync_for_consumer`], never with a device-wide synchronisation.
+//! stream runs in order. Two streams are ordered with an [`Event`]: record it on one, make the
+//! other wait for it. DLPack exchange uses the same mechanism ([rule C6](crate::rules#c6)): a
+//! consumer names its stream with [`Stream::dlpack_stream`] when it calls
+//! `__dlpack__(stream=...)`; a producer that receives a consumer's stream value makes that stream
+//! wait on an event of its own stream with [`Stream::sync_for_consumer`], never with a device-wide
+//! synchronisation.
 
 use super::error::CudaError;
 use super::gpu::Gpu;
@@ -41,7 +43,8 @@ pub struct Event {
     inner: CudaEvent,
 }
 
-/// DLPack's stream value of the legacy default stream (SPEC.md §5; also what `None` means).
+/// DLPack's stream value of the legacy default stream (also what `None` means;
+/// [rule C6](crate::rules#c6)).
 pub const DLPACK_LEGACY_STREAM: i64 = 1;
 /// DLPack's stream value of the per-thread default stream.
 pub const DLPACK_PER_THREAD_STREAM: i64 = 2;
