@@ -107,8 +107,14 @@ pub enum IndexWidth {
     I64,
 }
 
-/// The most axes a strided kernel indexes (after merging): the length of the parameter block's
-/// extent and stride arrays (`DL_MAX_RANK` in the preamble).
+/// The most axes a kernel indexes: an operation's views may have any rank, but after its axes are
+/// merged (axes of extent 1 dropped, axes every operand steps through as one joined) at most this
+/// many may remain, else [`CudaError::RankTooLarge`](crate::cuda::CudaError::RankTooLarge). The
+/// length of the parameter block's extent and stride arrays (`DL_MAX_RANK` in the preamble).
+///
+/// ```
+/// assert_eq!(dlspan::cuda::MAX_KERNEL_RANK, 16);
+/// ```
 pub const MAX_KERNEL_RANK: usize = 16;
 
 /// Threads per block of every kernel (the preamble's `__launch_bounds__`).

@@ -109,7 +109,7 @@ pub enum CudaError {
     RankTooLarge {
         /// The number of axes left.
         rank: usize,
-        /// The kernels' limit.
+        /// The kernels' limit, [`MAX_KERNEL_RANK`](crate::cuda::MAX_KERNEL_RANK).
         max: usize,
     },
     /// An element type is larger than a kernel's scalar argument holds.

@@ -54,7 +54,16 @@ pub trait DeviceRead<T, const R: usize>: sealed::Sealed {
 /// ```
 pub trait DeviceWrite<T, const R: usize>: DeviceRead<T, R> {}
 
-/// A space kernels reach: device memory (with its ordinal) and managed memory.
+/// A space kernels reach: device memory (with its ordinal) and managed memory. Host memory is
+/// not one: host views reach the GPU through [`Stream::copy_from_host`](crate::cuda::Stream::copy_from_host).
+///
+/// ```
+/// use dlspan::cuda::KernelSpace;
+/// use dlspan::{Device, Managed};
+/// fn reaches_kernels<S: KernelSpace>() {}
+/// reaches_kernels::<Device>();
+/// reaches_kernels::<Managed>();
+/// ```
 pub trait KernelSpace: MemorySpace {
     /// The ordinal a launch checks, if any.
     #[doc(hidden)]

@@ -1,5 +1,5 @@
 //! How dlspan's kernels are made: CUDA C++ generated from the operation and the element types
-//! ([`ModuleKey`], [`ElementType`]), planned for a launch ([`plan`]: axes merged, a
+//! ([`ModuleKey`], [`ElementType`]), planned for a launch ([`plan()`]: axes merged, a
 //! [`KernelShape`] and an [`IndexWidth`] chosen, the [`Params`] block filled), and compiled by
 //! NVRTC ([`compile_ptx`]) once per (operation, element types) and device.
 //!
