@@ -3,7 +3,7 @@
 use super::abi::{IndexWidth, KernelShape};
 use super::error::{CudaError, CudaLibrary};
 use super::kernel::{self, ModuleKey, Plan};
-
+use super::library::driver_present;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -58,7 +58,7 @@ impl core::fmt::Debug for Gpu {
 /// println!("{} CUDA device(s)", dlspan::cuda::device_count());
 /// ```
 pub fn device_count() -> usize {
-    if !super::library::driver_present() {
+    if !driver_present() {
         return 0;
     }
     // `device_count` initialises the driver; no device (or a broken install) counts as none.
