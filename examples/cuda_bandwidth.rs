@@ -112,7 +112,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ms = time_ms(&stream, || stream.copy(&reversed, &mut DeviceMdspanMut::<f32, 1>::from_cuda(&mut dst, [n])?))?;
     row("reversed copy", 2 * BYTES, ms, reference);
 
-    let ms = time_ms(&stream, || stream.axpy(0.5, &a, &mut DeviceMdspanMut::<f32, 1>::from_cuda(&mut dst, [n])?))?;
+    let ms = time_ms(&stream, || stream.axpy(&mut DeviceMdspanMut::<f32, 1>::from_cuda(&mut dst, [n])?, 0.5, &a))?;
     row("axpy (y = a x + y)", 3 * BYTES, ms, reference);
 
     let ms = time_ms(&stream, || stream.fill(&mut DeviceMdspanMut::<f32, 1>::from_cuda(&mut dst, [n])?, 1.0))?;

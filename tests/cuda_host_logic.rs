@@ -15,7 +15,8 @@ use cuda_support::{
     cxx_or_skip, movement,
 };
 use dlspan::DlElement;
-use dlspan::cuda::{IndexWidth, KernelKind, ModuleKey, Operand, Shape, plan};
+use dlspan::cuda::KernelKind;
+use dlspan::cuda::kernel::{IndexWidth, KernelShape, ModuleKey, Operand, plan};
 use dlspan::dtype::*;
 use dlspan::half::{bf16, f16};
 use std::collections::BTreeSet;
@@ -186,18 +187,18 @@ fn generated_kernels_match_the_cpu_reference_on_the_host() {
 
     // Every kernel shape was reached (wide vectors by the one-byte types).
     for shape in [
-        Shape::Flat { vector: 1 },
-        Shape::Flat { vector: 4 },
-        Shape::Flat { vector: 16 },
-        Shape::Strided { rank: 1 },
-        Shape::Strided { rank: 2 },
-        Shape::Strided { rank: 3 },
-        Shape::Strided { rank: 4 },
-        Shape::General,
-        Shape::Tiled,
+        KernelShape::Flat { vector: 1 },
+        KernelShape::Flat { vector: 4 },
+        KernelShape::Flat { vector: 16 },
+        KernelShape::Strided { rank: 1 },
+        KernelShape::Strided { rank: 2 },
+        KernelShape::Strided { rank: 3 },
+        KernelShape::Strided { rank: 4 },
+        KernelShape::General,
+        KernelShape::Tiled,
     ] {
         assert!(
-            coverage.0.contains(&format!("{shape:?}/{:?}", IndexWidth::U32)),
+            coverage.0.contains(&format!("{shape:?}/{:?}", IndexWidth::I32)),
             "no case reached {shape:?}: {:?}",
             coverage.0
         );
@@ -232,9 +233,9 @@ fn wide_index_kernels_match() {
         let p = plan(case.extents, &ops(&mut narrow)).unwrap().unwrap();
         kernels.run(&key.entry(p.shape, p.index), &p.params, p.grid, p.block);
         let q = plan(case.extents, &ops(&mut wide)).unwrap().unwrap();
-        kernels.run(&key.entry(q.shape, IndexWidth::U64), &q.params, 3, 7);
+        kernels.run(&key.entry(q.shape, IndexWidth::I64), &q.params, 3, 7);
         assert_eq!(narrow, wide, "extents {:?}, {:?}", case.extents, p.shape);
-        tiled += usize::from(p.shape == Shape::Tiled);
+        tiled += usize::from(p.shape == KernelShape::Tiled);
     }
     assert!(tiled > 0, "no case was tiled");
 }
@@ -252,7 +253,7 @@ fn check_cast<Out: CastInput, In: CastInput>(kernels: &HostKernels, inputs: &[In
     ];
     let p = plan([n], &operands).expect("plannable").expect("not empty");
     // One thread runs many elements (the grid-stride loop): the host build calls a kernel per thread.
-    kernels.run(&key.entry(Shape::Flat { vector: 1 }, p.index), &p.params, 4, 32);
+    kernels.run(&key.entry(KernelShape::Flat { vector: 1 }, p.index), &p.params, 4, 32);
     if bytes(&actual) != bytes(&expected) {
         let i = (0..n).find(|&i| bytes(&actual[i..=i]) != bytes(&expected[i..=i])).expect("a difference");
         panic!(
@@ -274,7 +275,7 @@ fn check_cast<Out: CastInput, In: CastInput>(kernels: &HostKernels, inputs: &[In
 fn cast_kernels_match_the_cpu_cast_on_boundary_inputs() {
     let Some(cxx) = cxx_or_skip() else { return };
     let mut modules = Vec::new();
-    for_each_cast_scalar!(In => for_each_cast_scalar!(Out => modules.push((key::<Out, In>(KernelKind::Cast), vec![Shape::Flat { vector: 1 }]))));
+    for_each_cast_scalar!(In => for_each_cast_scalar!(Out => modules.push((key::<Out, In>(KernelKind::Cast), vec![KernelShape::Flat { vector: 1 }]))));
     assert_eq!(modules.len(), CAST_SCALARS * CAST_SCALARS);
     let kernels = HostKernels::build_shapes(&cxx, &scratch("cuda-host-logic-cast"), &modules);
     let mut rng = Rng::new(7);
@@ -294,8 +295,8 @@ fn cast_kernels_match_the_cpu_cast_on_boundary_inputs() {
 fn bool_bytes_are_read_as_truth_values_and_written_as_0_or_1() {
     let Some(cxx) = cxx_or_skip() else { return };
     let copies = [key::<Bool, Bool>(KernelKind::Copy), key::<BoolBytes2, BoolBytes2>(KernelKind::Copy)];
-    let mut modules: Vec<(ModuleKey, Vec<Shape>)> = copies.iter().map(|key| (*key, key.shapes())).collect();
-    for_each_cast_scalar!(Out => modules.push((key::<Out, Bool>(KernelKind::Cast), vec![Shape::Flat { vector: 1 }])));
+    let mut modules: Vec<(ModuleKey, Vec<KernelShape>)> = copies.iter().map(|key| (*key, key.shapes())).collect();
+    for_each_cast_scalar!(Out => modules.push((key::<Out, Bool>(KernelKind::Cast), vec![KernelShape::Flat { vector: 1 }])));
     let kernels = HostKernels::build_shapes(&cxx, &scratch("cuda-host-logic-bool"), &modules);
     let mut coverage = Coverage::default();
     let truth = |a: Option<Bool>, _, _, _| Bool::new(a.expect("copy has an input").get());

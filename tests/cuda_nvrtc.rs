@@ -9,7 +9,8 @@
 mod cuda_support;
 
 use cuda_support::CAST_SCALARS;
-use dlspan::cuda::{CudaError, ElementType, IndexWidth, KernelKind, ModuleKey, compile_ptx};
+use dlspan::cuda::kernel::{ElementType, IndexWidth, ModuleKey, compile_ptx};
+use dlspan::cuda::{CudaError, KernelKind};
 use dlspan::dtype::*;
 use dlspan::half::{bf16, f16};
 use dlspan::num_complex::Complex;
@@ -129,7 +130,7 @@ fn compile_all(keys: &[ModuleKey]) -> Vec<usize> {
                         .unwrap_or_else(|e| panic!("{} {} <- {}: {e}", key.kind, key.out, key.input));
                     let mut count = 0;
                     for shape in key.shapes() {
-                        for index in [IndexWidth::U32, IndexWidth::U64] {
+                        for index in [IndexWidth::I32, IndexWidth::I64] {
                             let entry = key.entry(shape, index);
                             assert!(ptx.contains(&format!(".entry {entry}(")), "{entry} missing from the PTX");
                             count += 1;
@@ -192,7 +193,7 @@ fn every_kernel_and_element_type_compiles_to_ptx() {
                 Err(other) => panic!("{kind} for {t}: {other}"),
             }
         }
-        if t.scalar().is_none() {
+        if t.scalar_type().is_none() {
             assert!(matches!(ModuleKey::from_types(KernelKind::Cast, t, t), Err(CudaError::Unsupported { .. })));
         }
     }

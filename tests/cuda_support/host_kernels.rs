@@ -2,7 +2,7 @@
 //! C++ compiler with `DLSPAN_HOST` (kernels become functions; a grid loop runs every block and
 //! thread in turn), loaded as a shared library.
 
-use dlspan::cuda::{IndexWidth, ModuleKey, Params, Shape};
+use dlspan::cuda::kernel::{IndexWidth, KernelShape, ModuleKey, Params};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,28 +14,28 @@ pub struct HostKernels {
 impl HostKernels {
     /// Builds every kernel of `modules` into one library in `dir`.
     pub fn build(cxx: &str, dir: &Path, modules: &[ModuleKey]) -> Self {
-        let all: Vec<(ModuleKey, Vec<Shape>)> = modules.iter().map(|key| (*key, key.shapes())).collect();
+        let all: Vec<(ModuleKey, Vec<KernelShape>)> = modules.iter().map(|key| (*key, key.shapes())).collect();
         Self::build_shapes(cxx, dir, &all)
     }
 
     /// Builds the kernels of the given shapes of each module into one library in `dir`.
-    pub fn build_shapes(cxx: &str, dir: &Path, modules: &[(ModuleKey, Vec<Shape>)]) -> Self {
+    pub fn build_shapes(cxx: &str, dir: &Path, modules: &[(ModuleKey, Vec<KernelShape>)]) -> Self {
         std::fs::create_dir_all(dir).expect("scratch dir");
         let mut source = String::from("#define DLSPAN_HOST 1\n");
-        source.push_str(dlspan::cuda::preamble());
+        source.push_str(dlspan::cuda::kernel::preamble());
         for (key, shapes) in modules {
             source.push_str(&key.body_of(shapes));
             for &shape in shapes {
-                for index in [IndexWidth::U32, IndexWidth::U64] {
+                for index in [IndexWidth::I32, IndexWidth::I64] {
                     let name = key.entry(shape, index);
                     // Kernels with barriers run each phase for every thread themselves: called once
                     // per block.
-                    let threads = if shape == Shape::Tiled {
+                    let threads = if shape == KernelShape::Tiled {
                         "blockIdx.x = b;"
                     } else {
                         "for (unsigned t = 0; t < block; ++t) { blockIdx.x = b; threadIdx.x = t;"
                     };
-                    let close = if shape == Shape::Tiled { "" } else { " }" };
+                    let close = if shape == KernelShape::Tiled { "" } else { " }" };
                     let _ = writeln!(
                         source,
                         "extern \"C\" void run_{name}(const dl_params* p, unsigned grid, unsigned block) {{\n\

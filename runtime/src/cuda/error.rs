@@ -1,5 +1,7 @@
 //! [`CudaError`]: why a CUDA operation was refused or failed, one structured variant per cause.
 
+use super::abi::KernelKind;
+use super::library::{driver_present, nvrtc_present};
 use crate::error::DlpackError;
 use crate::ffi::DLDataType;
 use core::fmt;
@@ -27,7 +29,17 @@ impl fmt::Display for CudaLibrary {
     }
 }
 
-use super::kernel::KernelKind;
+impl CudaLibrary {
+    /// `Ok` when the library can be loaded, [`CudaError::LibraryMissing`] otherwise: asked before
+    /// any cudarc call that needs it.
+    pub(crate) fn require(self) -> Result<(), CudaError> {
+        let present = match self {
+            Self::Driver => driver_present(),
+            Self::Nvrtc => nvrtc_present(),
+        };
+        if present { Ok(()) } else { Err(CudaError::LibraryMissing { library: self }) }
+    }
+}
 
 /// Why a CUDA operation was refused or failed.
 ///
@@ -97,7 +109,7 @@ pub enum CudaError {
     RankTooLarge {
         /// The number of axes left.
         rank: usize,
-        /// The kernels' limit.
+        /// The kernels' limit, [`MAX_KERNEL_RANK`](crate::cuda::MAX_KERNEL_RANK).
         max: usize,
     },
     /// An element type is larger than a kernel's scalar argument holds.
@@ -107,7 +119,8 @@ pub enum CudaError {
         /// The largest size a scalar argument holds.
         max: usize,
     },
-    /// The DLPack stream value 0 is invalid (SPEC.md §5); negative values other than -1 too.
+    /// The DLPack stream value 0 is invalid, and so are negative values other than -1
+    /// ([rule C6](crate::rules#c6)).
     InvalidDlpackStream {
         /// The value given.
         value: i64,

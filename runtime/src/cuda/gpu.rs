@@ -1,9 +1,9 @@
 //! [`Gpu`]: one CUDA device's primary context, with the kernel modules compiled for it.
 
+use super::abi::{IndexWidth, KernelShape};
 use super::error::{CudaError, CudaLibrary};
-use super::kernel::{self, IndexWidth, ModuleKey, Plan, Shape};
-use super::library;
-use super::stream::Stream;
+use super::kernel::{self, ModuleKey, Plan};
+use super::library::driver_present;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -43,7 +43,7 @@ type ModuleSlot = Mutex<Option<Arc<Module>>>;
 /// A loaded module and its kernels loaded so far, by shape and index width.
 struct Module {
     module: Arc<CudaModule>,
-    functions: Mutex<HashMap<(Shape, IndexWidth), CudaFunction>>,
+    functions: Mutex<HashMap<(KernelShape, IndexWidth), CudaFunction>>,
 }
 
 impl core::fmt::Debug for Gpu {
@@ -58,7 +58,7 @@ impl core::fmt::Debug for Gpu {
 /// println!("{} CUDA device(s)", dlspan::cuda::device_count());
 /// ```
 pub fn device_count() -> usize {
-    if !library::driver_present() {
+    if !driver_present() {
         return 0;
     }
     // `device_count` initialises the driver; no device (or a broken install) counts as none.
@@ -81,7 +81,7 @@ impl Gpu {
     /// }
     /// ```
     pub fn new(ordinal: usize) -> Result<Self, CudaError> {
-        library::require(CudaLibrary::Driver)?;
+        CudaLibrary::Driver.require()?;
         let count = device_count();
         if ordinal >= count {
             return Err(CudaError::NoDevice { ordinal, count });
@@ -134,32 +134,6 @@ impl Gpu {
     /// ```
     pub fn arch(&self) -> &str {
         &self.inner.arch
-    }
-
-    /// A new stream on this device (non-blocking with respect to the legacy default stream).
-    ///
-    /// # Errors
-    ///
-    /// [`CudaError::Driver`].
-    ///
-    /// ```no_run
-    /// let stream = dlspan::cuda::Gpu::new(0)?.new_stream()?;
-    /// stream.synchronize()?;
-    /// # Ok::<(), dlspan::cuda::CudaError>(())
-    /// ```
-    pub fn new_stream(&self) -> Result<Stream, CudaError> {
-        Ok(Stream::from_cudarc(self.clone(), self.inner.context.new_stream()?))
-    }
-
-    /// The legacy default stream (DLPack's stream value 1).
-    ///
-    /// ```no_run
-    /// let stream = dlspan::cuda::Gpu::new(0)?.default_stream();
-    /// assert_eq!(stream.dlpack_stream(), 1);
-    /// # Ok::<(), dlspan::cuda::CudaError>(())
-    /// ```
-    pub fn default_stream(&self) -> Stream {
-        Stream::from_cudarc(self.clone(), self.inner.context.default_stream())
     }
 
     /// How many modules have been compiled for this device so far.

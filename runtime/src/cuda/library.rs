@@ -1,9 +1,11 @@
 //! The CUDA libraries, loaded at run time: checked before any cudarc call.
 //!
 //! cudarc loads `libcuda` and `libnvrtc` on first use and panics when they are missing; dlspan asks
-//! first, once per process, and answers [`CudaError::LibraryMissing`] instead.
+//! first, once per process, and answers
+//! [`CudaError::LibraryMissing`](crate::cuda::CudaError::LibraryMissing) instead.
+//!
+//! A leaf (it uses nothing of the crate): managed tensors ask it too, below the `cuda` module.
 
-use super::error::{CudaError, CudaLibrary};
 use std::sync::OnceLock;
 
 /// Whether the CUDA driver library can be loaded (a driver is installed). Says nothing about
@@ -31,13 +33,4 @@ pub fn nvrtc_present() -> bool {
     static PRESENT: OnceLock<bool> = OnceLock::new();
     // SAFETY: as for the driver: only opens the library.
     *PRESENT.get_or_init(|| unsafe { cudarc::nvrtc::sys::is_culib_present() })
-}
-
-/// `Ok` when `library` can be loaded, the typed error otherwise.
-pub(crate) fn require(library: CudaLibrary) -> Result<(), CudaError> {
-    let present = match library {
-        CudaLibrary::Driver => driver_present(),
-        CudaLibrary::Nvrtc => nvrtc_present(),
-    };
-    if present { Ok(()) } else { Err(CudaError::LibraryMissing { library }) }
 }

@@ -1,5 +1,6 @@
-//! Views of cudarc memory: `CudaSlice`, `CudaView`, `CudaViewMut` and the unified twins as device
-//! views borrowing the allocation, and managed (unified) memory as host-indexable views.
+//! Device memory: zeroed allocations of any element type ([`Stream::alloc_zeros`]), and views of
+//! cudarc memory: `CudaSlice`, `CudaView`, `CudaViewMut` and the unified twins as device views
+//! borrowing the allocation, and managed (unified) memory as host-indexable views.
 //!
 //! A view borrows the cudarc object it was made from, so it cannot outlive the allocation; shared
 //! views take `&`, mutable views `&mut`, so the borrow checker keeps one writer. The view's ordinal
@@ -414,5 +415,30 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout> MdspanMut<'a, T
         let ptr = checked_pointer(address, len, &mapping)?;
         // SAFETY: as for the shared view, with the slice borrowed uniquely and a unique mapping.
         Ok(unsafe { Self::from_parts_unchecked(ptr, mapping, ()) })
+    }
+}
+
+impl Stream {
+    /// A zeroed device allocation of `len` elements of any element type, freed on this stream.
+    ///
+    /// # Errors
+    ///
+    /// [`CudaError::Driver`] (out of memory).
+    ///
+    /// ```no_run
+    /// use dlspan::dtype::Float8E4m3fn;
+    /// let stream = dlspan::cuda::Gpu::new(0)?.new_stream()?;
+    /// let fp8 = stream.alloc_zeros::<Float8E4m3fn>(1 << 20)?;
+    /// assert_eq!(fp8.len(), 1 << 20);
+    /// # Ok::<(), dlspan::cuda::CudaError>(())
+    /// ```
+    pub fn alloc_zeros<T: DlElement>(&self, len: usize) -> Result<CudaSlice<T>, CudaError> {
+        let bytes = len.checked_mul(size_of::<T>()).ok_or(CudaError::View(DlpackError::SpanOverflow))?;
+        let raw = self.cudarc().alloc_zeros::<u8>(bytes)?;
+        let address = raw.leak();
+        // SAFETY: `address` is a live allocation of `len * size_of::<T>()` zeroed bytes (cudarc
+        // allocates with 256-byte alignment), now owned by the returned slice; zero bytes are a
+        // valid value of every element type (DLPack's zero of each dtype; `false` for bool).
+        Ok(unsafe { self.cudarc().upgrade_device_ptr::<T>(address, len) })
     }
 }

@@ -9,9 +9,12 @@
 //!   [`ManagedMdspan`](crate::ManagedMdspan)s.
 //! - Kernels ([`Stream::copy`], [`Stream::fill`], [`Stream::add`], [`Stream::scale`],
 //!   [`Stream::axpy`], [`Stream::cast`]) take views of any layout; their CUDA source is generated
-//!   from the element types ([`ElementType::c_name`]), compiled by NVRTC once per operation and
+//!   from the element types (the C++ type of each from its DLPack data type, size and alignment,
+//!   so `#[derive(DlElement)]` types have kernels too), compiled by NVRTC once per operation and
 //!   element types on each device, and launched flat with vector loads when every operand is
-//!   contiguous, strided with merged axes otherwise ([`plan`]).
+//!   contiguous, strided with merged axes otherwise, through shared-memory tiles for transposes.
+//!   The generator, the launch planner and the compiler (`cuda/kernel/`) are not part of this
+//!   API; the test tiers run them directly.
 //! - [`Stream::copy_from_host`] / [`Stream::copy_to_host`] copy between host and device views of
 //!   any strides; [`export_cuda`] (or [`export_cuda_for_consumer`]) hands a `CudaSlice` to DLPack
 //!   consumers as a [`ManagedTensor`](crate::ManagedTensor), and foreign CUDA tensors become device
@@ -23,8 +26,8 @@
 //!
 //! Ordering is by stream, as in CUDA and DLPack: an operation runs after the work enqueued before
 //! it on the same stream, and after every earlier use of its operands' cudarc allocations on other
-//! streams; an allocation is freed after every use of it, on any stream ([`Order`],
-//! [rule C6](crate::rules#c6)). Operations on managed views wait for their work before returning
+//! streams; an allocation is freed after every use of it, on any stream
+//! ([rule C6](crate::rules#c6)). Operations on managed views wait for their work before returning
 //! ([rule C3](crate::rules#c3)). Device memory dlspan did not allocate (DLPack imports) is ordered
 //! by the caller, with [`Event`]s and DLPack's stream rules.
 //!
@@ -46,25 +49,26 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod abi;
 mod error;
 mod export;
 mod gpu;
-mod kernel;
+#[doc(hidden)]
+pub mod kernel;
+mod launch;
 mod library;
 mod memory;
+mod operand;
 mod ops;
 mod order;
 mod stream;
+mod transfer;
 
+pub use abi::{KernelKind, MAX_KERNEL_RANK};
 pub use error::{CudaError, CudaLibrary};
 pub use export::{export_cuda, export_cuda_for_consumer};
 pub use gpu::{Gpu, device_count};
-pub use kernel::{
-    BLOCK, ElementType, IndexWidth, KernelKind, MAX_GRID, MAX_RANK, ModuleKey, Operand, ParamOperand, Params, Plan,
-    Scalar, Scalars, Shape, TILE, TILE_MAX_ELEMENT, TILE_MIN_EXTENT, compile_ptx, plan, preamble,
-};
 pub use library::{driver_present, nvrtc_present};
 pub use memory::CudaMemory;
-pub use ops::{DeviceRead, DeviceWrite, KernelSpace};
-pub use order::Order;
+pub use operand::{DeviceRead, DeviceWrite, KernelSpace};
 pub use stream::{DLPACK_LEGACY_STREAM, DLPACK_NO_SYNC, DLPACK_PER_THREAD_STREAM, Event, Stream};

@@ -22,11 +22,8 @@ use cudarc::driver::{CudaEvent, CudaStream, SyncOnDrop};
 
 /// How one operand of an operation is ordered with the other uses of its memory.
 ///
-/// ```
-/// use dlspan::cuda::Order;
-/// let orders: [Order<u8>; 3] = [Order::Tracked(1), Order::Caller, Order::Blocking];
-/// assert_ne!(orders[0], orders[1]);
-/// ```
+/// Public only because the sealed device traits' hidden methods return it; not re-exported, it is
+/// no part of the API (the unit tests below run it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Order<E> {
     /// Device memory of a cudarc allocation, ordered by its event: the operation's stream waits

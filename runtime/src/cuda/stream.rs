@@ -1,11 +1,13 @@
-//! [`Stream`] and [`Event`]: stream-ordered work, cross-stream ordering, and DLPack's stream rules.
+//! [`Stream`] and [`Event`]: stream-ordered work, cross-stream ordering, and DLPack's stream rules;
+//! the streams of a [`Gpu`] are made here ([`Gpu::new_stream`], [`Gpu::default_stream`]).
 //!
 //! Every dlspan operation is enqueued on a stream and returns before the GPU runs it; work on one
-//! stream runs in order. Two streams are ordered with an [`Event`]: record it on one, make the other
-//! wait for it. DLPack exchange (SPEC.md §5) uses the same mechanism: a consumer names its stream
-//! with [`Stream::dlpack_stream`] when it calls `__dlpack__(stream=...)`; a producer that receives a
-//! consumer's stream value makes that stream wait on an event of its own stream with
-//! [`Stream::sync_for_consumer`], never with a device-wide synchronisation.
+//! stream runs in order. Two streams are ordered with an [`Event`]: record it on one, make the
+//! other wait for it. DLPack exchange uses the same mechanism ([rule C6](crate::rules#c6)): a
+//! consumer names its stream with [`Stream::dlpack_stream`] when it calls
+//! `__dlpack__(stream=...)`; a producer that receives a consumer's stream value makes that stream
+//! wait on an event of its own stream with [`Stream::sync_for_consumer`], never with a device-wide
+//! synchronisation.
 
 use super::error::CudaError;
 use super::gpu::Gpu;
@@ -41,15 +43,46 @@ pub struct Event {
     inner: CudaEvent,
 }
 
-/// DLPack's stream value of the legacy default stream (SPEC.md §5; also what `None` means).
+/// DLPack's stream value of the legacy default stream (also what `None` means;
+/// [rule C6](crate::rules#c6)).
 pub const DLPACK_LEGACY_STREAM: i64 = 1;
 /// DLPack's stream value of the per-thread default stream.
 pub const DLPACK_PER_THREAD_STREAM: i64 = 2;
 /// DLPack's stream value asking the producer not to synchronise.
 pub const DLPACK_NO_SYNC: i64 = -1;
 
+// The streams of a device are made here, beside the type they build, so that `Gpu` knows nothing
+// of `Stream`.
+impl Gpu {
+    /// A new stream on this device (non-blocking with respect to the legacy default stream).
+    ///
+    /// # Errors
+    ///
+    /// [`CudaError::Driver`].
+    ///
+    /// ```no_run
+    /// let stream = dlspan::cuda::Gpu::new(0)?.new_stream()?;
+    /// stream.synchronize()?;
+    /// # Ok::<(), dlspan::cuda::CudaError>(())
+    /// ```
+    pub fn new_stream(&self) -> Result<Stream, CudaError> {
+        Ok(Stream::from_cudarc(self.clone(), self.context().new_stream()?))
+    }
+
+    /// The legacy default stream (DLPack's stream value 1).
+    ///
+    /// ```no_run
+    /// let stream = dlspan::cuda::Gpu::new(0)?.default_stream();
+    /// assert_eq!(stream.dlpack_stream(), 1);
+    /// # Ok::<(), dlspan::cuda::CudaError>(())
+    /// ```
+    pub fn default_stream(&self) -> Stream {
+        Stream::from_cudarc(self.clone(), self.context().default_stream())
+    }
+}
+
 impl Stream {
-    pub(crate) fn from_cudarc(gpu: Gpu, inner: Arc<CudaStream>) -> Self {
+    fn from_cudarc(gpu: Gpu, inner: Arc<CudaStream>) -> Self {
         Self { gpu, inner }
     }
 

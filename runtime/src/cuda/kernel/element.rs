@@ -10,7 +10,7 @@ use core::mem::{align_of, size_of};
 /// An element type as the kernel generator sees it: DLPack data type, size and alignment.
 ///
 /// ```
-/// use dlspan::cuda::ElementType;
+/// use dlspan::cuda::kernel::ElementType;
 /// use dlspan::dtype::{F32x4, Float8E4m3fn};
 /// assert_eq!(ElementType::of::<f32>().c_name(), "float");
 /// assert_eq!(ElementType::of::<dlspan::half::f16>().c_name(), "dl_f16");
@@ -37,12 +37,12 @@ pub struct ElementType {
 /// integers and the IEEE-like floats).
 ///
 /// ```
-/// use dlspan::cuda::{ElementType, Scalar};
-/// assert_eq!(ElementType::of::<i16>().scalar(), Some(Scalar::Int { bits: 16, signed: true }));
-/// assert_eq!(ElementType::of::<dlspan::dtype::F32x4>().scalar(), None);
+/// use dlspan::cuda::kernel::{ElementType, ScalarType};
+/// assert_eq!(ElementType::of::<i16>().scalar_type(), Some(ScalarType::Int { bits: 16, signed: true }));
+/// assert_eq!(ElementType::of::<dlspan::dtype::F32x4>().scalar_type(), None);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Scalar {
+pub enum ScalarType {
     /// `kDLBool`, one byte, nonzero meaning `true` (any byte may arrive: `dl_bool` in generated
     /// source, read as `bits != 0` and written as 0 or 1, never as a C++ `bool`).
     Bool,
@@ -79,7 +79,7 @@ pub enum Scalar {
     F8E8m0fnu,
 }
 
-impl Scalar {
+impl ScalarType {
     /// The C++ name of the scalar in generated source.
     pub(crate) fn c_name(self) -> &'static str {
         match self {
@@ -142,7 +142,7 @@ impl ElementType {
     /// The element type of `T`.
     ///
     /// ```
-    /// let f64x2 = dlspan::cuda::ElementType::of::<dlspan::dtype::F64x2>();
+    /// let f64x2 = dlspan::cuda::kernel::ElementType::of::<dlspan::dtype::F64x2>();
     /// assert_eq!((f64x2.size, f64x2.align, f64x2.dtype.lanes), (16, 16, 2));
     /// ```
     pub const fn of<T: DlElement>() -> Self {
@@ -153,11 +153,11 @@ impl ElementType {
     /// complex numbers, the other minifloats and opaque types, which kernels only move).
     ///
     /// ```
-    /// use dlspan::cuda::{ElementType, Scalar};
-    /// assert_eq!(ElementType::of::<dlspan::half::bf16>().scalar(), Some(Scalar::Bf16));
+    /// use dlspan::cuda::kernel::{ElementType, ScalarType};
+    /// assert_eq!(ElementType::of::<dlspan::half::bf16>().scalar_type(), Some(ScalarType::Bf16));
     /// ```
-    pub fn scalar(&self) -> Option<Scalar> {
-        let scalar = Scalar::from_dtype(self.dtype)?;
+    pub fn scalar_type(&self) -> Option<ScalarType> {
+        let scalar = ScalarType::from_dtype(self.dtype)?;
         (self.dtype.lanes == 1 && self.size * 8 == usize::from(self.dtype.bits)).then_some(scalar)
     }
 
@@ -166,18 +166,18 @@ impl ElementType {
     /// (`dl_f16`, `dl_lanes<S, N, A>`, `dl_complex<S>`, `dl_bytes<N, A>`).
     ///
     /// ```
-    /// use dlspan::cuda::ElementType;
+    /// use dlspan::cuda::kernel::ElementType;
     /// use dlspan::dtype::Float6E2m3fnX4;
     /// assert_eq!(ElementType::of::<Float6E2m3fnX4>().c_name(), "dl_bytes<3, 1>");
     /// assert_eq!(ElementType::of::<dlspan::num_complex::Complex<f64>>().c_name(), "dl_complex<double>");
     /// ```
     pub fn c_name(&self) -> String {
-        if let Some(scalar) = self.scalar() {
+        if let Some(scalar) = self.scalar_type() {
             return scalar.c_name().to_owned();
         }
         let lanes = usize::from(self.dtype.lanes);
         let bits = usize::from(self.dtype.bits);
-        match self.lane_scalar() {
+        match self.lane_scalar_type() {
             // Whole lanes of a scalar format, consecutive: a vector type.
             Some(lane) if lanes > 1 && bits % 8 == 0 && self.size == lanes * bits / 8 => {
                 format!("dl_lanes<{}, {lanes}, {}>", lane.c_name(), self.align)
@@ -206,8 +206,8 @@ impl ElementType {
     }
 
     /// The scalar format of one lane, whatever the lane count and storage.
-    pub(crate) fn lane_scalar(&self) -> Option<Scalar> {
-        Scalar::from_dtype(DLDataType { lanes: 1, ..self.dtype })
+    pub(crate) fn lane_scalar_type(&self) -> Option<ScalarType> {
+        ScalarType::from_dtype(DLDataType { lanes: 1, ..self.dtype })
     }
 
     /// A C identifier naming this type in kernel names: the data type's name, with the size and

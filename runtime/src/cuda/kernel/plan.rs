@@ -2,29 +2,22 @@
 //! parameters the kernel reads. Pure arithmetic on extents, strides and addresses: the host-logic
 //! tests run the very same plans.
 
-use super::source::MAX_RANK;
-use super::{IndexWidth, Shape};
+use crate::cuda::abi::{
+    BLOCK, IndexWidth, KernelShape, MAX_KERNEL_RANK, ParamOperand, Params, ScalarArgs, TILE, TILE_MAX_ELEMENT,
+};
 use crate::cuda::error::CudaError;
 
-/// Threads per block of every kernel (the preamble's `__launch_bounds__`).
-pub const BLOCK: u32 = 256;
 /// The most blocks a launch uses; the kernels' grid-stride loops cover any larger extent.
 pub const MAX_GRID: u32 = 1 << 16;
-/// The side of the tiled kernels' shared-memory tile, in elements (a warp's width: one warp reads a
-/// tile row, another writes a tile column).
-pub const TILE: usize = 32;
 /// The shortest axis worth tiling: below it most of a tile's threads would idle, and the strided
 /// kernel's reads across the short axis stay within a few cache sectors.
 pub const TILE_MIN_EXTENT: usize = 8;
-/// The largest element, in bytes, the tiled kernel takes (a tile of them is 16.5 KiB of shared
-/// memory); one larger element already fills a 32-byte memory sector, so strided reads waste little.
-pub const TILE_MAX_ELEMENT: usize = 16;
 
 /// One operand of a launch: the device address of the element at index 0, its strides in
 /// elements, and its element size and alignment in bytes.
 ///
 /// ```
-/// use dlspan::cuda::Operand;
+/// use dlspan::cuda::kernel::Operand;
 /// let column = Operand::new(0x1000, [1, 3], 4);
 /// assert_eq!(column.strides, [1, 3]);
 /// ```
@@ -42,7 +35,7 @@ impl<const R: usize> Operand<R> {
     /// An operand.
     ///
     /// ```
-    /// let op = dlspan::cuda::Operand::new(64, [0], 8);
+    /// let op = dlspan::cuda::kernel::Operand::new(64, [0], 8);
     /// assert_eq!((op.address, op.size), (64, 8));
     /// ```
     pub const fn new(address: u64, strides: [isize; R], size: usize) -> Self {
@@ -50,68 +43,21 @@ impl<const R: usize> Operand<R> {
     }
 }
 
-/// One operand as the kernels read it: the address of index 0 and the strides of the merged axes.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ParamOperand {
-    /// Address of the element at index 0.
-    pub ptr: u64,
-    /// Strides in elements, outermost merged axis first.
-    pub stride: [i64; MAX_RANK],
-}
-
-/// Scalar arguments (a fill value, the `a` of `scale` and `axpy`), as bytes of the element type.
-#[repr(C, align(16))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Scalars(pub [[u8; 64]; 2]);
-
-/// The kernel parameters, mirroring the preamble's `dl_params` field for field.
-///
-/// ```
-/// assert_eq!(core::mem::size_of::<dlspan::cuda::Params>(), 816);
-/// ```
-#[repr(C, align(16))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Params {
-    /// Number of elements.
-    pub n: u64,
-    /// Number of merged axes.
-    pub ndim: i32,
-    /// Unused (keeps the C layout explicit).
-    pub reserved: i32,
-    /// Extents of the merged axes, outermost first.
-    pub extent: [i64; MAX_RANK],
-    /// Multipliers of the 32-bit division by each extent.
-    pub magic: [u32; MAX_RANK],
-    /// Shifts of the 32-bit division by each extent.
-    pub shift: [u32; MAX_RANK],
-    /// Output, first input, second input.
-    pub op: [ParamOperand; 3],
-    /// Scalar arguments.
-    pub scalar: Scalars,
-}
-
-const _: () = assert!(core::mem::size_of::<Params>() == 816);
-
-// SAFETY: `Params` is `#[repr(C)]` plain data laid out exactly as the kernels' `dl_params` (the
-// size is asserted on both sides), passed by value as a kernel parameter.
-unsafe impl cudarc::driver::DeviceRepr for Params {}
-
 /// A planned launch: which kernel of the module, its parameters and its grid.
 ///
 /// ```
-/// use dlspan::cuda::{plan, Operand, Shape, IndexWidth};
+/// use dlspan::cuda::kernel::{IndexWidth, KernelShape, Operand, plan};
 /// // A 4x6 row-major f32 copy into a transposed (column-major) output.
 /// let out = Operand::new(0x10000, [1, 4], 4);
 /// let src = Operand::new(0x20000, [6, 1], 4);
 /// let p = plan([4, 6], &[out, src])?.expect("not empty");
-/// assert_eq!((p.shape, p.index), (Shape::Strided { rank: 2 }, IndexWidth::U32));
+/// assert_eq!((p.shape, p.index), (KernelShape::Strided { rank: 2 }, IndexWidth::I32));
 /// # Ok::<(), dlspan::cuda::CudaError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Plan {
     /// The kernel shape.
-    pub shape: Shape,
+    pub shape: KernelShape,
     /// The index width.
     pub index: IndexWidth,
     /// Blocks in the grid.
@@ -136,14 +82,14 @@ pub struct Plan {
 ///
 /// # Errors
 ///
-/// [`CudaError::RankTooLarge`] when more than [`MAX_RANK`] axes remain after merging.
+/// [`CudaError::RankTooLarge`] when more than [`MAX_KERNEL_RANK`] axes remain after merging.
 ///
 /// ```
-/// use dlspan::cuda::{plan, Operand, Shape};
+/// use dlspan::cuda::kernel::{KernelShape, Operand, plan};
 /// let a = Operand::new(0x1000, [8, 1], 2);
 /// let b = Operand::new(0x2000, [8, 1], 2);
 /// let p = plan([4, 8], &[a, b])?.unwrap();
-/// assert_eq!(p.shape, Shape::Flat { vector: 8 }); // 32 f16 as 16-byte packs
+/// assert_eq!(p.shape, KernelShape::Flat { vector: 8 }); // 32 f16 as 16-byte packs
 /// assert!(plan([0, 8], &[a, b])?.is_none());
 /// # Ok::<(), dlspan::cuda::CudaError>(())
 /// ```
@@ -177,8 +123,8 @@ pub fn plan<const R: usize>(extents: [usize; R], operands: &[Operand<R>]) -> Res
         }
         merged.push((extent, strides));
     }
-    if merged.len() > MAX_RANK {
-        return Err(CudaError::RankTooLarge { rank: merged.len(), max: MAX_RANK });
+    if merged.len() > MAX_KERNEL_RANK {
+        return Err(CudaError::RankTooLarge { rank: merged.len(), max: MAX_KERNEL_RANK });
     }
     let flat = merged.is_empty() || (merged.len() == 1 && (0..operands.len()).all(|k| merged[0].1[k] == 1));
     let tiled = match tile_axis(&merged, operands) {
@@ -200,17 +146,17 @@ pub fn plan<const R: usize>(extents: [usize; R], operands: &[Operand<R>]) -> Res
     });
     let divisors: Option<Vec<(u32, u32)>> = merged.iter().map(|&(e, _)| divisor(e)).collect();
     let narrow = n <= i32::MAX as usize && reach_fits && divisors.is_some();
-    let index = if narrow { IndexWidth::U32 } else { IndexWidth::U64 };
+    let index = if narrow { IndexWidth::I32 } else { IndexWidth::I64 };
 
     let mut params = Params {
         n: n as u64,
         ndim: merged.len() as i32,
         reserved: 0,
-        extent: [0; MAX_RANK],
-        magic: [0; MAX_RANK],
-        shift: [0; MAX_RANK],
-        op: [ParamOperand { ptr: 0, stride: [0; MAX_RANK] }; 3],
-        scalar: Scalars([[0; 64]; 2]),
+        extent: [0; MAX_KERNEL_RANK],
+        magic: [0; MAX_KERNEL_RANK],
+        shift: [0; MAX_KERNEL_RANK],
+        op: [ParamOperand { ptr: 0, stride: [0; MAX_KERNEL_RANK] }; 3],
+        scalar: ScalarArgs([[0; 64]; 2]),
     };
     for (axis, &(extent, strides)) in merged.iter().enumerate() {
         params.extent[axis] = extent as i64;
@@ -226,7 +172,7 @@ pub fn plan<const R: usize>(extents: [usize; R], operands: &[Operand<R>]) -> Res
     }
 
     let shape = if tiled {
-        Shape::Tiled
+        KernelShape::Tiled
     } else if flat {
         let widest = operands.iter().map(|op| op.size).max().unwrap_or(1);
         let powers = operands.iter().all(|op| op.size.is_power_of_two());
@@ -234,16 +180,16 @@ pub fn plan<const R: usize>(extents: [usize; R], operands: &[Operand<R>]) -> Res
         while vector > 1 && !(powers && operands.iter().all(|op| op.address % (vector * op.size) as u64 == 0)) {
             vector /= 2;
         }
-        Shape::Flat { vector: vector.max(1) as u8 }
+        KernelShape::Flat { vector: vector.max(1) as u8 }
     } else if merged.len() <= 4 {
-        Shape::Strided { rank: merged.len() as u8 }
+        KernelShape::Strided { rank: merged.len() as u8 }
     } else {
-        Shape::General
+        KernelShape::General
     };
     let work = match shape {
-        Shape::Flat { vector } => n.div_ceil(usize::from(vector)),
+        KernelShape::Flat { vector } => n.div_ceil(usize::from(vector)),
         // One block per tile.
-        Shape::Tiled => {
+        KernelShape::Tiled => {
             let (batch, tiled_axes) = merged.split_at(merged.len() - 2);
             let tiles = batch.iter().map(|&(e, _)| e).product::<usize>()
                 * tiled_axes.iter().map(|&(e, _)| e.div_ceil(TILE)).product::<usize>();
@@ -311,10 +257,10 @@ mod tests {
     fn merges_contiguous_axes_and_keeps_transposes() {
         let out = Operand::new(0, [12, 4, 1], 4);
         let p = plan([2, 3, 4], &[out, out]).unwrap().unwrap();
-        assert_eq!(p.shape, Shape::Flat { vector: 4 });
+        assert_eq!(p.shape, KernelShape::Flat { vector: 4 });
         let t = Operand::new(0, [1, 2, 6], 4);
         let p = plan([2, 3, 4], &[out, t]).unwrap().unwrap();
-        assert_eq!(p.shape, Shape::Strided { rank: 3 });
+        assert_eq!(p.shape, KernelShape::Strided { rank: 3 });
     }
 
     /// The plan of a copy `out <- input` of 4-byte elements.
@@ -326,7 +272,7 @@ mod tests {
     fn transposes_are_tiled_with_the_inputs_axis_next_to_the_outputs() {
         // A 2-d transpose: the output is row-major, the input column-major.
         let p = copy([64, 100], [100, 1], [1, 64]);
-        assert_eq!(p.shape, Shape::Tiled);
+        assert_eq!(p.shape, KernelShape::Tiled);
         assert_eq!((p.params.ndim, p.params.extent[..2].to_vec()), (2, vec![64, 100]));
         assert_eq!((p.params.op[1].stride[0], p.params.op[1].stride[1]), (1, 64));
         // One block per 32 x 32 tile: 2 x 4.
@@ -334,7 +280,7 @@ mod tests {
         // A 3-d permutation: the output's innermost is axis 2, the input's axis 0; axis 1 numbers
         // the tiles and comes first.
         let p = copy([40, 5, 50], [250, 50, 1], [1, 40, 200]);
-        assert_eq!(p.shape, Shape::Tiled);
+        assert_eq!(p.shape, KernelShape::Tiled);
         assert_eq!(p.params.extent[..3], [5, 40, 50]);
         assert_eq!(p.params.op[0].stride[..3], [50, 250, 1]);
         assert_eq!(p.params.op[1].stride[..3], [40, 1, 200]);
@@ -344,19 +290,22 @@ mod tests {
     #[test]
     fn tiles_only_where_they_help() {
         // Both read fastest along the same axis (a strided sub-view): no tile.
-        assert_eq!(copy([64, 100], [100, 1], [200, 1]).shape, Shape::Strided { rank: 2 });
+        assert_eq!(copy([64, 100], [100, 1], [200, 1]).shape, KernelShape::Strided { rank: 2 });
         // An axis shorter than a useful tile.
-        assert_eq!(copy([4, 100], [100, 1], [1, 4]).shape, Shape::Strided { rank: 2 });
-        assert_eq!(copy([100, TILE_MIN_EXTENT - 1], [7, 1], [1, 100]).shape, Shape::Strided { rank: 2 });
-        assert_eq!(copy([100, TILE_MIN_EXTENT], [8, 1], [1, 100]).shape, Shape::Tiled);
+        assert_eq!(copy([4, 100], [100, 1], [1, 4]).shape, KernelShape::Strided { rank: 2 });
+        assert_eq!(copy([100, TILE_MIN_EXTENT - 1], [7, 1], [1, 100]).shape, KernelShape::Strided { rank: 2 });
+        assert_eq!(copy([100, TILE_MIN_EXTENT], [8, 1], [1, 100]).shape, KernelShape::Tiled);
         // An input broadcast along the output's innermost axis is read one address per warp.
-        assert_eq!(copy([64, 100], [100, 1], [1, 0]).shape, Shape::Strided { rank: 2 });
+        assert_eq!(copy([64, 100], [100, 1], [1, 0]).shape, KernelShape::Strided { rank: 2 });
         // Two inputs (add, axpy) and large elements are not tiled.
         let (out, a) = (Operand::new(0, [100, 1], 4), Operand::new(1 << 20, [1, 64], 4));
-        assert_eq!(plan([64, 100], &[out, a, a]).unwrap().unwrap().shape, Shape::Strided { rank: 2 });
+        assert_eq!(plan([64, 100], &[out, a, a]).unwrap().unwrap().shape, KernelShape::Strided { rank: 2 });
         let big = |strides| Operand::new(0, strides, TILE_MAX_ELEMENT + 1);
-        assert_eq!(plan([64, 100], &[big([100, 1]), big([1, 64])]).unwrap().unwrap().shape, Shape::Strided { rank: 2 });
+        assert_eq!(
+            plan([64, 100], &[big([100, 1]), big([1, 64])]).unwrap().unwrap().shape,
+            KernelShape::Strided { rank: 2 }
+        );
         let largest = |strides| Operand::new(0, strides, TILE_MAX_ELEMENT);
-        assert_eq!(plan([64, 100], &[largest([100, 1]), largest([1, 64])]).unwrap().unwrap().shape, Shape::Tiled);
+        assert_eq!(plan([64, 100], &[largest([100, 1]), largest([1, 64])]).unwrap().unwrap().shape, KernelShape::Tiled);
     }
 }

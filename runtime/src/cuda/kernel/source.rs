@@ -1,49 +1,94 @@
 //! CUDA C++ source of a kernel module, generated from the operation and the element types.
 //!
-//! A module holds one kernel per [`Shape`] and [`IndexWidth`]: the flat kernels (every operand
+//! A module holds one kernel per [`KernelShape`] and [`IndexWidth`]: the flat kernels (every operand
 //! contiguous, `V` elements per aligned load), the strided ones (merged axes, rank 1 to 4
-//! unrolled, or any rank up to [`MAX_RANK`]) and, for operations of one input, the tiled one
+//! unrolled, or any rank up to [`MAX_KERNEL_RANK`](crate::cuda::abi::MAX_KERNEL_RANK)) and, for operations of one input, the tiled one
 //! (a transpose through shared memory).
 
-use super::plan::{TILE, TILE_MAX_ELEMENT};
-use super::{IndexWidth, KernelKind, ModuleKey, Shape};
+use super::module::ModuleKey;
+use crate::cuda::abi::{IndexWidth, KernelKind, KernelShape, TILE, TILE_MAX_ELEMENT};
 use core::fmt::Write as _;
 
-/// The most axes a strided kernel indexes (after merging).
-pub const MAX_RANK: usize = 16;
+// The generated source of a module is the module's: its methods live here, beside the generator.
+impl ModuleKey {
+    /// The CUDA C++ source of the module (the preamble and every kernel shape).
+    ///
+    /// ```
+    /// use dlspan::cuda::KernelKind;
+    /// use dlspan::cuda::kernel::ModuleKey;
+    /// let src = ModuleKey::new::<u8, u8>(KernelKind::Copy)?.source();
+    /// assert!(src.contains("dlspan_copy_uint8_flat16_i32"));
+    /// # Ok::<(), dlspan::cuda::CudaError>(())
+    /// ```
+    pub fn source(&self) -> String {
+        module_source(self)
+    }
+
+    /// The module's kernels of `shapes` only, without the preamble (the host tests build thousands
+    /// of conversions and need one kernel of each).
+    pub fn body_of(&self, shapes: &[KernelShape]) -> String {
+        module_body(self, shapes)
+    }
+
+    /// The name of the kernel of `shape` and `index` in this module.
+    ///
+    /// ```
+    /// use dlspan::cuda::KernelKind;
+    /// use dlspan::cuda::kernel::{IndexWidth, KernelShape, ModuleKey};
+    /// let key = ModuleKey::new::<f32, f32>(KernelKind::Add)?;
+    /// assert_eq!(key.entry(KernelShape::Strided { rank: 2 }, IndexWidth::I64), "dlspan_add_float32_rank2_i64");
+    /// # Ok::<(), dlspan::cuda::CudaError>(())
+    /// ```
+    pub fn entry(&self, shape: KernelShape, index: IndexWidth) -> String {
+        entry_name(self, shape, index)
+    }
+
+    /// Every kernel shape the module holds.
+    ///
+    /// ```
+    /// use dlspan::cuda::KernelKind;
+    /// use dlspan::cuda::kernel::{KernelShape, ModuleKey};
+    /// let shapes = ModuleKey::new::<f64, f64>(KernelKind::Copy)?.shapes();
+    /// assert!(shapes.contains(&KernelShape::Flat { vector: 2 }) && shapes.contains(&KernelShape::General));
+    /// # Ok::<(), dlspan::cuda::CudaError>(())
+    /// ```
+    pub fn shapes(&self) -> Vec<KernelShape> {
+        shapes(self)
+    }
+}
 
 /// The shared preamble: storage types, parameters, conversions and arithmetic.
 pub(crate) const PREAMBLE: &str = include_str!("preamble.cu");
 
 /// Every kernel shape a module holds for element types of these sizes.
-pub(crate) fn shapes(key: &ModuleKey) -> Vec<Shape> {
+fn shapes(key: &ModuleKey) -> Vec<KernelShape> {
     let mut shapes = Vec::new();
     let widest = key.out.size.max(key.input.size);
     let powers = key.out.size.is_power_of_two() && key.input.size.is_power_of_two();
     let mut vector = 1;
     while vector == 1 || (powers && vector * widest <= 16) {
-        shapes.push(Shape::Flat { vector: vector as u8 });
+        shapes.push(KernelShape::Flat { vector: vector as u8 });
         vector *= 2;
     }
-    shapes.extend((1..=4).map(|rank| Shape::Strided { rank }));
-    shapes.push(Shape::General);
+    shapes.extend((1..=4).map(|rank| KernelShape::Strided { rank }));
+    shapes.push(KernelShape::General);
     if key.kind.inputs() == 1 && widest <= TILE_MAX_ELEMENT {
-        shapes.push(Shape::Tiled);
+        shapes.push(KernelShape::Tiled);
     }
     shapes
 }
 
 /// The kernel's entry point name: unique over operations, element types, shapes and index widths.
-pub(crate) fn entry_name(key: &ModuleKey, shape: Shape, index: IndexWidth) -> String {
+fn entry_name(key: &ModuleKey, shape: KernelShape, index: IndexWidth) -> String {
     let shape = match shape {
-        Shape::Flat { vector } => format!("flat{vector}"),
-        Shape::Strided { rank } => format!("rank{rank}"),
-        Shape::General => "rankn".to_owned(),
-        Shape::Tiled => "tiled".to_owned(),
+        KernelShape::Flat { vector } => format!("flat{vector}"),
+        KernelShape::Strided { rank } => format!("rank{rank}"),
+        KernelShape::General => "rankn".to_owned(),
+        KernelShape::Tiled => "tiled".to_owned(),
     };
     let index = match index {
-        IndexWidth::U32 => "i32",
-        IndexWidth::U64 => "i64",
+        IndexWidth::I32 => "i32",
+        IndexWidth::I64 => "i64",
     };
     if key.kind == KernelKind::Cast {
         format!("dlspan_cast_{}_from_{}_{shape}_{index}", key.out.ident(), key.input.ident())
@@ -54,7 +99,7 @@ pub(crate) fn entry_name(key: &ModuleKey, shape: Shape, index: IndexWidth) -> St
 
 /// The source of a module's kernels of `shapes`, without the preamble (the host tests put several
 /// modules in one file, and may leave shapes out).
-pub(crate) fn module_body(key: &ModuleKey, shapes: &[Shape]) -> String {
+fn module_body(key: &ModuleKey, shapes: &[KernelShape]) -> String {
     let out = key.out.c_name();
     let input = key.input.c_name();
     let mut src = String::new();
@@ -63,7 +108,7 @@ pub(crate) fn module_body(key: &ModuleKey, shapes: &[Shape]) -> String {
         src.push_str(&cast_function(key));
     }
     for &shape in shapes {
-        for index in [IndexWidth::U32, IndexWidth::U64] {
+        for index in [IndexWidth::I32, IndexWidth::I64] {
             let name = entry_name(key, shape, index);
             src.push_str(&kernel(key, &name, &out, &input, shape, index));
         }
@@ -72,7 +117,7 @@ pub(crate) fn module_body(key: &ModuleKey, shapes: &[Shape]) -> String {
 }
 
 /// The full source NVRTC compiles for a module.
-pub(crate) fn module_source(key: &ModuleKey) -> String {
+fn module_source(key: &ModuleKey) -> String {
     let mut src = String::with_capacity(PREAMBLE.len() + 8192);
     src.push_str(PREAMBLE);
     src.push_str(&module_body(key, &shapes(key)));
@@ -93,18 +138,18 @@ fn element_statement(kind: KernelKind, out: &str, boolean: bool, o: &str, a: &st
     }
 }
 
-fn kernel(key: &ModuleKey, name: &str, out: &str, input: &str, shape: Shape, index: IndexWidth) -> String {
+fn kernel(key: &ModuleKey, name: &str, out: &str, input: &str, shape: KernelShape, index: IndexWidth) -> String {
     let inputs = key.kind.inputs();
     let boolean = key.out.is_boolean();
     let element_statement = |kind, out, o, a, b| element_statement(kind, out, boolean, o, a, b);
     let (idx, sidx) = match index {
-        IndexWidth::U32 => ("unsigned int", "int"),
-        IndexWidth::U64 => ("dl_u64", "dl_i64"),
+        IndexWidth::I32 => ("unsigned int", "int"),
+        IndexWidth::I64 => ("dl_u64", "dl_i64"),
     };
     let mut s = String::new();
     let _ = writeln!(s, "DL_KERNEL {name}(const dl_params p) {{");
     let _ = writeln!(s, "  typedef {idx} dl_idx;\n  typedef {sidx} dl_sidx;");
-    if shape != Shape::Tiled {
+    if shape != KernelShape::Tiled {
         s.push_str("  const dl_idx n = (dl_idx)p.n;\n");
         s.push_str("  const dl_idx step = (dl_idx)gridDim.x * (dl_idx)blockDim.x;\n");
         s.push_str("  const dl_idx first = (dl_idx)blockIdx.x * (dl_idx)blockDim.x + (dl_idx)threadIdx.x;\n");
@@ -117,12 +162,12 @@ fn kernel(key: &ModuleKey, name: &str, out: &str, input: &str, shape: Shape, ind
         let _ = writeln!(s, "  const {out} s0 = dl_scalar<{out}>(p.scalar[0]);");
     }
     match shape {
-        Shape::Flat { vector: 1 } => {
+        KernelShape::Flat { vector: 1 } => {
             s.push_str("  for (dl_idx i = first; i < n; i += step) {\n");
             let _ = writeln!(s, "    {}", element_statement(key.kind, out, "out[i]", "in0[i]", "in1[i]"));
             s.push_str("  }\n");
         }
-        Shape::Flat { vector } => {
+        KernelShape::Flat { vector } => {
             let v = vector;
             let _ = writeln!(s, "  const dl_idx packs = n / {v};");
             s.push_str("  for (dl_idx i = first; i < packs; i += step) {\n");
@@ -139,23 +184,23 @@ fn kernel(key: &ModuleKey, name: &str, out: &str, input: &str, shape: Shape, ind
             let _ = writeln!(s, "    {}", element_statement(key.kind, out, "out[i]", "in0[i]", "in1[i]"));
             s.push_str("  }\n");
         }
-        Shape::Strided { .. } | Shape::General => {
+        KernelShape::Strided { .. } | KernelShape::General => {
             let operands = 1 + inputs;
             s.push_str("  for (dl_idx i = first; i < n; i += step) {\n    dl_idx rem = i;\n");
             for k in 0..operands {
                 let _ = writeln!(s, "    dl_sidx o{k} = 0;");
             }
             match shape {
-                Shape::Strided { rank } => {
+                KernelShape::Strided { rank } => {
                     let _ = writeln!(s, "#pragma unroll\n    for (int k = {} - 1; k >= 1; --k) {{", rank);
                 }
                 _ => s.push_str("    for (int k = p.ndim - 1; k >= 1; --k) {\n"),
             }
             match index {
-                IndexWidth::U32 => {
+                IndexWidth::I32 => {
                     s.push_str("      const dl_idx q = (__umulhi(rem, p.magic[k]) + rem) >> p.shift[k];\n")
                 }
-                IndexWidth::U64 => s.push_str("      const dl_idx q = rem / (dl_idx)p.extent[k];\n"),
+                IndexWidth::I64 => s.push_str("      const dl_idx q = rem / (dl_idx)p.extent[k];\n"),
             }
             s.push_str("      const dl_idx c = rem - q * (dl_idx)p.extent[k];\n      rem = q;\n");
             for k in 0..operands {
@@ -168,7 +213,7 @@ fn kernel(key: &ModuleKey, name: &str, out: &str, input: &str, shape: Shape, ind
             let _ = writeln!(s, "    {}", element_statement(key.kind, out, "out[o0]", "in0[o1]", "in1[o2]"));
             s.push_str("  }\n");
         }
-        Shape::Tiled => s.push_str(&tiled(key.kind, out, boolean)),
+        KernelShape::Tiled => s.push_str(&tiled(key.kind, out, boolean)),
     }
     s.push_str("}\n");
     s
@@ -238,7 +283,7 @@ fn tiled(kind: KernelKind, out: &str, boolean: bool) -> String {
 
 /// `dl_cast<Out, In>`: the conversion of one input element to the output type.
 fn cast_function(key: &ModuleKey) -> String {
-    let (Some(to), Some(from)) = (key.out.scalar(), key.input.scalar()) else {
+    let (Some(to), Some(from)) = (key.out.scalar_type(), key.input.scalar_type()) else {
         return String::new();
     };
     let (body, parameter) = (super::cast::conversion(to, from), super::cast::parameter(from));

@@ -1,0 +1,74 @@
+//! NVRTC: a module's source compiled to PTX for a device's virtual architecture, with the options
+//! that keep results identical to the CPU.
+
+use super::cast;
+use super::module::ModuleKey;
+use super::source::PREAMBLE;
+use crate::cuda::abi::{IndexWidth, KernelShape};
+use crate::cuda::error::{CudaError, CudaLibrary};
+
+/// The preamble every module starts with.
+///
+/// ```
+/// assert!(dlspan::cuda::kernel::preamble().contains("struct alignas(16) dl_params"));
+/// ```
+pub fn preamble() -> &'static str {
+    PREAMBLE
+}
+
+/// The NVRTC options of a module: no fused multiply-add (results match the CPU bit for bit),
+/// C++17, the virtual architecture `arch` (`compute_90` for an H100), and 128-bit integers where
+/// the module has them.
+pub(crate) fn compile_options(key: &ModuleKey, arch: &str) -> Vec<String> {
+    let mut options = vec!["--fmad=false".to_owned(), "--std=c++17".to_owned(), format!("--gpu-architecture={arch}")];
+    if uses_int128(key) {
+        options.push("--device-int128".to_owned());
+    }
+    options
+}
+
+/// Compiles a module to PTX for the virtual architecture `arch` (such as `compute_90`), as the
+/// runtime does before loading it; needs NVRTC, not a GPU.
+///
+/// # Errors
+///
+/// [`CudaError::LibraryMissing`] without NVRTC; [`CudaError::Compile`] with NVRTC's log when it
+/// refuses the source.
+///
+/// ```no_run
+/// use dlspan::cuda::KernelKind;
+/// use dlspan::cuda::kernel::{ModuleKey, compile_ptx};
+/// let ptx = compile_ptx(&ModuleKey::new::<f32, f32>(KernelKind::Axpy)?, "compute_90")?;
+/// assert!(ptx.contains(".entry dlspan_axpy_float32_flat4_i32"));
+/// # Ok::<(), dlspan::cuda::CudaError>(())
+/// ```
+pub fn compile_ptx(key: &ModuleKey, arch: &str) -> Result<String, CudaError> {
+    compile(key, arch).map(|ptx| ptx.to_src())
+}
+
+/// The compiled module, for loading.
+pub(crate) fn compile(key: &ModuleKey, arch: &str) -> Result<cudarc::nvrtc::Ptx, CudaError> {
+    CudaLibrary::Nvrtc.require()?;
+    let name = format!("{}.cu", key.entry(KernelShape::General, IndexWidth::I64));
+    let options = cudarc::nvrtc::CompileOptions {
+        options: compile_options(key, arch),
+        name: Some(name.clone()),
+        ..Default::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(key.source(), options).map_err(|error| {
+        use cudarc::nvrtc::CompileError;
+        let (result, log) = match error {
+            CompileError::CompileError { nvrtc, log, .. } => (nvrtc.0, log.to_string_lossy().into_owned()),
+            CompileError::CreationError(e)
+            | CompileError::GetLogError(e)
+            | CompileError::GetPtxError(e)
+            | CompileError::DestroyError(e) => (e.0, String::new()),
+        };
+        CudaError::Compile { kernel: name, result, log }
+    })
+}
+
+/// Whether the module uses 128-bit integers (NVRTC needs `--device-int128`, on Linux only).
+fn uses_int128(key: &ModuleKey) -> bool {
+    [key.out, key.input].iter().any(|t| t.lane_scalar_type().is_some_and(cast::is_int128))
+}
