@@ -51,6 +51,7 @@ mod cast;
 mod dispatch;
 mod minifloat;
 mod numeric;
+mod value;
 mod vector;
 
 pub use boolean::Bool;

@@ -24,6 +24,7 @@ use super::extents::Extents;
 use super::layout::Layout;
 use super::mapping::Mapping;
 use super::mdspan::{Mdspan, MdspanMut};
+use crate::dtype::{Numeric, cast};
 use crate::error::DlpackError;
 use crate::space::HostAccessible;
 use core::iter::Sum;
@@ -504,5 +505,37 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanM
             }
         });
         Ok(())
+    }
+}
+
+impl<'a, T: Numeric, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanMut<'a, T, R, E, L, S> {
+    /// Overwrites every element with the [`cast`] of the element at the same index of `source`
+    /// (any element type, layout and strides; one shape), in this view's memory order.
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::ShapeMismatch`] when the extents differ (nothing is written).
+    ///
+    /// ```
+    /// use dlspan::{HostMdspan, HostMdspanMut, LayoutLeft};
+    /// use dlspan::dtype::Float8E4m3fn;
+    /// let source = [0.3f32, 1.0, 1000.0, -2.0, 0.0, 448.0];
+    /// let source = HostMdspan::<f32, 2>::from_slice(&source, [2, 3])?;
+    /// let mut codes = [Float8E4m3fn::default(); 6];
+    /// let mut target = HostMdspanMut::<Float8E4m3fn, 2, LayoutLeft>::from_slice(&mut codes, [2, 3])?;
+    /// target.cast_from(&source)?;
+    /// assert_eq!(target[[0, 0]].to_f32(), 0.3125);
+    /// assert!(target[[0, 2]].is_nan()); // e4m3fn has no infinity
+    /// assert_eq!(codes[5].to_f32(), 448.0); // column-major: [1, 2] is the last element
+    /// let mut short = [Float8E4m3fn::default(); 3];
+    /// let mut short = HostMdspanMut::<Float8E4m3fn, 2>::from_slice(&mut short, [1, 3])?;
+    /// assert!(matches!(short.cast_from(&source), Err(dlspan::DlpackError::ShapeMismatch { .. })));
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    pub fn cast_from<U: Numeric, E2: Extents<R>, L2: Layout, S2: HostAccessible>(
+        &mut self,
+        source: &Mdspan<'_, U, R, E2, L2, S2>,
+    ) -> Result<(), DlpackError> {
+        self.zip_with(source, |target, &value| *target = cast(value))
     }
 }
