@@ -9,6 +9,7 @@ pub mod cuda;
 pub mod dtype;
 pub mod error;
 pub mod ffi;
+mod index;
 #[cfg(feature = "ndarray")]
 mod ndarray_interop;
 pub mod owned;

@@ -1,11 +1,10 @@
 //! [`Aligned`]: a view whose first element is aligned to `ALIGN` bytes, a promise in its type.
 
-use super::extents::{Dims, Extents};
-use super::layout::Layout;
-use super::mdspan::{Mdspan, MdspanMut, SubviewRanges};
+use super::mdspan::{Mdspan, MdspanMut};
 use crate::convert::{self, DlpackTensor, FromDlTensor, ImportOptions, ToDlpackTensor};
 use crate::error::DlpackError;
 use crate::ffi::DLTensor;
+use crate::index::{Dims, Extents, Layout, SubviewRanges};
 use crate::space::MemorySpace;
 use core::fmt;
 use core::ops::{Deref, Index, IndexMut};

@@ -20,12 +20,10 @@
 //! # Ok::<(), dlspan::DlpackError>(())
 //! ```
 
-use super::extents::Extents;
-use super::layout::Layout;
-use super::mapping::Mapping;
 use super::mdspan::{Mdspan, MdspanMut};
 use crate::dtype::{Numeric, cast};
 use crate::error::DlpackError;
+use crate::index::{Extents, Layout, Mapping};
 use crate::space::HostAccessible;
 use core::iter::Sum;
 use core::mem::size_of;

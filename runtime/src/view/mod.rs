@@ -8,34 +8,28 @@
 //! ```
 
 mod aligned;
-mod axis_iter;
 mod dynamic;
 mod elementwise;
-mod extents;
 mod fmt;
 mod iter;
-mod layout;
-mod mapping;
 mod mdspan;
 #[cfg(test)]
 mod origin_tests;
 mod packed;
-mod rank;
 
+pub use crate::index::{
+    Dim, Dims, Dyn, Extents, Layout, LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, LowerRank,
+    MAX_AXIS_RANK, MAX_STATIC_RANK, Mapping, NestedArray, Rank, RelaxedStrides, Static, SubviewRanges,
+};
 pub use aligned::{Aligned, AlignedView};
-pub use axis_iter::{AxisIter, AxisIterMut};
 pub use dynamic::{DynDlpackTensor, DynMdspan, DynMdspanMut};
 pub(crate) use elementwise::first_non_boolean_byte;
-pub use extents::{Dim, Dims, Dyn, Extents, MAX_STATIC_RANK, NestedArray, Static};
 pub use iter::{Iter, IterMut};
-pub use layout::{Layout, LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, RelaxedStrides};
-pub use mapping::Mapping;
 pub use mdspan::{
-    DeviceMdspan, DeviceMdspanMut, HostMdspan, HostMdspanMut, ManagedMdspan, ManagedMdspanMut, Mdspan, MdspanMut,
-    SubviewRanges,
+    AxisIter, AxisIterMut, DeviceMdspan, DeviceMdspanMut, HostMdspan, HostMdspanMut, ManagedMdspan, ManagedMdspanMut,
+    Mdspan, MdspanMut,
 };
 pub use packed::{
     DevicePackedMdspan, DevicePackedMdspanMut, HostPackedMdspan, HostPackedMdspanMut, PackedIter, PackedMdspan,
     PackedMdspanMut,
 };
-pub use rank::{LowerRank, MAX_AXIS_RANK, Rank};

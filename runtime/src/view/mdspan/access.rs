@@ -3,10 +3,9 @@
 
 use super::{Mdspan, MdspanMut};
 use crate::buffer::AlignedBuffer;
+use crate::index::{Extents, Layout};
 use crate::space::HostAccessible;
-use crate::view::extents::Extents;
 use crate::view::iter::{Iter, IterMut};
-use crate::view::layout::Layout;
 use core::ops::{Index, IndexMut};
 
 /// Host-side element access of shared views.
