@@ -25,17 +25,17 @@
 //! # Ok::<(), dlspan::DlpackError>(())
 //! ```
 
+mod copy;
 mod export;
 #[cfg(feature = "cuda")]
 mod lend;
 mod shim;
 
-pub(crate) use export::export_packed;
 pub use export::{CopyMode, Storage, TensorOwner};
 #[cfg(feature = "cuda")]
 pub(crate) use export::{ExportOwner, export_compact};
 
-use crate::convert::{FromDlTensor, ImportOptions};
+use crate::dlpack::{FromDlTensor, ImportOptions};
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
 use crate::ffi::{

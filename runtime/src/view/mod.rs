@@ -22,13 +22,15 @@ pub use crate::index::{
     MAX_AXIS_RANK, MAX_STATIC_RANK, Mapping, NestedArray, Rank, RelaxedStrides, Static, SubviewRanges,
 };
 pub use aligned::{Aligned, AlignedView};
-pub use dynamic::{DynDlpackTensor, DynMdspan, DynMdspanMut};
+pub(crate) use dynamic::DynParts;
+pub use dynamic::{DynMdspan, DynMdspanMut};
 pub(crate) use elementwise::first_non_boolean_byte;
 pub use iter::{Iter, IterMut};
 pub use mdspan::{
     AxisIter, AxisIterMut, DeviceMdspan, DeviceMdspanMut, HostMdspan, HostMdspanMut, ManagedMdspan, ManagedMdspanMut,
     Mdspan, MdspanMut,
 };
+pub(crate) use packed::assert_packable;
 pub use packed::{
     DevicePackedMdspan, DevicePackedMdspanMut, HostPackedMdspan, HostPackedMdspanMut, PackedIter, PackedMdspan,
     PackedMdspanMut,

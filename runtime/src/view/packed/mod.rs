@@ -7,20 +7,21 @@
 //! at half a byte. Strides count elements, as for every DLPack dtype; the element at index `i` lies
 //! `8·byte_offset + Σ i_k·s_k·bits` bits after `data`. See [rules P1–P4](crate::rules#p).
 //!
+//! The bit addressing (the reads and writes of values inside bytes) is in `bits`; the views'
+//! DLPack doors are in the crate's DLPack module, and their copies into managed tensors in `owned`.
+//!
 //! [`Float4E2m1fn`]: crate::dtype::Float4E2m1fn
 //! [`Float6E2m3fn`]: crate::dtype::Float6E2m3fn
 
+mod bits;
+
 use super::iter::Cursor;
-use crate::convert;
-use crate::convert::{
-    DlpackTensor, Element, FromDlTensor, ImportOptions, ToDlpackTensor, export_element, import_element,
-};
 use crate::dtype::{DlElement, PlainBits, is_packable, packed_bytes};
 use crate::error::DlpackError;
-use crate::ffi::{DLDevice, DLTensor};
-use crate::owned::{CopyMode, ManagedTensor};
-use crate::space::{Device, Host, HostAccessible, MemorySpace};
-use crate::view::{Dims, Extents, Layout, LayoutRight, Mapping};
+use crate::ffi::DLDevice;
+use crate::index::{Dims, Extents, Layout, LayoutRight, Mapping};
+use crate::space::{Device, Host, HostAccessible, MemorySpace, OrderEvent};
+use bits::{from_bits, read_bits, to_bits, write_bits};
 use core::fmt;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
@@ -190,89 +191,6 @@ pub(crate) const fn assert_packable<T: DlElement>() {
     );
 }
 
-/// The byte and the bit in it where element offset `k` starts, `start_bit + k·bits` bits after the
-/// base, computed without the bit count itself (which may not fit `usize` where the bytes do).
-#[inline]
-fn position(start_bit: usize, k: usize, bits: usize) -> (usize, usize) {
-    // Eight values take exactly `bits` bytes.
-    let low = start_bit + (k % 8) * bits;
-    ((k / 8) * bits + low / 8, low % 8)
-}
-
-/// The bits of the element at element offset `k`.
-///
-/// # Safety
-///
-/// The bytes holding bits `[start_bit + k·bits, start_bit + (k + 1)·bits)` after `base` are valid
-/// for reads; `bits < 8`.
-#[inline]
-unsafe fn read_bits(base: NonNull<u8>, start_bit: usize, k: usize, bits: usize) -> u8 {
-    let (byte, shift) = position(start_bit, k, bits);
-    // SAFETY: the first byte holding the value lies in the bytes the caller vouches for.
-    let first = unsafe { base.add(byte) };
-    // SAFETY: as above, valid for reads.
-    let mut word = u16::from(unsafe { first.read() });
-    if shift + bits > 8 {
-        // SAFETY: the value straddles into the next byte, which holds its high bits (caller).
-        let second = unsafe { first.add(1) };
-        // SAFETY: as above, valid for reads.
-        word |= u16::from(unsafe { second.read() }) << 8;
-    }
-    ((word >> shift) & ((1 << bits) - 1)) as u8
-}
-
-/// Writes the low `bits` bits of `value` as the element at element offset `k`, keeping the other
-/// bits of its bytes.
-///
-/// # Safety
-///
-/// As for [`read_bits`], with the bytes valid for writes and reached through nothing else.
-#[inline]
-unsafe fn write_bits(base: NonNull<u8>, start_bit: usize, k: usize, bits: usize, value: u8) {
-    let (byte, shift) = position(start_bit, k, bits);
-    let mask = ((1u16 << bits) - 1) << shift;
-    let value = (u16::from(value) << shift) & mask;
-    // SAFETY: the first byte holding the value lies in the bytes the caller vouches for.
-    let first = unsafe { base.add(byte) };
-    // SAFETY: valid for reads and writes, reached through nothing else (caller).
-    unsafe { replace_bits(first, mask as u8, value as u8) };
-    if shift + bits > 8 {
-        // SAFETY: the value straddles into the next byte (caller).
-        let second = unsafe { first.add(1) };
-        // SAFETY: as above.
-        unsafe { replace_bits(second, (mask >> 8) as u8, (value >> 8) as u8) };
-    }
-}
-
-/// Replaces the bits of `*byte` under `mask` with those of `value`.
-///
-/// # Safety
-///
-/// `byte` is valid for reads and writes and reached through nothing else.
-#[inline]
-unsafe fn replace_bits(byte: NonNull<u8>, mask: u8, value: u8) {
-    // SAFETY: valid for reads (caller).
-    let old = unsafe { byte.read() };
-    // SAFETY: valid for writes (caller).
-    unsafe { byte.write((old & !mask) | (value & mask)) };
-}
-
-/// A value of `T` from its bits.
-#[inline]
-fn from_bits<T: PlainBits>(bits: u8) -> T {
-    debug_assert_eq!(size_of::<T>(), 1);
-    // SAFETY: `T` is one byte (packable, checked by every constructor) that accepts any bits.
-    unsafe { core::mem::transmute_copy::<u8, T>(&bits) }
-}
-
-/// The bits of a value of `T`.
-#[inline]
-fn to_bits<T: PlainBits>(value: T) -> u8 {
-    debug_assert_eq!(size_of::<T>(), 1);
-    // SAFETY: `T` is one byte without padding (packable and `PlainBits`).
-    unsafe { core::mem::transmute_copy::<T, u8>(&value) }
-}
-
 /// The queries both packed views share.
 macro_rules! packed_queries {
     ($view:ident) => {
@@ -302,7 +220,7 @@ macro_rules! packed_queries {
 
             /// The view, its device memory ordered by `order` (see [`MemorySpace::with_order`]).
             #[inline]
-            pub(crate) fn with_order(mut self, order: crate::space::OrderEvent) -> Self {
+            pub(crate) fn with_order(mut self, order: OrderEvent) -> Self {
                 self.origin = S::with_order(self.origin, order);
                 self
             }
@@ -424,6 +342,13 @@ macro_rules! packed_queries {
                 ((self.start_bit as u128 + self.map.offset() as u128 * self.element_bits() as u128) / 8) as usize
             }
 
+            /// The bit of [`data_handle`](Self::data_handle)'s byte where element offset 0 starts (0
+            /// unless a relaxed view's offset is not a whole number of bytes).
+            #[inline]
+            pub(crate) fn start_bit(&self) -> usize {
+                self.start_bit
+            }
+
             /// The memory space's record of the device (the CUDA ordinal of device views).
             ///
             /// ```
@@ -448,17 +373,6 @@ macro_rules! packed_queries {
             #[inline]
             pub fn device(&self) -> DLDevice {
                 S::device(self.ordinal())
-            }
-        }
-
-        impl<T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> ToDlpackTensor<R>
-            for $view<'_, T, R, E, L, S>
-        {
-            /// Exports as a `DLTensor` of dtype `T::DTYPE` (packed: no padding flag exists on a plain
-            /// `DLTensor`), with the view's shape and strides.
-            #[inline]
-            fn to_dlpack_tensor(&self) -> Result<DlpackTensor<'_, R>, DlpackError> {
-                export_element(self.base.as_ptr().cast(), Element::packed::<T>(), self.start_bit, &self.map, self.device())
             }
         }
 
@@ -501,14 +415,9 @@ impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout> Pac
     #[inline]
     pub fn from_bytes(bytes: &'a [u8], extents: [usize; R]) -> Result<Self, DlpackError> {
         const { assert_packable::<T>() };
-        let map = Mapping::compact(extents)?;
-        let base = NonNull::from(bytes).cast::<u8>();
-        let required = compact_bytes::<T>(map.size())?;
-        if bytes.len() != required {
-            return Err(DlpackError::PackedByteLength { required, found: bytes.len() });
-        }
+        let map = compact_mapping::<T, R, E, L>(bytes.len(), extents)?;
         // SAFETY: the slice's bytes hold the compact values, borrowed shared for `'a`.
-        Ok(unsafe { Self::from_validated(base, 0, map, ()) })
+        Ok(unsafe { Self::from_validated(NonNull::from(bytes).cast(), 0, map, ()) })
     }
 
     /// A view of packed values over bytes with explicit strides (in elements, by the layout's
@@ -531,8 +440,7 @@ impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout> Pac
     #[inline]
     pub fn from_bytes_strided(bytes: &'a [u8], extents: [usize; R], strides: [isize; R]) -> Result<Self, DlpackError> {
         const { assert_packable::<T>() };
-        let map = Mapping::from_strides(extents, strides)?;
-        reached_bytes::<T, R, E, L>(&map, bytes.len())?;
+        let map = strided_mapping::<T, R, E, L>(bytes.len(), extents, strides, false)?;
         // SAFETY: the slice's bytes hold every value the mapping reaches, borrowed shared for `'a`.
         Ok(unsafe { Self::from_validated(NonNull::from(bytes).cast(), 0, map, ()) })
     }
@@ -557,11 +465,7 @@ impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout> Pac
     #[inline]
     pub fn from_bytes(bytes: &'a mut [u8], extents: [usize; R]) -> Result<Self, DlpackError> {
         const { assert_packable::<T>() };
-        let map = Mapping::compact(extents)?;
-        let required = compact_bytes::<T>(map.size())?;
-        if bytes.len() != required {
-            return Err(DlpackError::PackedByteLength { required, found: bytes.len() });
-        }
+        let map = compact_mapping::<T, R, E, L>(bytes.len(), extents)?;
         // SAFETY: the slice's bytes hold the compact values, borrowed uniquely for `'a`; compact
         // mappings are unique.
         Ok(unsafe { Self::from_validated(NonNull::from(bytes).cast(), 0, map, ()) })
@@ -591,11 +495,7 @@ impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout> Pac
         strides: [isize; R],
     ) -> Result<Self, DlpackError> {
         const { assert_packable::<T>() };
-        let map = Mapping::from_strides(extents, strides)?;
-        if !map.is_unique() {
-            return Err(DlpackError::OverlappingStrides);
-        }
-        reached_bytes::<T, R, E, L>(&map, bytes.len())?;
+        let map = strided_mapping::<T, R, E, L>(bytes.len(), extents, strides, true)?;
         // SAFETY: the slice's bytes hold every value the unique mapping reaches, borrowed uniquely
         // for `'a`.
         Ok(unsafe { Self::from_validated(NonNull::from(bytes).cast(), 0, map, ()) })
@@ -607,181 +507,45 @@ fn compact_bytes<T: DlElement>(size: usize) -> Result<usize, DlpackError> {
     packed_bytes(T::DTYPE, size).ok_or(DlpackError::SpanOverflow)
 }
 
-/// Checks that `len` bytes hold every value `map` reaches from bit 0.
-fn reached_bytes<T: DlElement, const R: usize, E: Extents<R>, L: Layout>(
-    map: &Mapping<R, E, L>,
+/// The compact mapping of `extents` for a view over `len` bytes, which must be exactly the bytes
+/// its values take (both constructors of compact views).
+#[inline]
+fn compact_mapping<T: DlElement, const R: usize, E: Extents<R>, L: Layout>(
     len: usize,
-) -> Result<(), DlpackError> {
-    let required = compact_bytes::<T>(map.required_span_size())?;
-    if len < required { Err(DlpackError::PackedByteLength { required, found: len }) } else { Ok(()) }
+    extents: [usize; R],
+) -> Result<Mapping<R, E, L>, DlpackError> {
+    let map = Mapping::compact(extents)?;
+    let required = compact_bytes::<T>(map.size())?;
+    if len != required {
+        return Err(DlpackError::PackedByteLength { required, found: len });
+    }
+    Ok(map)
 }
 
-impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
-    PackedMdspan<'a, T, R, E, L, S>
-{
-    /// A packed view of a `DLTensor` of a current (1.3) producer: data type exactly `T::DTYPE`,
-    /// packed (the default of a plain `DLTensor`), and every other rule of
-    /// [section I](crate::rules#i) with positions counted in bits ([rule P2](crate::rules#p2)).
-    ///
-    /// # Errors
-    ///
-    /// The first rule that fails; [`DlpackError::SubbytePacking`] for padded data.
-    ///
-    /// # Safety
-    ///
-    /// As for [`to_host_mdspan`](crate::to_host_mdspan) in `S`'s memory, for every byte that holds
-    /// a value (all of it, also the partly used bytes at the ends).
-    ///
-    /// ```
-    /// use dlspan::{PackedMdspan, ffi::*};
-    /// use dlspan::dtype::Float4E2m1fn;
-    /// let mut packed = [0x21u8, 0x07];
-    /// let (mut shape, mut strides) = ([3i64], [1i64]);
-    /// let tensor = DLTensor {
-    ///     data: packed.as_mut_ptr().cast(),
-    ///     device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
-    ///     ndim: 1,
-    ///     dtype: DLDataType::new(DLDataTypeCode::kDLFloat4_e2m1fn, 4, 1),
-    ///     shape: shape.as_mut_ptr(),
-    ///     strides: strides.as_mut_ptr(),
-    ///     byte_offset: 0,
-    /// };
-    /// // SAFETY: the tensor describes `packed`, alive and unwritten while `view` lives.
-    /// let view = unsafe { PackedMdspan::<Float4E2m1fn, 1>::from_dltensor(&tensor) }?;
-    /// assert_eq!(view.get([2]).map(|x| x.to_f32()), Some(6.0));
-    /// # Ok::<(), dlspan::DlpackError>(())
-    /// ```
-    #[inline]
-    pub unsafe fn from_dltensor(tensor: &'a DLTensor) -> Result<Self, DlpackError> {
-        // SAFETY: forwarded to the caller.
-        unsafe { Self::from_dltensor_with(tensor, ImportOptions::CURRENT) }
+/// The strided mapping of `extents` and `strides` for a view over `len` bytes, which must hold
+/// every value it reaches from bit 0; `unique` (mutable views) also refuses two indices sharing a
+/// value.
+#[inline]
+fn strided_mapping<T: DlElement, const R: usize, E: Extents<R>, L: Layout>(
+    len: usize,
+    extents: [usize; R],
+    strides: [isize; R],
+    unique: bool,
+) -> Result<Mapping<R, E, L>, DlpackError> {
+    let map = Mapping::from_strides(extents, strides)?;
+    if unique && !map.is_unique() {
+        return Err(DlpackError::OverlappingStrides);
     }
-
-    /// A packed view of a `DLTensor`, with what the producer said about it (version, padding).
-    ///
-    /// # Errors
-    ///
-    /// As [`from_dltensor`](Self::from_dltensor).
-    ///
-    /// # Safety
-    ///
-    /// As for [`from_dltensor`](Self::from_dltensor).
-    ///
-    /// ```
-    /// use dlspan::{DlpackError, ImportOptions, PackedMdspan, ffi::*};
-    /// use dlspan::dtype::Float4E2m1fn;
-    /// let mut padded = [0x01u8, 0x02, 0x07]; // one value per byte
-    /// let mut shape = [3i64];
-    /// let tensor = DLTensor {
-    ///     data: padded.as_mut_ptr().cast(),
-    ///     device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
-    ///     ndim: 1,
-    ///     dtype: DLDataType::new(DLDataTypeCode::kDLFloat4_e2m1fn, 4, 1),
-    ///     shape: shape.as_mut_ptr(),
-    ///     strides: core::ptr::null_mut(),
-    ///     byte_offset: 0,
-    /// };
-    /// let options = ImportOptions { subbyte_padded: true, ..ImportOptions::legacy() };
-    /// // SAFETY: metadata only: the padded data is refused.
-    /// let refused = unsafe { PackedMdspan::<Float4E2m1fn, 1>::from_dltensor_with(&tensor, options) };
-    /// assert!(matches!(refused, Err(DlpackError::SubbytePacking { .. })));
-    /// ```
-    #[inline]
-    pub unsafe fn from_dltensor_with(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
-        const { assert_packable::<T>() };
-        // SAFETY: forwarded to the caller (shape and strides arrays).
-        let (base, start_bit, map, ordinal) =
-            unsafe { import_element::<R, E, L, S>(tensor, options, false, Element::packed::<T>()) }?;
-        // SAFETY: validated: every value's bytes lie in the range checked, which the caller keeps
-        // alive and unwritten for `'a`; index 0 starts at `data + byte_offset`, a whole byte.
-        Ok(unsafe { Self::from_validated(base, start_bit, map, S::origin(ordinal)) })
+    let required = compact_bytes::<T>(map.required_span_size())?;
+    if len < required {
+        return Err(DlpackError::PackedByteLength { required, found: len });
     }
+    Ok(map)
 }
 
 impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
     PackedMdspanMut<'a, T, R, E, L, S>
 {
-    /// A mutable packed view of a `DLTensor` of a current (1.3) producer.
-    ///
-    /// # Errors
-    ///
-    /// As [`PackedMdspan::from_dltensor`]; [`DlpackError::OverlappingStrides`] when two indices
-    /// share a value.
-    ///
-    /// # Safety
-    ///
-    /// As for [`PackedMdspan::from_dltensor`], with the bytes valid for writes and reached through
-    /// nothing else for `'a`.
-    ///
-    /// ```
-    /// use dlspan::{PackedMdspanMut, ffi::*};
-    /// use dlspan::dtype::Float6E3m2fn;
-    /// let mut packed = [0u8; 3]; // three FP6 values: 18 bits
-    /// let (mut shape, mut strides) = ([3i64], [1i64]);
-    /// let tensor = DLTensor {
-    ///     data: packed.as_mut_ptr().cast(),
-    ///     device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
-    ///     ndim: 1,
-    ///     dtype: DLDataType::new(DLDataTypeCode::kDLFloat6_e3m2fn, 6, 1),
-    ///     shape: shape.as_mut_ptr(),
-    ///     strides: strides.as_mut_ptr(),
-    ///     byte_offset: 0,
-    /// };
-    /// // SAFETY: the tensor describes `packed`, which nothing else touches while `view` lives.
-    /// let mut view = unsafe { PackedMdspanMut::<Float6E3m2fn, 1>::from_dltensor(&tensor) }?;
-    /// view.set([2], Float6E3m2fn::from_f32(28.0));
-    /// assert_eq!(packed, [0x00, 0xF0, 0x01]); // bits 12..18
-    /// # Ok::<(), dlspan::DlpackError>(())
-    /// ```
-    #[inline]
-    pub unsafe fn from_dltensor(tensor: &'a DLTensor) -> Result<Self, DlpackError> {
-        // SAFETY: forwarded to the caller.
-        unsafe { Self::from_dltensor_with(tensor, ImportOptions::CURRENT) }
-    }
-
-    /// A mutable packed view of a `DLTensor`, with what the producer said about it.
-    ///
-    /// # Errors
-    ///
-    /// As [`from_dltensor`](Self::from_dltensor).
-    ///
-    /// # Safety
-    ///
-    /// As for [`from_dltensor`](Self::from_dltensor).
-    ///
-    /// ```
-    /// use dlspan::{DlpackError, ImportOptions, PackedMdspanMut, ffi::*};
-    /// use dlspan::dtype::Float4E2m1fn;
-    /// let mut packed = [0u8; 2];
-    /// let (mut shape, mut strides) = ([2i64, 2], [0i64, 1]); // broadcast rows: not unique
-    /// let tensor = DLTensor {
-    ///     data: packed.as_mut_ptr().cast(),
-    ///     device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
-    ///     ndim: 2,
-    ///     dtype: DLDataType::new(DLDataTypeCode::kDLFloat4_e2m1fn, 4, 1),
-    ///     shape: shape.as_mut_ptr(),
-    ///     strides: strides.as_mut_ptr(),
-    ///     byte_offset: 0,
-    /// };
-    /// // SAFETY: metadata only: refused.
-    /// let refused = unsafe {
-    ///     PackedMdspanMut::<Float4E2m1fn, 2, dlspan::Dims<2>, dlspan::LayoutStrideRelaxed>::from_dltensor_with(
-    ///         &tensor,
-    ///         ImportOptions::CURRENT,
-    ///     )
-    /// };
-    /// assert!(matches!(refused, Err(DlpackError::OverlappingStrides)));
-    /// ```
-    #[inline]
-    pub unsafe fn from_dltensor_with(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
-        const { assert_packable::<T>() };
-        // SAFETY: forwarded to the caller (shape and strides arrays).
-        let (base, start_bit, map, ordinal) =
-            unsafe { import_element::<R, E, L, S>(tensor, options, true, Element::packed::<T>()) }?;
-        // SAFETY: validated, unique; the caller gives unique access to the bytes for `'a`.
-        Ok(unsafe { Self::from_validated(base, start_bit, map, S::origin(ordinal)) })
-    }
-
     /// A shared view of the same values, borrowing this one.
     ///
     /// ```
@@ -907,27 +671,13 @@ impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: 
         self.iter().collect()
     }
 
-    /// An owned managed tensor of these values: a copy, packed compact row-major, `IS_COPIED`
-    /// set, dtype `T::DTYPE` packed ([rule P4](crate::rules#p4)); [`CopyMode::Never`] is refused.
+    /// The values packed compact row-major into bytes of their own, low bits first: the copy that
+    /// [`to_managed`](Self::to_managed) exports.
     ///
     /// # Errors
     ///
-    /// [`DlpackError::CopyRequired`] for [`CopyMode::Never`].
-    ///
-    /// ```
-    /// use dlspan::{CopyMode, PackedMdspan};
-    /// use dlspan::dtype::Float4E2m1fn;
-    /// let bytes = [0x21u8, 0x07];
-    /// let view = PackedMdspan::<Float4E2m1fn, 1>::from_bytes(&bytes, [3])?;
-    /// let owned = view.to_managed(CopyMode::Always)?;
-    /// assert!(owned.is_copied() && !owned.is_subbyte_padded());
-    /// assert_eq!(owned.view_as::<PackedMdspan<Float4E2m1fn, 1>>()?.to_vec(), view.to_vec());
-    /// # Ok::<(), dlspan::DlpackError>(())
-    /// ```
-    pub fn to_managed(&self, copy: CopyMode) -> Result<ManagedTensor, DlpackError> {
-        if copy == CopyMode::Never {
-            return Err(DlpackError::CopyRequired);
-        }
+    /// [`DlpackError::SpanOverflow`] when the bytes would not fit `isize`.
+    pub(crate) fn compact_copy(&self) -> Result<Vec<u8>, DlpackError> {
         let bits = T::DTYPE.bits as usize;
         let mut bytes = vec![0u8; compact_bytes::<T>(self.size())?];
         let base = NonNull::from(&mut bytes[..]).cast::<u8>();
@@ -935,7 +685,7 @@ impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: 
             // SAFETY: `bytes` holds `size` compact values; value `k` is among them.
             unsafe { write_bits(base, 0, k, bits, to_bits(value)) };
         }
-        crate::owned::export_packed::<T, _, R>(bytes, self.extents(), crate::ffi::DLPACK_FLAG_BITMASK_IS_COPIED)
+        Ok(bytes)
     }
 }
 
@@ -1042,64 +792,5 @@ impl<T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: Host
     /// ```
     pub fn fill(&mut self, value: T) {
         self.update(|_| value);
-    }
-
-    /// An owned managed tensor of these values; see [`PackedMdspan::to_managed`].
-    ///
-    /// # Errors
-    ///
-    /// [`DlpackError::CopyRequired`] for [`CopyMode::Never`].
-    ///
-    /// ```
-    /// # let mut bytes = [0x21u8, 0x07];
-    /// # let view = dlspan::PackedMdspanMut::<dlspan::dtype::Float4E2m1fn, 1>::from_bytes(&mut bytes, [3])?;
-    /// assert_eq!(view.to_managed(dlspan::CopyMode::Always)?.shape(), &[3]);
-    /// # Ok::<(), dlspan::DlpackError>(())
-    /// ```
-    pub fn to_managed(&self, copy: CopyMode) -> Result<ManagedTensor, DlpackError> {
-        self.as_view().to_managed(copy)
-    }
-}
-
-impl<T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> convert::sealed::Sealed
-    for PackedMdspan<'_, T, R, E, L, S>
-{
-}
-impl<T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> convert::sealed::Sealed
-    for PackedMdspanMut<'_, T, R, E, L, S>
-{
-}
-
-impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> FromDlTensor<'a>
-    for PackedMdspan<'a, T, R, E, L, S>
-{
-    const MUTABLE: bool = false;
-
-    #[inline]
-    unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
-        // SAFETY: forwarded to the caller.
-        unsafe { Self::from_dltensor_with(tensor, options) }
-    }
-
-    #[inline]
-    fn with_order(self, order: crate::space::OrderEvent) -> Self {
-        self.with_order(order)
-    }
-}
-
-impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> FromDlTensor<'a>
-    for PackedMdspanMut<'a, T, R, E, L, S>
-{
-    const MUTABLE: bool = true;
-
-    #[inline]
-    unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
-        // SAFETY: forwarded to the caller.
-        unsafe { Self::from_dltensor_with(tensor, options) }
-    }
-
-    #[inline]
-    fn with_order(self, order: crate::space::OrderEvent) -> Self {
-        self.with_order(order)
     }
 }
