@@ -5,7 +5,7 @@
 //! `Vec<T>` only promises `align_of::<T>()`. Kernels with vector loads, and consumers that copy
 //! under-aligned data, want more; an `AlignedBuffer` is a `Vec`-like owner with that promise in its
 //! type. It dereferences to `[T]`, exports as a managed tensor without copying (it is a
-//! [`TensorOwner`](crate::TensorOwner)), and backs the copies [`Mdspan::to_managed`](crate::Mdspan::to_managed) makes.
+//! [`TensorOwner`](crate::TensorOwner)), and backs the copies [`Mdspan::to_managed_tensor`](crate::Mdspan::to_managed_tensor) makes.
 //!
 //! ```
 //! use dlspan::{AlignedBuffer, LayoutRight, ManagedTensor};

@@ -1,4 +1,4 @@
-//! Copies of borrowed views into managed tensors (`to_managed`): a borrowed view cannot hand out
+//! Copies of borrowed views into managed tensors (`to_managed_tensor`): a borrowed view cannot hand out
 //! its data, so its export into an owned [`ManagedTensor`] copies, into storage the consumer owns
 //! alone ([rule M8](crate::rules#m8), [rule P4](crate::rules#p4)).
 
@@ -28,12 +28,12 @@ impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> 
     /// use dlspan::{CopyMode, HostMdspan, LayoutRight};
     /// let data: Vec<i32> = (0..6).collect();
     /// let view = HostMdspan::<i32, 2>::from_slice(&data, [2, 3])?;
-    /// let owned = view.subview((.., 1..)).to_managed(CopyMode::Always)?;
+    /// let owned = view.subview((.., 1..)).to_managed_tensor(CopyMode::Always)?;
     /// assert!(owned.is_copied() && !owned.is_read_only());
     /// assert_eq!(owned.view::<i32, 2, LayoutRight>()?.to_vec(), [1, 2, 4, 5]);
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```
-    pub fn to_managed(&self, copy: CopyMode) -> Result<ManagedTensor, DlpackError> {
+    pub fn to_managed_tensor(&self, copy: CopyMode) -> Result<ManagedTensor, DlpackError> {
         match copy {
             CopyMode::Never => Err(DlpackError::CopyRequired),
             CopyMode::Always | CopyMode::IfNeeded => export_compact(
@@ -46,7 +46,7 @@ impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> 
 }
 
 impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanMut<'_, T, R, E, L, S> {
-    /// An owned managed tensor of this view's elements; see [`Mdspan::to_managed`].
+    /// An owned managed tensor of this view's elements; see [`Mdspan::to_managed_tensor`].
     ///
     /// # Errors
     ///
@@ -56,11 +56,11 @@ impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> 
     /// use dlspan::{CopyMode, HostMdspanMut};
     /// let mut data = [1u8, 2];
     /// let view = HostMdspanMut::<u8, 1>::from_slice(&mut data, [2])?;
-    /// assert_eq!(view.to_managed(CopyMode::Always)?.shape(), &[2]);
+    /// assert_eq!(view.to_managed_tensor(CopyMode::Always)?.shape(), &[2]);
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```
-    pub fn to_managed(&self, copy: CopyMode) -> Result<ManagedTensor, DlpackError> {
-        self.as_view().to_managed(copy)
+    pub fn to_managed_tensor(&self, copy: CopyMode) -> Result<ManagedTensor, DlpackError> {
+        self.as_view().to_managed_tensor(copy)
     }
 }
 
@@ -79,12 +79,12 @@ impl<T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: Host
     /// use dlspan::dtype::Float4E2m1fn;
     /// let bytes = [0x21u8, 0x07];
     /// let view = PackedMdspan::<Float4E2m1fn, 1>::from_bytes(&bytes, [3])?;
-    /// let owned = view.to_managed(CopyMode::Always)?;
+    /// let owned = view.to_managed_tensor(CopyMode::Always)?;
     /// assert!(owned.is_copied() && !owned.is_subbyte_padded());
     /// assert_eq!(owned.view_as::<PackedMdspan<Float4E2m1fn, 1>>()?.to_vec(), view.to_vec());
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```
-    pub fn to_managed(&self, copy: CopyMode) -> Result<ManagedTensor, DlpackError> {
+    pub fn to_managed_tensor(&self, copy: CopyMode) -> Result<ManagedTensor, DlpackError> {
         if copy == CopyMode::Never {
             return Err(DlpackError::CopyRequired);
         }
@@ -95,7 +95,7 @@ impl<T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: Host
 impl<T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible>
     PackedMdspanMut<'_, T, R, E, L, S>
 {
-    /// An owned managed tensor of these values; see [`PackedMdspan::to_managed`].
+    /// An owned managed tensor of these values; see [`PackedMdspan::to_managed_tensor`].
     ///
     /// # Errors
     ///
@@ -104,10 +104,10 @@ impl<T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: Host
     /// ```
     /// # let mut bytes = [0x21u8, 0x07];
     /// # let view = dlspan::PackedMdspanMut::<dlspan::dtype::Float4E2m1fn, 1>::from_bytes(&mut bytes, [3])?;
-    /// assert_eq!(view.to_managed(dlspan::CopyMode::Always)?.shape(), &[3]);
+    /// assert_eq!(view.to_managed_tensor(dlspan::CopyMode::Always)?.shape(), &[3]);
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```
-    pub fn to_managed(&self, copy: CopyMode) -> Result<ManagedTensor, DlpackError> {
-        self.as_view().to_managed(copy)
+    pub fn to_managed_tensor(&self, copy: CopyMode) -> Result<ManagedTensor, DlpackError> {
+        self.as_view().to_managed_tensor(copy)
     }
 }

@@ -177,8 +177,8 @@ unsafe impl<O: TensorOwner> ExportOwner for O {
 /// use dlspan::{CopyMode, DlpackError, HostMdspan};
 /// let data = [1u8, 2, 3];
 /// let view = HostMdspan::<u8, 1>::from_slice(&data, [3])?;
-/// assert!(view.to_managed(CopyMode::IfNeeded)?.is_copied());
-/// assert_eq!(view.to_managed(CopyMode::Never).unwrap_err(), DlpackError::CopyRequired);
+/// assert!(view.to_managed_tensor(CopyMode::IfNeeded)?.is_copied());
+/// assert_eq!(view.to_managed_tensor(CopyMode::Never).unwrap_err(), DlpackError::CopyRequired);
 /// # Ok::<(), DlpackError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

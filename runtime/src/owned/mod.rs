@@ -330,7 +330,7 @@ impl ManagedTensor {
     /// ```
     /// use dlspan::{CopyMode, HostMdspan};
     /// let data = [1u8, 2];
-    /// let copy = HostMdspan::<u8, 1>::from_slice(&data, [2])?.to_managed(CopyMode::Always)?;
+    /// let copy = HostMdspan::<u8, 1>::from_slice(&data, [2])?.to_managed_tensor(CopyMode::Always)?;
     /// assert!(copy.is_copied());
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```

@@ -109,7 +109,7 @@ impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: 
     }
 
     /// The values packed compact row-major into bytes of their own, low bits first: the copy that
-    /// [`to_managed`](Self::to_managed) exports.
+    /// [`to_managed_tensor`](Self::to_managed_tensor) exports.
     ///
     /// # Errors
     ///
