@@ -71,7 +71,7 @@ impl<V, const ALIGN: usize> Aligned<V, ALIGN> {
         V: FromDlTensor<'a> + AlignedView,
     {
         // SAFETY: forwarded to the caller.
-        Self::new(unsafe { V::view_dltensor(tensor, options) }?)
+        Self::new(unsafe { V::from_dltensor_with(tensor, options) }?)
     }
 }
 
@@ -81,8 +81,9 @@ impl<'a, V: FromDlTensor<'a> + AlignedView, const ALIGN: usize> FromDlTensor<'a>
     const MUTABLE: bool = V::MUTABLE;
 
     #[inline]
-    unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
-        // SAFETY: forwarded to the caller.
+    unsafe fn from_dltensor_with(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
+        // SAFETY: forwarded to the caller. The inherent method of the same name (inherent items
+        // come before the trait's): this impl only names it for generic code.
         unsafe { Self::from_dltensor_with(tensor, options) }
     }
 

@@ -425,8 +425,9 @@ impl<'a, S: MemorySpace> FromDlTensor<'a> for DynMdspan<'a, S> {
     const MUTABLE: bool = false;
 
     #[inline]
-    unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
-        // SAFETY: forwarded to the caller.
+    unsafe fn from_dltensor_with(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
+        // SAFETY: forwarded to the caller. The inherent method of the same name (inherent items
+        // come before the trait's): this impl only names it for generic code.
         unsafe { Self::from_dltensor_with(tensor, options) }
     }
     #[inline]
@@ -439,8 +440,9 @@ impl<'a, S: MemorySpace> FromDlTensor<'a> for DynMdspanMut<'a, S> {
     const MUTABLE: bool = true;
 
     #[inline]
-    unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
-        // SAFETY: forwarded to the caller.
+    unsafe fn from_dltensor_with(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
+        // SAFETY: forwarded to the caller. The inherent method of the same name (inherent items
+        // come before the trait's): this impl only names it for generic code.
         unsafe { Self::from_dltensor_with(tensor, options) }
     }
     #[inline]

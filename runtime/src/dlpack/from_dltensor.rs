@@ -17,8 +17,9 @@ pub(crate) mod sealed {
 
 /// View types a `DLTensor` converts into: [`Mdspan`](crate::Mdspan) (shared) and
 /// [`MdspanMut`](crate::MdspanMut) (mutable) of any element type, rank, extents, layout and memory
-/// space, and the other view kinds ([`Aligned`](crate::Aligned), the packed and the dynamic views). Used by
-/// [`ManagedTensor::view_as`](crate::ManagedTensor::view_as) to produce any view type.
+/// space, and the other view kinds ([`Aligned`](crate::Aligned), the packed and the dynamic
+/// views). Used by [`ManagedTensor::view_as`](crate::ManagedTensor::view_as) to produce any view
+/// type.
 ///
 /// Sealed: [`ManagedTensor::view_mut_as`](crate::ManagedTensor::view_mut_as) refuses a `READ_ONLY`
 /// tensor only when [`MUTABLE`](Self::MUTABLE) says the view writes, so an outside implementation
@@ -33,7 +34,8 @@ pub trait FromDlTensor<'a>: Sized + sealed::Sealed {
     /// Whether the view writes its elements (see the trait's example).
     const MUTABLE: bool;
 
-    /// Validates `tensor` into this view type (as `from_dltensor_with` of each view type).
+    /// Validates `tensor` into this view type: each view type's own `from_dltensor_with` (the
+    /// inherent method of the same name, which the trait names for code generic over the view).
     ///
     /// # Errors
     ///
@@ -41,20 +43,33 @@ pub trait FromDlTensor<'a>: Sized + sealed::Sealed {
     ///
     /// # Safety
     ///
-    /// As for [`to_host_mdspan`](crate::to_host_mdspan) (or its `_mut` twin for mutable views), in the view's memory space.
+    /// As for [`to_host_mdspan`](crate::to_host_mdspan) (or its `_mut` twin for mutable views), in
+    /// the view's memory space.
     ///
     /// ```
-    /// use dlspan::{FromDlTensor, HostMdspan, HostMdspanMut, ImportOptions, ToDlpackTensor};
+    /// use dlspan::{DlpackError, FromDlTensor, HostMdspan, HostMdspanMut, ImportOptions, ToDlpackTensor};
+    /// use dlspan::ffi::DLTensor;
+    ///
+    /// /// Any view type of a tensor from a legacy producer.
+    /// ///
+    /// /// # Safety
+    /// ///
+    /// /// As for `V::from_dltensor_with`.
+    /// unsafe fn legacy<'a, V: FromDlTensor<'a>>(tensor: &'a DLTensor) -> Result<V, DlpackError> {
+    ///     // SAFETY: forwarded to the caller.
+    ///     unsafe { V::from_dltensor_with(tensor, ImportOptions::legacy()) }
+    /// }
+    ///
     /// let mut data = [1i16, 2, 3, 4];
     /// let source = HostMdspanMut::<i16, 2>::from_slice(&mut data, [2, 2])?;
     /// let dl = source.to_dlpack_tensor()?;
     /// let tensor = dl.get();
     /// // SAFETY: `tensor` describes `data`, live for this borrow and not written meanwhile.
-    /// let view = unsafe { HostMdspan::<i16, 2>::view_dltensor(&tensor, ImportOptions::default()) }?;
+    /// let view = unsafe { legacy::<HostMdspan<'_, i16, 2>>(&tensor) }?;
     /// assert_eq!(view[[1, 0]], 3);
-    /// # Ok::<(), dlspan::DlpackError>(())
+    /// # Ok::<(), DlpackError>(())
     /// ```
-    unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError>;
+    unsafe fn from_dltensor_with(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError>;
 
     /// The view, its device memory ordered by `order`: the event a
     /// [`ManagedTensor`](crate::ManagedTensor) keeps for the device views it lends, valid while the

@@ -194,8 +194,9 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
     const MUTABLE: bool = false;
 
     #[inline]
-    unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
-        // SAFETY: forwarded to the caller.
+    unsafe fn from_dltensor_with(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
+        // SAFETY: forwarded to the caller. The inherent method of the same name (inherent items
+        // come before the trait's): this impl only names it for generic code.
         unsafe { Self::from_dltensor_with(tensor, options) }
     }
     #[inline]
@@ -210,8 +211,9 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
     const MUTABLE: bool = true;
 
     #[inline]
-    unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
-        // SAFETY: forwarded to the caller.
+    unsafe fn from_dltensor_with(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
+        // SAFETY: forwarded to the caller. The inherent method of the same name (inherent items
+        // come before the trait's): this impl only names it for generic code.
         unsafe { Self::from_dltensor_with(tensor, options) }
     }
     #[inline]

@@ -211,8 +211,9 @@ impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: 
     const MUTABLE: bool = false;
 
     #[inline]
-    unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
-        // SAFETY: forwarded to the caller.
+    unsafe fn from_dltensor_with(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
+        // SAFETY: forwarded to the caller. The inherent method of the same name (inherent items
+        // come before the trait's): this impl only names it for generic code.
         unsafe { Self::from_dltensor_with(tensor, options) }
     }
 
@@ -228,8 +229,9 @@ impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: 
     const MUTABLE: bool = true;
 
     #[inline]
-    unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
-        // SAFETY: forwarded to the caller.
+    unsafe fn from_dltensor_with(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
+        // SAFETY: forwarded to the caller. The inherent method of the same name (inherent items
+        // come before the trait's): this impl only names it for generic code.
         unsafe { Self::from_dltensor_with(tensor, options) }
     }
 

@@ -506,7 +506,7 @@ impl ManagedTensor {
         // SAFETY: the tensor owns its data until drop, which cannot happen while `self` is
         // borrowed; the constructor's contract makes the tensor well-formed and its data valid and
         // unwritten by others while this unaliased value lives.
-        let view = unsafe { V::view_dltensor(self.dl_tensor(), self.import_options()) }?;
+        let view = unsafe { V::from_dltensor_with(self.dl_tensor(), self.import_options()) }?;
         Ok(self.lend(view))
     }
 
@@ -535,7 +535,7 @@ impl ManagedTensor {
         // SAFETY: as in `view_as`, and `&mut self` makes this the only access through this value;
         // nobody else reaches the memory while we own an unaliased tensor (constructor contract,
         // or `assume_unaliased`'s), and `READ_ONLY` and aliased tensors were refused above.
-        let view = unsafe { V::view_dltensor(self.dl_tensor(), self.import_options()) }?;
+        let view = unsafe { V::from_dltensor_with(self.dl_tensor(), self.import_options()) }?;
         Ok(self.lend(view))
     }
 

@@ -235,7 +235,7 @@ unsafe impl<S: MemorySpace> Sync for DynMdspanMut<'_, S> {}
 
 /// The queries both dynamic views share.
 macro_rules! dyn_queries {
-    ($view:ident, $typed:ident, $mut_kw:literal) => {
+    ($view:ident, $typed:ident, $mut_kw:literal, $ptr_ty:ty, $to_ptr:ident) => {
         impl<S: MemorySpace> $view<'_, S> {
             /// The data type.
             ///
@@ -349,15 +349,15 @@ macro_rules! dyn_queries {
             #[doc = concat!("# let ", $mut_kw, "data = [0u16; 4];")]
             /// # let address = data.as_ptr() as usize;
             #[doc = concat!("# let view: dlspan::", stringify!($view), " = dlspan::", stringify!($typed), "::<u16, 2>::from_slice(&", $mut_kw, "data, [2, 2])?.into();")]
-            /// assert_eq!(view.data_ptr() as usize, address);
+            /// assert_eq!(view.data_handle() as usize, address);
             /// # Ok::<(), dlspan::DlpackError>(())
             /// ```
             #[inline]
-            pub fn data_ptr(&self) -> *const u8 {
-                self.parts.data
+            pub fn data_handle(&self) -> $ptr_ty {
+                self.parts.data.$to_ptr()
             }
 
-            /// The tensor's `byte_offset`: where index 0 lies after [`data_ptr`](Self::data_ptr).
+            /// The tensor's `byte_offset`: where index 0 lies after [`data_handle`](Self::data_handle).
             ///
             /// ```
             #[doc = concat!("# let ", $mut_kw, "data = [0u16; 4];")]
@@ -422,8 +422,8 @@ macro_rules! dyn_queries {
     };
 }
 
-dyn_queries!(DynMdspan, HostMdspan, "");
-dyn_queries!(DynMdspanMut, HostMdspanMut, "mut ");
+dyn_queries!(DynMdspan, HostMdspan, "", *const u8, cast_const);
+dyn_queries!(DynMdspanMut, HostMdspanMut, "mut ", *mut u8, cast);
 
 macro_rules! dyn_parts {
     ($view:ident) => {
