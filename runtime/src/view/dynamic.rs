@@ -151,7 +151,8 @@ impl<S: MemorySpace> DynParts<S> {
 ///
 /// What is checked where ([rules D1–D3](crate::rules#d)):
 /// - on construction, in the typed import's order: device, `ndim >= 0`, a dtype with a storage
-///   layout ([`storage_bits`]; [`DlpackError::UnsupportedDtype`] otherwise), data non-null unless
+///   layout (`bits · lanes` bits, or one byte per padded sub-byte lane;
+///   [`DlpackError::UnsupportedDtype`] otherwise), data non-null unless
 ///   empty, shape, extents, null strides by version; then, for a view with elements, that no
 ///   element lies below `data` ([`DlpackError::NegativeReach`]) and that the bytes from the lowest
 ///   element to the end of the highest fit `isize` without wrapping
@@ -264,7 +265,8 @@ macro_rules! dyn_queries {
                 self.parts.padded
             }
 
-            /// The bits one element occupies in memory ([`storage_bits`]): 4 for packed FP4.
+            /// The bits one element occupies in memory: `bits · lanes`, or 8 per lane for padded
+            /// sub-byte data; 4 for packed FP4.
             ///
             /// ```
             #[doc = concat!("# let ", $mut_kw, "data = [0u16; 4];")]
