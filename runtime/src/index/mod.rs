@@ -11,9 +11,9 @@ mod rank;
 mod sub;
 
 pub(crate) use axes::{Axes, INLINE_AXES};
-pub use extents::{Dim, Dims, Dyn, Extents, MAX_STATIC_RANK, NestedArray, Static};
+pub use extents::{Dim, Dims, Dyn, Extents, MAX_STATIC_EXTENTS_RANK, NestedArray, Static};
 pub use layout::{Layout, LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, RelaxedStrides};
 pub use mapping::Mapping;
-pub use rank::{LowerRank, MAX_AXIS_RANK, Rank};
+pub use rank::{LowerRank, MAX_AXIS_REMOVAL_RANK, Rank};
 pub use sub::SubviewRanges;
 pub(crate) use sub::{AxisParts, SubParts, axis_parts, sub_axis, sub_ranges};

@@ -19,7 +19,7 @@ mod packed;
 
 pub use crate::index::{
     Dim, Dims, Dyn, Extents, Layout, LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, LowerRank,
-    MAX_AXIS_RANK, MAX_STATIC_RANK, Mapping, NestedArray, Rank, RelaxedStrides, Static, SubviewRanges,
+    MAX_AXIS_REMOVAL_RANK, MAX_STATIC_EXTENTS_RANK, Mapping, NestedArray, Rank, RelaxedStrides, Static, SubviewRanges,
 };
 pub use aligned::{Aligned, AlignedView};
 pub(crate) use dynamic::DynParts;
