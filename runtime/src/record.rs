@@ -34,8 +34,9 @@
 //! ```
 
 use crate::__private::{MemberProblem, member_problem};
+use crate::index::{Dims, Extents, Layout, LayoutStrideRelaxed, Mapping};
 use crate::space::MemorySpace;
-use crate::view::{Dims, Extents, Layout, LayoutStrideRelaxed, Mapping, Mdspan, MdspanMut};
+use crate::view::{Mdspan, MdspanMut};
 use core::fmt;
 use core::marker::PhantomData;
 use core::mem::size_of;

@@ -172,7 +172,7 @@ mod tests {
     use super::*;
     use crate::dtype::{DlElement, Float4E2m1fn, Float6E2m3fnX4};
     use crate::ffi::DLDataType;
-    use crate::{Device, Host};
+    use crate::space::{Device, Host};
     use proptest::prelude::*;
     use proptest::test_runner::{TestCaseError, TestRunner};
 

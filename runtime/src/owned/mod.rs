@@ -43,7 +43,8 @@ use crate::ffi::{
     DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_MAJOR_VERSION, DLPackVersion,
     DLTensor,
 };
-use crate::view::{HostMdspan, HostMdspanMut, Layout};
+use crate::index::Layout;
+use crate::view::{HostMdspan, HostMdspanMut};
 use core::fmt;
 use core::ptr::NonNull;
 
