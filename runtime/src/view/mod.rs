@@ -1,4 +1,7 @@
-//! Typed multi-dimensional views: extents, layouts, mappings, the view types and their iterators.
+//! Typed multi-dimensional views: the view types ([`Mdspan`], [`MdspanMut`], the packed, aligned
+//! and dynamic views), their iterators and element-wise operations, with the index math they stand
+//! on (extents, layouts, mappings, ranks), re-exported here. The ranks that features generated per
+//! rank reach are listed on the rules page ([rank limits](crate::rules#limits)).
 //!
 //! ```
 //! use dlspan::view::{HostMdspan, LayoutStride};
