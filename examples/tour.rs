@@ -193,9 +193,9 @@ fn owned_exchange() -> Result<(), DlpackError> {
 
     let data = [1u8, 2, 3, 4];
     let view = HostMdspan::<u8, 2>::from_slice(&data, [2, 2])?;
-    let copy = view.to_managed(CopyMode::Always)?;
+    let copy = view.to_managed_tensor(CopyMode::Always)?;
     println!("a copy of a borrowed view: is_copied {}, read_only {}", copy.is_copied(), copy.is_read_only());
-    println!("never copying a borrowed view: {}", view.to_managed(CopyMode::Never).unwrap_err());
+    println!("never copying a borrowed view: {}", view.to_managed_tensor(CopyMode::Never).unwrap_err());
     let shared = ManagedTensor::from_owner(std::sync::Arc::<[u8]>::from(data), [4])?;
     println!("a shared Arc owner exports read-only: {}", shared.is_read_only());
 

@@ -233,7 +233,7 @@ impl Check<'_> {
     /// Managed tensors: a copy, and a strided zero-copy export of a buffer holding the same
     /// elements at the same relative places, both through raw round trips.
     fn managed<T: Elem, const Q: usize, L: Layout>(&self, view: &HostMdspan<'_, T, Q, L>, values: &[T]) {
-        let copy = view.to_managed(CopyMode::Always).expect("a host view copies");
+        let copy = view.to_managed_tensor(CopyMode::Always).expect("a host view copies");
         let raw = copy.into_raw_versioned();
         // SAFETY: a live export whose ownership passes here.
         let copy = unsafe { ManagedTensor::from_raw_versioned(raw) }.unwrap();

@@ -76,7 +76,7 @@ fn managed_tensors_and_copies_satisfy_the_buffers_alignment() {
     assert_eq!(view[[7, 7]], 63);
     // A copy of any view is exported from a 64-byte aligned buffer.
     let strided = view.subview((1..3, ..));
-    let copy = strided.to_managed(CopyMode::Always).unwrap();
+    let copy = strided.to_managed_tensor(CopyMode::Always).unwrap();
     let copied = copy.view_as::<mdspan!(u32; dyn, dyn; align = 64)>().unwrap();
     assert_eq!(copied.to_vec(), strided.to_vec());
 

@@ -171,8 +171,8 @@ fn view_copies_export_aligned_storage() {
     let view = HostMdspan::<u8, 2>::from_slice(&data[1..], [3, 21]).unwrap();
     let columns = view.subview((.., 1..5));
     for (copy, expected) in [
-        (view.to_managed(CopyMode::Always).unwrap(), view.to_vec()),
-        (columns.to_managed(CopyMode::IfNeeded).unwrap(), columns.to_vec()),
+        (view.to_managed_tensor(CopyMode::Always).unwrap(), view.to_vec()),
+        (columns.to_managed_tensor(CopyMode::IfNeeded).unwrap(), columns.to_vec()),
     ] {
         assert_eq!(copy.dl_tensor().data.addr() % 64, 0, "the copy is 64-byte aligned");
         assert_eq!(copy.view::<u8, 2, LayoutRight>().unwrap().to_vec(), expected);

@@ -169,7 +169,7 @@ fn dlspan_produces_c_consumes() {
 
     // A copy of a strided view: IS_COPIED reaches C.
     let view = HostMdspan::<f32, 2>::from_slice(&values, [2, 3]).unwrap();
-    let copy = view.subview((.., 1..)).to_managed(CopyMode::Always).unwrap();
+    let copy = view.subview((.., 1..)).to_managed_tensor(CopyMode::Always).unwrap();
     assert_eq!(
         c.consume_versioned(copy.into_raw_versioned(), DLPACK_FLAG_BITMASK_IS_COPIED),
         weighted(&[1.0, 2.0, 4.0, 5.0])

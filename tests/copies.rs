@@ -4,7 +4,7 @@
 //! than the memory it spans: the paths that sized copies by the span overflowed their buffers.
 //!
 //! Paths: `to_vec`, `to_aligned_buffer`, `iter_mut` (the host side of the CUDA copies stages
-//! through the first and writes through the last), `to_managed` of typed and packed views, and
+//! through the first and writes through the last), `to_managed_tensor` of typed and packed views, and
 //! with feature `python` the Python copies both ways (`Tensor.__dlpack__(copy=True)` and
 //! `from_dlpack(copy=True)`) of whole-byte and packed tensors. The memcheck tier runs this file
 //! under valgrind.
@@ -97,9 +97,9 @@ fn host_paths<const R: usize>(seed: u64) {
         .unwrap_or_else(|e| panic!("{layout:?}: {e}"));
         assert_eq!(view.to_vec(), expected, "to_vec {layout:?}");
         assert_eq!(&view.to_aligned_buffer::<64>()[..], &expected[..], "to_aligned_buffer {layout:?}");
-        let managed = view.to_managed(CopyMode::Always).unwrap();
+        let managed = view.to_managed_tensor(CopyMode::Always).unwrap();
         assert!(managed.is_copied() && !managed.is_aliased());
-        assert_eq!(managed.view::<u32, R, LayoutRight>().unwrap().to_vec(), expected, "to_managed {layout:?}");
+        assert_eq!(managed.view::<u32, R, LayoutRight>().unwrap().to_vec(), expected, "to_managed_tensor {layout:?}");
 
         // Writes in logical order into a view without repeated elements (the staging target of a
         // device-to-host copy): strides made unique by spreading the axes.
@@ -215,9 +215,14 @@ fn packed_paths<T: DlElement + dlspan::dtype::PlainBits, const R: usize>(seed: u
             unsafe { core::mem::transmute_copy::<T, u8>(v) }
         };
         assert_eq!(view.to_vec().iter().map(to_bits).collect::<Vec<_>>(), expected, "{:?}", packed.layout);
-        let managed = view.to_managed(CopyMode::Always).unwrap();
+        let managed = view.to_managed_tensor(CopyMode::Always).unwrap();
         let copy = managed.view_as::<PackedMdspan<T, R>>().unwrap();
-        assert_eq!(copy.to_vec().iter().map(to_bits).collect::<Vec<_>>(), expected, "to_managed {:?}", packed.layout);
+        assert_eq!(
+            copy.to_vec().iter().map(to_bits).collect::<Vec<_>>(),
+            expected,
+            "to_managed_tensor {:?}",
+            packed.layout
+        );
         assert_eq!(copy.byte_len(), (expected.len() * bits).div_ceil(8), "compact");
     }
 }

@@ -110,3 +110,70 @@ fn unit_axes_with_extreme_strides() {
         assert_eq!(out, [0, 2, 0, 4, 0, 6, 0, 0]);
     }
 }
+
+#[test]
+fn copy_from_matches_indexing_between_every_pair_of_layouts() {
+    let data: Vec<i64> = (0..24).map(|x| x * 7 - 30).collect();
+    for source in layouts(&data).into_iter().filter(|view| view.extents() == [4, 6]) {
+        for (strides, offset) in [([6isize, 1isize], 0usize), ([1, 4], 0), ([-6, -1], 23), ([6, -1], 5)] {
+            let mut out = vec![-1i64; 24];
+            let mut target =
+                HostMdspanMut::<i64, 2, LayoutStrideRelaxed>::from_slice_relaxed(&mut out, [4, 6], strides, offset)
+                    .unwrap();
+            target.copy_from(&source).unwrap();
+            let target = target.as_view();
+            for i in 0..4 {
+                for j in 0..6 {
+                    assert_eq!(target[[i, j]], source[[i, j]], "{source:?} into strides {strides:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn copy_from_a_contiguous_view_of_the_same_layout_is_one_slice() {
+    let source: Vec<u16> = (0..12).collect();
+    let source = HostMdspan::<u16, 2, LayoutLeft>::from_slice(&source, [3, 4]).unwrap();
+    let mut out = [0u16; 12];
+    HostMdspanMut::<u16, 2, LayoutLeft>::from_slice(&mut out, [3, 4]).unwrap().copy_from(&source).unwrap();
+    assert_eq!(out.to_vec(), source.as_slice().unwrap());
+}
+
+#[test]
+fn copy_from_another_shape_writes_nothing() {
+    let source = [1u8; 6];
+    let source = HostMdspan::<u8, 2>::from_slice(&source, [3, 2]).unwrap();
+    let mut out = [0u8; 6];
+    let mut target = HostMdspanMut::<u8, 2>::from_slice(&mut out, [2, 3]).unwrap();
+    assert_eq!(target.copy_from(&source), Err(DlpackError::ShapeMismatch { axis: 0, expected: 2, found: 3 }));
+    let mut empty = [0u8; 0];
+    let mut empty = HostMdspanMut::<u8, 2>::from_slice(&mut empty, [0, 2]).unwrap();
+    assert!(matches!(empty.copy_from(&source), Err(DlpackError::ShapeMismatch { axis: 0, .. })));
+    assert_eq!(out, [0; 6]);
+}
+
+#[test]
+fn fill_writes_every_reached_element_and_nothing_else() {
+    for (strides, offset) in [([6isize, 1isize], 0usize), ([1, 4], 0), ([-12, -2], 30), ([2, -12], 36)] {
+        let mut out = vec![0i32; 48];
+        let mut target =
+            HostMdspanMut::<i32, 2, LayoutStrideRelaxed>::from_slice_relaxed(&mut out, [3, 4], strides, offset)
+                .unwrap();
+        target.fill(9);
+        let mut reached = vec![false; 48];
+        for i in 0..3 {
+            for j in 0..4 {
+                let at = offset as isize + i as isize * strides[0] + j as isize * strides[1];
+                reached[at as usize] = true;
+            }
+        }
+        for (k, (&value, &reached)) in out.iter().zip(&reached).enumerate() {
+            assert_eq!(value, if reached { 9 } else { 0 }, "strides {strides:?}, element {k}");
+        }
+    }
+    let mut scalar = [0.0f32];
+    let mut scalar = HostMdspanMut::<f32, 0>::from_slice(&mut scalar, []).unwrap();
+    scalar.fill(2.5);
+    assert_eq!(scalar[[]], 2.5);
+}

@@ -78,7 +78,7 @@ fn an_aligned_buffer_exports_with_one_allocation_and_copies_with_two() {
     let view = tensor.view::<f32, 2, LayoutRight>().unwrap();
     let column = view.subview((.., 3..4));
     let before = allocations();
-    let copy = std::hint::black_box(column.to_managed(CopyMode::Always).unwrap());
+    let copy = std::hint::black_box(column.to_managed_tensor(CopyMode::Always).unwrap());
     assert_eq!(allocations(), before + 2, "an aligned buffer and a context");
     drop((copy, tensor));
 }

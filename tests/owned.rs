@@ -423,13 +423,13 @@ fn copy_modes_and_flags() {
     let view = HostMdspan::<i16, 2>::from_slice(&data, [3, 4]).unwrap();
     let column = view.subview((.., 1..2));
     for mode in [CopyMode::Always, CopyMode::IfNeeded] {
-        let copy = column.to_managed(mode).unwrap();
+        let copy = column.to_managed_tensor(mode).unwrap();
         assert!(copy.is_copied() && !copy.is_read_only());
         assert_eq!((copy.shape(), copy.strides()), (&[3i64, 1][..], Some(&[1i64, 1][..])));
         assert_ne!(copy.dl_tensor().data, data.as_ptr().cast_mut().cast(), "an independent buffer");
         assert_eq!(copy.view::<i16, 2, LayoutRight>().unwrap().to_vec(), [1, 5, 9]);
     }
-    assert_eq!(column.to_managed(CopyMode::Never).unwrap_err(), DlpackError::CopyRequired);
+    assert_eq!(column.to_managed_tensor(CopyMode::Never).unwrap_err(), DlpackError::CopyRequired);
 }
 
 #[test]

@@ -149,12 +149,12 @@ fn managed_exports_of_packed_data() {
     assert_eq!(view.get([1, 2]).unwrap().to_f32(), -0.5);
     // A copy of a strided view: compact, IS_COPIED, and its dynamic view knows the layout.
     let columns = back.view_as::<HostPackedMdspan<Float4E2m1fn, 2, LayoutStrideRelaxed>>().unwrap();
-    let copy = columns.to_managed(CopyMode::Always).unwrap();
+    let copy = columns.to_managed_tensor(CopyMode::Always).unwrap();
     assert!(copy.is_copied());
     let dynamic = copy.view_as::<DynMdspan>().unwrap();
     assert_eq!((dynamic.byte_range().len(), dynamic.is_subbyte_padded()), (3, false));
     assert_eq!(copy.view_as::<HostPackedMdspan<Float4E2m1fn, 2>>().unwrap().to_vec(), view.to_vec());
-    assert_eq!(columns.to_managed(CopyMode::Never).unwrap_err(), DlpackError::CopyRequired);
+    assert_eq!(columns.to_managed_tensor(CopyMode::Never).unwrap_err(), DlpackError::CopyRequired);
     // A read-only owner stays read-only.
     let mut shared =
         ManagedTensor::from_packed::<Float4E2m1fn, _, 1>(std::sync::Arc::<[u8]>::from([0x21u8, 0x07]), [3]).unwrap();

@@ -71,7 +71,7 @@ fn member_views_export_with_byte_offset() {
     assert_eq!(relaxed.to_vec(), [0.0, 1.5, 3.0, 4.5, 6.0]);
     assert_eq!(strict.to_vec(), relaxed.to_vec());
     // An owned copy of a member view.
-    let owned = masses.to_managed(CopyMode::Always).unwrap();
+    let owned = masses.to_managed_tensor(CopyMode::Always).unwrap();
     assert_eq!(owned.view::<f32, 1, LayoutRight>().unwrap().to_vec(), relaxed.to_vec());
 }
 

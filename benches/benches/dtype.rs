@@ -43,7 +43,7 @@ fn imports(c: &mut Criterion) {
         b.iter(|| {
             // SAFETY: as above.
             let view = unsafe { DynMdspan::<Host>::from_dltensor(black_box(&t)) }.unwrap();
-            view.data_ptr() as usize ^ view.shape()[1]
+            view.data_handle() as usize ^ view.shape()[1]
         })
     });
     group.bench_function("dynamic_then_typed", |b| {

@@ -1,5 +1,8 @@
-//! Helpers that the macros' generated code calls. Not public API: names may change with any
-//! release, but they are kept stable enough to read well in diagnostics.
+//! Helpers that the macros' generated code calls, all here. Not public API: names may change with
+//! any release, but they are kept stable enough to read well in diagnostics.
+//!
+//! They check element types and record members, so this module sits just above `dtype` and below
+//! everything else (`record` asserts the member rule defined here).
 
 pub use crate::check::Reach;
 use crate::dtype::{DlElement, PlainBits};
@@ -39,4 +42,39 @@ pub const fn sum(values: &[usize]) -> usize {
         i += 1;
     }
     total
+}
+
+/// Whether `size` bytes per element match `dtype` under [`DlElement`]'s size condition (the
+/// derive's proof for `#[dl]` storage types).
+pub const fn storage_matches(dtype: DLDataType, size: usize) -> bool {
+    crate::dtype::storage_matches(dtype, size)
+}
+
+/// Why a field cannot be a member view; [`member_problem`] returns it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemberProblem {
+    /// The field fits.
+    None,
+    /// The field has no size.
+    ZeroSized,
+    /// The field's size does not divide the record's.
+    SizeDoesNotDivide,
+    /// The field's size does not divide its offset.
+    OffsetNotMultiple,
+}
+
+/// Whether a field of type `F` at `byte_offset` in `Rec` can be a member view: `#[derive(DlRecord)]`
+/// asserts it at compile time with a message per problem, and
+/// [`Member::new_unchecked`](crate::record::Member::new_unchecked) asserts it too.
+pub const fn member_problem<Rec, F>(byte_offset: usize) -> MemberProblem {
+    let (record, member) = (size_of::<Rec>(), size_of::<F>());
+    if member == 0 {
+        MemberProblem::ZeroSized
+    } else if record % member != 0 {
+        MemberProblem::SizeDoesNotDivide
+    } else if byte_offset % member != 0 {
+        MemberProblem::OffsetNotMultiple
+    } else {
+        MemberProblem::None
+    }
 }

@@ -5,7 +5,7 @@
 //! `Vec<T>` only promises `align_of::<T>()`. Kernels with vector loads, and consumers that copy
 //! under-aligned data, want more; an `AlignedBuffer` is a `Vec`-like owner with that promise in its
 //! type. It dereferences to `[T]`, exports as a managed tensor without copying (it is a
-//! [`TensorOwner`]), and backs the copies [`Mdspan::to_managed`](crate::Mdspan::to_managed) makes.
+//! [`TensorOwner`](crate::TensorOwner)), and backs the copies [`Mdspan::to_managed_tensor`](crate::Mdspan::to_managed_tensor) makes.
 //!
 //! ```
 //! use dlspan::{AlignedBuffer, LayoutRight, ManagedTensor};
@@ -22,8 +22,9 @@
 
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
-use crate::owned::{Storage, TensorOwner};
-use crate::view::{Aligned, HostMdspan, HostMdspanMut};
+use crate::index::{self, Extents};
+use crate::space::HostAccessible;
+use crate::view::{Aligned, HostMdspan, HostMdspanMut, Mdspan, MdspanMut};
 use core::alloc::Layout;
 use core::fmt;
 use core::marker::PhantomData;
@@ -39,7 +40,7 @@ use std::alloc::{self, handle_alloc_error};
 /// Like `Box<[T]>`: it dereferences to `[T]`, drops its elements and frees its memory once, and is
 /// `Send`/`Sync` exactly when `T` is. The elements never move while the buffer lives (moving the
 /// buffer moves a pointer), so a managed tensor can borrow them: `AlignedBuffer<T, ALIGN>` is a
-/// [`TensorOwner`] for every element type.
+/// [`TensorOwner`](crate::TensorOwner) for every element type.
 ///
 /// ```
 /// use dlspan::AlignedBuffer;
@@ -251,6 +252,13 @@ impl<T, const ALIGN: usize> AlignedBuffer<T, ALIGN> {
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         // SAFETY: as in `as_slice`, and `&mut self` makes the access unique.
         unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The first element's pointer, as the buffer owns it (for an export handing the elements to a
+    /// managed tensor, which must not derive it from a borrow of the buffer).
+    #[inline]
+    pub(crate) fn as_non_null(&mut self) -> NonNull<T> {
+        self.ptr
     }
 
     /// A row-major view of the elements, whose type states the buffer's alignment.
@@ -505,14 +513,44 @@ impl<'b, T, const ALIGN: usize> IntoIterator for &'b mut AlignedBuffer<T, ALIGN>
     }
 }
 
-// SAFETY: the elements live in the buffer's own allocation, which does not move or change while the
-// buffer is neither dropped nor touched (the export touches it only to drop it); the pointer is
-// aligned (more than `T` needs) and non-null, `len` elements are initialised valid `T`s, writable
-// through the unique owner.
-unsafe impl<T: DlElement, const ALIGN: usize> TensorOwner for AlignedBuffer<T, ALIGN> {
-    type Elem = T;
+/// Copies of host views into aligned buffers: here rather than with the views, since a buffer is
+/// the higher of the two (it hands out views of itself).
+impl<T, const R: usize, E: Extents<R>, L: index::Layout, S: HostAccessible> Mdspan<'_, T, R, E, L, S> {
+    /// The elements in logical order, copied into an [`AlignedBuffer`] whose first element is
+    /// aligned to `ALIGN` bytes (one allocation).
+    ///
+    /// ```
+    /// let data = [1, 2, 3, 4];
+    /// let m = dlspan::HostMdspan::<i32, 2, dlspan::LayoutLeft>::from_slice(&data, [2, 2]).unwrap();
+    /// let copy = m.to_aligned_buffer::<64>();
+    /// assert_eq!((&*copy, copy.as_ptr().addr() % 64), (&[1, 3, 2, 4][..], 0));
+    /// ```
+    pub fn to_aligned_buffer<const ALIGN: usize>(&self) -> AlignedBuffer<T, ALIGN>
+    where
+        T: Clone,
+    {
+        if self.mapping().is_row_major() {
+            if let Some(slice) = self.as_slice() {
+                return AlignedBuffer::from_slice(slice);
+            }
+        }
+        self.iter().cloned().collect()
+    }
+}
 
-    fn storage(&mut self) -> Storage<T> {
-        Storage { ptr: self.ptr, len: self.len, writable: true }
+impl<T, const R: usize, E: Extents<R>, L: index::Layout, S: HostAccessible> MdspanMut<'_, T, R, E, L, S> {
+    /// The elements in logical order, copied into an [`AlignedBuffer`]; see
+    /// [`Mdspan::to_aligned_buffer`].
+    ///
+    /// ```
+    /// let mut data = [1u8, 2];
+    /// let m = dlspan::HostMdspanMut::<u8, 1>::from_slice(&mut data, [2]).unwrap();
+    /// assert_eq!(&*m.to_aligned_buffer::<16>(), &[1, 2]);
+    /// ```
+    pub fn to_aligned_buffer<const ALIGN: usize>(&self) -> AlignedBuffer<T, ALIGN>
+    where
+        T: Clone,
+    {
+        self.as_view().to_aligned_buffer()
     }
 }

@@ -48,7 +48,7 @@ pub const DLPACK_FLAG_BITMASK_READ_ONLY: u64 = 1 << 0;
 /// ```
 /// use dlspan::{CopyMode, HostMdspan, ffi::DLPACK_FLAG_BITMASK_IS_COPIED};
 /// let data = [1u8, 2];
-/// let copy = HostMdspan::<u8, 1>::from_slice(&data, [2])?.to_managed(CopyMode::Always)?;
+/// let copy = HostMdspan::<u8, 1>::from_slice(&data, [2])?.to_managed_tensor(CopyMode::Always)?;
 /// assert_ne!(copy.flags() & DLPACK_FLAG_BITMASK_IS_COPIED, 0);
 /// # Ok::<(), dlspan::DlpackError>(())
 /// ```

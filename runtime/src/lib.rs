@@ -6,9 +6,11 @@ mod check;
 pub mod convert;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+mod dlpack;
 pub mod dtype;
 pub mod error;
 pub mod ffi;
+mod index;
 #[cfg(feature = "ndarray")]
 mod ndarray_interop;
 pub mod owned;
@@ -24,8 +26,9 @@ pub mod __private;
 
 pub use buffer::AlignedBuffer;
 pub use convert::{
-    DlTensorRef, DlpackTensor, FromDlTensor, ImportOptions, ToDlpackTensor, to_device_mdspan, to_device_mdspan_mut,
-    to_dlpack_tensor, to_host_mdspan, to_host_mdspan_mut, to_managed_mdspan, to_managed_mdspan_mut,
+    DlTensorRef, DlpackTensor, DynDlpackTensor, FromDlTensor, ImportOptions, ToDlpackTensor, to_device_mdspan,
+    to_device_mdspan_mut, to_dlpack_tensor, to_host_mdspan, to_host_mdspan_mut, to_managed_mdspan,
+    to_managed_mdspan_mut,
 };
 pub use dlspan_macros::{DlElement, DlRecord, mdspan};
 pub use dtype::DlElement;
@@ -49,10 +52,10 @@ pub use num_complex;
 pub use owned::{CopyMode, IntoLegacyError, ManagedTensor, Storage, TensorOwner};
 pub use space::{Device, Host, HostAccessible, Managed, MemorySpace};
 pub use view::{
-    Aligned, DeviceMdspan, DeviceMdspanMut, DevicePackedMdspan, DevicePackedMdspanMut, Dim, Dims, Dyn, DynDlpackTensor,
-    DynMdspan, DynMdspanMut, Extents, HostMdspan, HostMdspanMut, HostPackedMdspan, HostPackedMdspanMut, Layout,
-    LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, ManagedMdspan, ManagedMdspanMut, Mapping, Mdspan,
-    MdspanMut, PackedIter, PackedMdspan, PackedMdspanMut, Static, SubviewRanges,
+    Aligned, DeviceMdspan, DeviceMdspanMut, DevicePackedMdspan, DevicePackedMdspanMut, Dim, Dims, Dyn, DynMdspan,
+    DynMdspanMut, Extents, HostMdspan, HostMdspanMut, HostPackedMdspan, HostPackedMdspanMut, Layout, LayoutLeft,
+    LayoutRight, LayoutStride, LayoutStrideRelaxed, ManagedMdspan, ManagedMdspanMut, Mapping, Mdspan, MdspanMut,
+    PackedIter, PackedMdspan, PackedMdspanMut, Static, SubviewRanges,
 };
 
 /// The README's examples, compiled and run as doctests.

@@ -8,8 +8,9 @@
 //!   dimension) as a relaxed view of rank `R`, checked.
 
 use crate::error::DlpackError;
+use crate::index::{Dims, Extents, Layout, LayoutStrideRelaxed, Mapping};
 use crate::space::{Host, HostAccessible};
-use crate::view::{Dims, Extents, Layout, LayoutStrideRelaxed, Mapping, Mdspan, MdspanMut};
+use crate::view::{Mdspan, MdspanMut};
 use ::ndarray::{ArrayView, ArrayViewMut, Axis, Dim, Dimension, IntoDimension, ShapeBuilder};
 use core::ptr::NonNull;
 

@@ -33,8 +33,10 @@
 //! # Ok::<(), dlspan::DlpackError>(())
 //! ```
 
+use crate::__private::{MemberProblem, member_problem};
+use crate::index::{Dims, Extents, Layout, LayoutStrideRelaxed, Mapping};
 use crate::space::MemorySpace;
-use crate::view::{Dims, Extents, Layout, LayoutStrideRelaxed, Mapping, Mdspan, MdspanMut};
+use crate::view::{Mdspan, MdspanMut};
 use core::fmt;
 use core::marker::PhantomData;
 use core::mem::size_of;
@@ -74,36 +76,6 @@ impl<Rec, F> Eq for Member<Rec, F> {}
 impl<Rec, F> fmt::Debug for Member<Rec, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Member").field("offset", &self.offset).field("stride", &Self::STRIDE).finish()
-    }
-}
-
-/// Why a field cannot be a member view; [`member_problem`] returns it.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MemberProblem {
-    /// The field fits.
-    None,
-    /// The field has no size.
-    ZeroSized,
-    /// The field's size does not divide the record's.
-    SizeDoesNotDivide,
-    /// The field's size does not divide its offset.
-    OffsetNotMultiple,
-}
-
-/// Whether a field of type `F` at `byte_offset` in `Rec` can be a member view (used by
-/// `#[derive(DlRecord)]` at compile time).
-#[doc(hidden)]
-pub const fn member_problem<Rec, F>(byte_offset: usize) -> MemberProblem {
-    let (record, member) = (size_of::<Rec>(), size_of::<F>());
-    if member == 0 {
-        MemberProblem::ZeroSized
-    } else if record % member != 0 {
-        MemberProblem::SizeDoesNotDivide
-    } else if byte_offset % member != 0 {
-        MemberProblem::OffsetNotMultiple
-    } else {
-        MemberProblem::None
     }
 }
 

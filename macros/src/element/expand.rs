@@ -101,7 +101,7 @@ fn explicit_dtype(input: &Input<'_>, explicit: &Explicit, krate: &Path) -> Token
     };
     let size_matches = quote_spanned! {explicit.span=>
         ::core::assert!(
-            #krate::dtype::storage_matches(__dlspan_dtype, ::core::mem::size_of::<#ident>()),
+            #krate::__private::storage_matches(__dlspan_dtype, ::core::mem::size_of::<#ident>()),
             "the size of this type does not match its #[dl] data type: size in bits must equal bits x lanes (or, for padded sub-byte storage, bits < 8 and one byte per lane)",
         );
     };

@@ -14,8 +14,10 @@ pub(crate) const LAYOUTS: [(&str, &str); 4] = [
 /// The spaces `space = ...` accepts, with the runtime type each names.
 pub(crate) const SPACES: [(&str, &str); 3] = [("host", "Host"), ("device", "Device"), ("managed", "Managed")];
 
-/// Highest rank of a tuple extents type in the runtime crate (`dlspan::view::MAX_STATIC_RANK`).
-pub(crate) const MAX_STATIC_RANK: usize = 12;
+/// Highest rank of a tuple extents type in the runtime crate: a copy of
+/// `dlspan::view::MAX_STATIC_EXTENTS_RANK` (this crate cannot depend on the runtime, which depends on
+/// it), held equal to it by the test below.
+pub(crate) const MAX_STATIC_EXTENTS_RANK: usize = 12;
 
 /// Collects every error of the input.
 pub(crate) fn check(input: &Input) -> syn::Result<()> {
@@ -46,11 +48,11 @@ pub(crate) fn check(input: &Input) -> syn::Result<()> {
         }
     }
     let any_static = input.extents.iter().any(|e| !matches!(e, Extent::Dynamic(_)));
-    if any_static && input.extents.len() > MAX_STATIC_RANK {
+    if any_static && input.extents.len() > MAX_STATIC_EXTENTS_RANK {
         errors.push(syn::Error::new(
             input.extents_span,
             format!(
-                "rank {} with static extents is not supported: static extents go up to rank {MAX_STATIC_RANK} \
+                "rank {} with static extents is not supported: static extents go up to rank {MAX_STATIC_EXTENTS_RANK} \
                  (all-`dyn` extents have no limit)",
                 input.extents.len()
             ),
@@ -71,5 +73,14 @@ pub(crate) fn check(input: &Input) -> syn::Result<()> {
     }) {
         Some(all) => Err(all),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The rank `mdspan!` refuses beyond is the rank the runtime's tuple extents types stop at.
+    #[test]
+    fn static_extents_rank_is_the_runtimes() {
+        assert_eq!(super::MAX_STATIC_EXTENTS_RANK, dlspan::view::MAX_STATIC_EXTENTS_RANK);
     }
 }

@@ -35,17 +35,17 @@ fn member_constant(record: &syn::Ident, field: &Field<'_>, krate: &Path) -> Toke
     let doc =
         format!("The `{name}` member of `{record}`: `view.member({record}::{constant})` views it in every record.");
     let proofs = quote_spanned! {*span=>
-        let __dlspan_problem = #krate::record::member_problem::<#record, #ty>(::core::mem::offset_of!(#record, #member));
+        let __dlspan_problem = #krate::__private::member_problem::<#record, #ty>(::core::mem::offset_of!(#record, #member));
         ::core::assert!(
-            !::core::matches!(__dlspan_problem, #krate::record::MemberProblem::ZeroSized),
+            !::core::matches!(__dlspan_problem, #krate::__private::MemberProblem::ZeroSized),
             "this member has no size, so it cannot be viewed (skip it with #[dl(skip)])",
         );
         ::core::assert!(
-            !::core::matches!(__dlspan_problem, #krate::record::MemberProblem::SizeDoesNotDivide),
+            !::core::matches!(__dlspan_problem, #krate::__private::MemberProblem::SizeDoesNotDivide),
             "this member's size does not divide the record's size, so the records are not a whole number of members apart (skip it with #[dl(skip)])",
         );
         ::core::assert!(
-            !::core::matches!(__dlspan_problem, #krate::record::MemberProblem::OffsetNotMultiple),
+            !::core::matches!(__dlspan_problem, #krate::__private::MemberProblem::OffsetNotMultiple),
             "this member's offset is not a multiple of its size, so it is not a whole element of the record buffer (reorder the fields, or skip it with #[dl(skip)])",
         );
     };

@@ -234,7 +234,8 @@ pub trait TensorVisitor {
     }
 }
 
-/// The highest rank [`dispatch_rank`] instantiates.
+/// The highest rank [`dispatch_rank`] (and [`dispatch_tensor`]) instantiates. One of the crate's
+/// [rank limits](crate::rules#limits).
 ///
 /// ```
 /// assert_eq!(dlspan::dtype::MAX_DISPATCH_RANK, 8);

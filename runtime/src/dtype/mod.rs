@@ -51,6 +51,7 @@ mod cast;
 mod dispatch;
 mod minifloat;
 mod numeric;
+mod value;
 mod vector;
 
 pub use boolean::Bool;
@@ -220,17 +221,7 @@ pub const fn is_padded_subbyte<T: DlElement>() -> bool {
 /// sub-byte values, DLPack's default), or one byte per lane for padded sub-byte storage
 /// (`IS_SUBBYTE_TYPE_PADDED`). `None` where DLPack defines no storage: zero bits or lanes, or a
 /// width of 8 bits or more that is not a whole number of bytes.
-///
-/// ```
-/// use dlspan::dtype::storage_bits;
-/// use dlspan::ffi::{DLDataType, DLDataTypeCode};
-/// let fp4 = DLDataType::new(DLDataTypeCode::kDLFloat4_e2m1fn, 4, 1);
-/// assert_eq!(storage_bits(fp4, false), Some(4)); // two values per byte
-/// assert_eq!(storage_bits(fp4, true), Some(8)); // one value per byte
-/// assert_eq!(storage_bits(DLDataType::new(DLDataTypeCode::kDLFloat, 32, 4), false), Some(128));
-/// assert_eq!(storage_bits(DLDataType::new(DLDataTypeCode::kDLFloat, 12, 1), false), None);
-/// ```
-pub const fn storage_bits(dtype: DLDataType, padded: bool) -> Option<usize> {
+pub(crate) const fn storage_bits(dtype: DLDataType, padded: bool) -> Option<usize> {
     let (bits, lanes) = (dtype.bits as usize, dtype.lanes as usize);
     if bits == 0 || lanes == 0 || (bits >= 8 && bits % 8 != 0) {
         None
@@ -243,14 +234,7 @@ pub const fn storage_bits(dtype: DLDataType, padded: bool) -> Option<usize> {
 
 /// The bytes `count` elements of `dtype` take packed (DLPack's default for sub-byte types, low bits
 /// first): `ceil(count · bits · lanes / 8)`, or `None` on overflow.
-///
-/// ```
-/// use dlspan::dtype::{packed_bytes, DlElement, Float4E2m1fn, Float6E2m3fn};
-/// assert_eq!(packed_bytes(Float4E2m1fn::DTYPE, 3), Some(2));
-/// assert_eq!(packed_bytes(Float6E2m3fn::DTYPE, 3), Some(3)); // 18 bits
-/// assert_eq!(packed_bytes(f32::DTYPE, 3), Some(12));
-/// ```
-pub const fn packed_bytes(dtype: DLDataType, count: usize) -> Option<usize> {
+pub(crate) const fn packed_bytes(dtype: DLDataType, count: usize) -> Option<usize> {
     let bits = (dtype.bits as u128) * (dtype.lanes as u128) * (count as u128);
     let bytes = bits.div_ceil(8);
     if bytes > isize::MAX as u128 { None } else { Some(bytes as usize) }
@@ -259,13 +243,7 @@ pub const fn packed_bytes(dtype: DLDataType, count: usize) -> Option<usize> {
 /// Whether `T` is a one-value storage type of a sub-byte dtype: one byte holding `bits < 8` bits,
 /// one lane. These are the element types of packed views
 /// ([`PackedMdspan`](crate::PackedMdspan)), whose values are stored `bits` apart.
-///
-/// ```
-/// use dlspan::dtype::{is_packable, Float4E2m1fn, Float4E2m1fnX2};
-/// assert!(is_packable::<Float4E2m1fn>());
-/// assert!(!is_packable::<Float4E2m1fnX2>() && !is_packable::<u8>());
-/// ```
-pub const fn is_packable<T: DlElement>() -> bool {
+pub(crate) const fn is_packable<T: DlElement>() -> bool {
     T::DTYPE.bits < 8 && T::DTYPE.lanes == 1 && size_of::<T>() == 1
 }
 
@@ -280,16 +258,9 @@ pub const fn storage_matches_dtype<T: DlElement>() -> bool {
 }
 
 /// Whether `size` bytes per element match `dtype` under [`DlElement`]'s size condition: exactly
-/// `bits * lanes` bits, or padded sub-byte storage (`bits < 8`, one byte per lane).
-///
-/// ```
-/// use dlspan::ffi::{DLDataType, DLDataTypeCode};
-/// use dlspan::dtype::storage_matches;
-/// assert!(storage_matches(DLDataType::new(DLDataTypeCode::kDLFloat6_e2m3fn, 6, 4), 3));
-/// assert!(storage_matches(DLDataType::new(DLDataTypeCode::kDLFloat6_e2m3fn, 6, 4), 4));
-/// assert!(!storage_matches(DLDataType::new(DLDataTypeCode::kDLFloat, 32, 1), 8));
-/// ```
-pub const fn storage_matches(dtype: DLDataType, size: usize) -> bool {
+/// `bits * lanes` bits, or padded sub-byte storage (`bits < 8`, one byte per lane). The derive
+/// calls it through `__private`.
+pub(crate) const fn storage_matches(dtype: DLDataType, size: usize) -> bool {
     let bits = dtype.bits as usize;
     let lanes = dtype.lanes as usize;
     bits >= 1 && lanes >= 1 && (bits * lanes == 8 * size || (bits < 8 && size == lanes))

@@ -1,7 +1,7 @@
 //! [`Numeric`]: element arithmetic for generic code over every built-in scalar type.
 
-use super::cast::{Castable, cast};
 use super::minifloat::*;
+use super::value::{Castable, convert};
 use super::{Bool, DlElement};
 use core::fmt::Debug;
 use half::{bf16, f16};
@@ -23,7 +23,7 @@ use num_complex::Complex;
 /// [`Acc`](Self::Acc) is the type sums and intermediate results use (`f32` for the 16-bit and
 /// smaller floats, 64 bits for integers, `bool` and `Bool`), reached exactly with
 /// [`to_acc`](Self::to_acc) and left with one rounding through [`from_acc`](Self::from_acc);
-/// conversions to and from other types go through [`cast`].
+/// conversions to and from other types go through [`cast`](super::cast).
 ///
 /// Sealed: dlspan defines the cast rules of each type. Your own element types map to these by
 /// their dtype (a `#[repr(transparent)]` newtype of `f32` dispatches as `f32`).
@@ -79,10 +79,10 @@ pub trait Numeric: DlElement + PartialEq + Debug + Castable {
     /// ```
     #[inline]
     fn to_acc(self) -> Self::Acc {
-        cast(self)
+        convert(self)
     }
 
-    /// An accumulator value rounded into this type, as [`cast`].
+    /// An accumulator value rounded into this type, as [`cast`](super::cast).
     ///
     /// ```
     /// use dlspan::dtype::{Numeric, Float8E5m2};
@@ -90,7 +90,7 @@ pub trait Numeric: DlElement + PartialEq + Debug + Castable {
     /// ```
     #[inline]
     fn from_acc(acc: Self::Acc) -> Self {
-        cast(acc)
+        convert(acc)
     }
 }
 

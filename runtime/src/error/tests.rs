@@ -274,7 +274,7 @@ fn produced() -> Vec<DlpackError> {
 
     // CopyRequired.
     let view = HostMdspan::<i32, 1>::from_slice(&DATA, [8]).unwrap();
-    errors.push(view.to_managed(CopyMode::Never).map(|_| ()).unwrap_err());
+    errors.push(view.to_managed_tensor(CopyMode::Never).map(|_| ()).unwrap_err());
 
     // AllocationFailed: a size that overflows isize.
     errors.push(crate::AlignedBuffer::<f64>::try_zeroed(usize::MAX / 4).map(|_| ()).unwrap_err());

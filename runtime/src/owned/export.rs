@@ -6,15 +6,15 @@
 //! drops the owner inside `catch_unwind`, so a panicking `Drop` never unwinds into C.
 
 use super::ManagedTensor;
-use crate::convert::Element;
+use crate::buffer::AlignedBuffer;
+use crate::dlpack::Element;
 use crate::dtype::DlElement;
-use crate::error::DlpackError;
+use crate::error::{DlpackError, LayoutKind};
 use crate::ffi::{
-    DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPACK_FLAG_BITMASK_IS_COPIED,
-    DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, DLPACK_FLAG_BITMASK_READ_ONLY, DLPackVersion, DLTensor,
+    DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED,
+    DLPACK_FLAG_BITMASK_READ_ONLY, DLPackVersion, DLTensor,
 };
-use crate::space::HostAccessible;
-use crate::view::{Dims, Extents, Layout, LayoutStrideRelaxed, Mapping, Mdspan, MdspanMut};
+use crate::index::{Dims, LayoutStrideRelaxed, Mapping};
 use core::ffi::c_void;
 use core::mem::{ManuallyDrop, size_of};
 use core::ptr::{self, NonNull};
@@ -127,6 +127,18 @@ unsafe impl<T: DlElement> TensorOwner for &'static mut [T] {
     }
 }
 
+// SAFETY: the elements live in the buffer's own allocation, which does not move or change while the
+// buffer is neither dropped nor touched (the export touches it only to drop it); the pointer is
+// aligned (more than `T` needs) and non-null, `len` elements are initialised valid `T`s, writable
+// through the unique owner.
+unsafe impl<T: DlElement, const ALIGN: usize> TensorOwner for AlignedBuffer<T, ALIGN> {
+    type Elem = T;
+
+    fn storage(&mut self) -> Storage<T> {
+        Storage { ptr: self.as_non_null(), len: self.len(), writable: true }
+    }
+}
+
 /// What an export holds: a host owner ([`TensorOwner`], exported as CPU memory) or, inside the
 /// crate, an owner of device memory exported with its device.
 ///
@@ -165,8 +177,8 @@ unsafe impl<O: TensorOwner> ExportOwner for O {
 /// use dlspan::{CopyMode, DlpackError, HostMdspan};
 /// let data = [1u8, 2, 3];
 /// let view = HostMdspan::<u8, 1>::from_slice(&data, [3])?;
-/// assert!(view.to_managed(CopyMode::IfNeeded)?.is_copied());
-/// assert_eq!(view.to_managed(CopyMode::Never).unwrap_err(), DlpackError::CopyRequired);
+/// assert!(view.to_managed_tensor(CopyMode::IfNeeded)?.is_copied());
+/// assert_eq!(view.to_managed_tensor(CopyMode::Never).unwrap_err(), DlpackError::CopyRequired);
 /// # Ok::<(), DlpackError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -542,7 +554,7 @@ fn export_compact_as<O: ExportOwner, const R: usize>(
     element: Element,
     required: impl FnOnce(usize) -> Result<Required, DlpackError>,
 ) -> Result<ManagedTensor, DlpackError> {
-    let strides = crate::check::compact_strides(&shape, crate::LayoutKind::Right)?;
+    let strides = crate::check::compact_strides(&shape, LayoutKind::Right)?;
     let empty = shape.contains(&0);
     // Validated: the product of the extents (each at least 1 here) fits isize.
     let size = if empty { 0 } else { shape.iter().fold(1usize, |acc, &e| acc.wrapping_mul(e)) };
@@ -556,57 +568,4 @@ fn export_compact_as<O: ExportOwner, const R: usize>(
         extra_flags,
         element,
     )
-}
-
-/// The alignment of the buffers that view copies export, in bytes.
-const COPY_ALIGNMENT: usize = 64;
-
-impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<'_, T, R, E, L, S> {
-    /// An owned managed tensor of this view's elements. A borrowed view cannot hand out ownership
-    /// of its data, so every export copies: into a compact row-major [`AlignedBuffer`](crate::AlignedBuffer) (64-byte
-    /// aligned, what JAX needs to import without copying again) the consumer owns alone
-    /// (`IS_COPIED` set, writable); [`CopyMode::Never`] is refused.
-    ///
-    /// # Errors
-    ///
-    /// [`DlpackError::CopyRequired`] for [`CopyMode::Never`].
-    ///
-    /// ```
-    /// use dlspan::{CopyMode, HostMdspan, LayoutRight};
-    /// let data: Vec<i32> = (0..6).collect();
-    /// let view = HostMdspan::<i32, 2>::from_slice(&data, [2, 3])?;
-    /// let owned = view.subview((.., 1..)).to_managed(CopyMode::Always)?;
-    /// assert!(owned.is_copied() && !owned.is_read_only());
-    /// assert_eq!(owned.view::<i32, 2, LayoutRight>()?.to_vec(), [1, 2, 4, 5]);
-    /// # Ok::<(), dlspan::DlpackError>(())
-    /// ```
-    pub fn to_managed(&self, copy: CopyMode) -> Result<ManagedTensor, DlpackError> {
-        match copy {
-            CopyMode::Never => Err(DlpackError::CopyRequired),
-            CopyMode::Always | CopyMode::IfNeeded => export_compact(
-                self.to_aligned_buffer::<COPY_ALIGNMENT>(),
-                self.extents(),
-                DLPACK_FLAG_BITMASK_IS_COPIED,
-            ),
-        }
-    }
-}
-
-impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanMut<'_, T, R, E, L, S> {
-    /// An owned managed tensor of this view's elements; see [`Mdspan::to_managed`].
-    ///
-    /// # Errors
-    ///
-    /// [`DlpackError::CopyRequired`] for [`CopyMode::Never`].
-    ///
-    /// ```
-    /// use dlspan::{CopyMode, HostMdspanMut};
-    /// let mut data = [1u8, 2];
-    /// let view = HostMdspanMut::<u8, 1>::from_slice(&mut data, [2])?;
-    /// assert_eq!(view.to_managed(CopyMode::Always)?.shape(), &[2]);
-    /// # Ok::<(), dlspan::DlpackError>(())
-    /// ```
-    pub fn to_managed(&self, copy: CopyMode) -> Result<ManagedTensor, DlpackError> {
-        self.as_view().to_managed(copy)
-    }
 }

@@ -41,7 +41,7 @@ pub(super) fn settle(cell: &mut Lending) {
 impl ManagedTensor {
     /// `view`, its device memory (if any) ordered by this tensor's lending event, which it borrows.
     #[inline]
-    pub(super) fn lend<'s, V: crate::FromDlTensor<'s>>(&'s self, view: V) -> V {
+    pub(super) fn lend<'s, V: crate::dlpack::FromDlTensor<'s>>(&'s self, view: V) -> V {
         match lent_order(&self.order, self.device()) {
             Some(order) => view.with_order(order),
             None => view,

@@ -188,7 +188,7 @@ fn dyn_footprint<S: MemorySpace>(view: &DynMdspan<'_, S>) -> Footprint {
     if bits % 8 != 0 {
         return Footprint::new(view.device(), range.clone(), range.start, 0, range.len());
     }
-    let anchor = (view.data_ptr() as usize).wrapping_add(view.byte_offset() as usize);
+    let anchor = (view.data_handle() as usize).wrapping_add(view.byte_offset() as usize);
     let size = bits / 8;
     Footprint::new(
         view.device(),

@@ -1,11 +1,8 @@
 //! [`Aligned`]: a view whose first element is aligned to `ALIGN` bytes, a promise in its type.
 
-use super::extents::{Dims, Extents};
-use super::layout::Layout;
-use super::mdspan::{Mdspan, MdspanMut, SubviewRanges};
-use crate::convert::{self, DlpackTensor, FromDlTensor, ImportOptions, ToDlpackTensor};
+use super::mdspan::{Mdspan, MdspanMut};
 use crate::error::DlpackError;
-use crate::ffi::DLTensor;
+use crate::index::{Dims, Extents, Layout, SubviewRanges};
 use crate::space::MemorySpace;
 use core::fmt;
 use core::ops::{Deref, Index, IndexMut};
@@ -169,68 +166,6 @@ impl<V, const ALIGN: usize> Aligned<V, ALIGN> {
         Self { view }
     }
 
-    /// A view of a `DLTensor` of a current producer, checked by every import rule and then by the
-    /// alignment (rule [A1](crate::rules#a1)).
-    ///
-    /// # Errors
-    ///
-    /// The first import rule that fails; then [`DlpackError::Underaligned`].
-    ///
-    /// # Safety
-    ///
-    /// As for `V`'s own `from_dltensor` ([`Mdspan::from_dltensor`], [`MdspanMut::from_dltensor`]).
-    ///
-    /// ```
-    /// use dlspan::{Aligned, HostMdspan, ToDlpackTensor};
-    /// let buffer = dlspan::AlignedBuffer::<i32, 16>::from_fn(8, |i| i as i32);
-    /// let exported = buffer.view([2, 4])?;
-    /// let dl = exported.to_dlpack_tensor()?;
-    /// let tensor = dl.get();
-    /// // SAFETY: the tensor describes `buffer`, alive and unwritten while the view lives.
-    /// let view = unsafe { Aligned::<HostMdspan<'_, i32, 2>, 16>::from_dltensor(&tensor) }?;
-    /// assert_eq!(view[[1, 3]], 7);
-    /// # Ok::<(), dlspan::DlpackError>(())
-    /// ```
-    #[inline]
-    pub unsafe fn from_dltensor<'a>(tensor: &'a DLTensor) -> Result<Self, DlpackError>
-    where
-        V: FromDlTensor<'a> + AlignedView,
-    {
-        // SAFETY: forwarded to the caller.
-        unsafe { Self::from_dltensor_with(tensor, ImportOptions::CURRENT) }
-    }
-
-    /// A view of a `DLTensor`, with what the producer said about it; see
-    /// [`from_dltensor`](Self::from_dltensor).
-    ///
-    /// # Errors
-    ///
-    /// The first import rule that fails; then [`DlpackError::Underaligned`].
-    ///
-    /// # Safety
-    ///
-    /// As for `V`'s own `from_dltensor_with`.
-    ///
-    /// ```
-    /// use dlspan::{Aligned, DlpackError, HostMdspan, ImportOptions, ToDlpackTensor};
-    /// let buffer = dlspan::AlignedBuffer::<u8, 64>::zeroed(8);
-    /// let exported = HostMdspan::<u8, 1>::from_slice(&buffer[2..], [6])?;
-    /// let dl = exported.to_dlpack_tensor()?;
-    /// let tensor = dl.get();
-    /// // SAFETY: the tensor describes `buffer`, alive and unwritten here.
-    /// let view = unsafe { Aligned::<HostMdspan<'_, u8, 1>, 4>::from_dltensor_with(&tensor, ImportOptions::CURRENT) };
-    /// assert!(matches!(view, Err(DlpackError::Underaligned { required: 4, found: 2, .. })));
-    /// # Ok::<(), DlpackError>(())
-    /// ```
-    #[inline]
-    pub unsafe fn from_dltensor_with<'a>(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError>
-    where
-        V: FromDlTensor<'a> + AlignedView,
-    {
-        // SAFETY: forwarded to the caller.
-        Self::new(unsafe { V::view_dltensor(tensor, options) }?)
-    }
-
     /// The view, without the alignment in its type.
     ///
     /// ```
@@ -257,30 +192,6 @@ impl<V, const ALIGN: usize> Deref for Aligned<V, ALIGN> {
 impl<V: fmt::Debug, const ALIGN: usize> fmt::Debug for Aligned<V, ALIGN> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Aligned").field("align", &ALIGN).field("view", &self.view).finish()
-    }
-}
-
-impl<V: convert::sealed::Sealed, const ALIGN: usize> convert::sealed::Sealed for Aligned<V, ALIGN> {}
-
-impl<'a, V: FromDlTensor<'a> + AlignedView, const ALIGN: usize> FromDlTensor<'a> for Aligned<V, ALIGN> {
-    const MUTABLE: bool = V::MUTABLE;
-
-    #[inline]
-    unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
-        // SAFETY: forwarded to the caller.
-        unsafe { Self::from_dltensor_with(tensor, options) }
-    }
-
-    #[inline]
-    fn with_order(self, order: crate::space::OrderEvent) -> Self {
-        Self { view: self.view.with_order(order) }
-    }
-}
-
-impl<V: ToDlpackTensor<R>, const R: usize, const ALIGN: usize> ToDlpackTensor<R> for Aligned<V, ALIGN> {
-    #[inline]
-    fn to_dlpack_tensor(&self) -> Result<DlpackTensor<'_, R>, DlpackError> {
-        self.view.to_dlpack_tensor()
     }
 }
 

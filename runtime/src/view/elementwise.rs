@@ -4,7 +4,8 @@
 //!
 //! Axes are visited from the largest stride to the smallest, and reversed axes (negative strides)
 //! backwards, so memory is walked forwards; contiguous views fold over plain slices, which the
-//! compiler vectorises. [`Mdspan::iter`] stays the logical-order traversal.
+//! compiler vectorises. [`Mdspan::iter`] stays the logical-order traversal. The whole-view
+//! operations `fill`, `copy_from` and `cast_from` run on them.
 //!
 //! ```
 //! use dlspan::{HostMdspan, HostMdspanMut, LayoutLeft};
@@ -20,11 +21,10 @@
 //! # Ok::<(), dlspan::DlpackError>(())
 //! ```
 
-use super::extents::Extents;
-use super::layout::Layout;
-use super::mapping::Mapping;
 use super::mdspan::{Mdspan, MdspanMut};
+use crate::dtype::{Numeric, cast};
 use crate::error::DlpackError;
+use crate::index::{Extents, Layout, Mapping};
 use crate::space::HostAccessible;
 use core::iter::Sum;
 use core::mem::size_of;
@@ -504,5 +504,82 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanM
             }
         });
         Ok(())
+    }
+}
+
+/// The whole-view operations, by the names the crate uses for them everywhere (`dst.fill(value)`,
+/// `dst.copy_from(&src)`, `dst.cast_from(&src)`: the view written is the receiver).
+impl<T: Clone, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanMut<'_, T, R, E, L, S> {
+    /// Writes `value` into every element, in memory order.
+    ///
+    /// ```
+    /// use dlspan::{HostMdspanMut, LayoutStride};
+    /// let mut data = [0u8; 6];
+    /// let mut every_other = HostMdspanMut::<u8, 1, LayoutStride>::from_slice_strided(&mut data, [3], [2])?;
+    /// every_other.fill(7);
+    /// assert_eq!(data, [7, 0, 7, 0, 7, 0]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    pub fn fill(&mut self, value: T) {
+        self.for_each_unordered(|element| element.clone_from(&value));
+    }
+
+    /// Overwrites every element with the element at the same index of `source` (any layout and
+    /// strides; one shape), in this view's memory order; views that lay their elements out alike
+    /// and contiguously are copied as one slice.
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::ShapeMismatch`] when the extents differ (nothing is written).
+    ///
+    /// ```
+    /// use dlspan::{DlpackError, HostMdspan, HostMdspanMut, LayoutLeft};
+    /// let source = [1, 2, 3, 4, 5, 6];
+    /// let source = HostMdspan::<i32, 2>::from_slice(&source, [2, 3])?;
+    /// let mut columns = [0; 6];
+    /// let mut target = HostMdspanMut::<i32, 2, LayoutLeft>::from_slice(&mut columns, [2, 3])?;
+    /// target.copy_from(&source)?;
+    /// let transposed = HostMdspan::<i32, 2>::from_slice(&[0; 6], [3, 2])?;
+    /// assert!(matches!(target.copy_from(&transposed), Err(DlpackError::ShapeMismatch { axis: 0, .. })));
+    /// assert_eq!(columns, [1, 4, 2, 5, 3, 6]); // the same matrix, column-major
+    /// # Ok::<(), DlpackError>(())
+    /// ```
+    pub fn copy_from<E2: Extents<R>, L2: Layout, S2: HostAccessible>(
+        &mut self,
+        source: &Mdspan<'_, T, R, E2, L2, S2>,
+    ) -> Result<(), DlpackError> {
+        self.zip_with(source, |target, value| target.clone_from(value))
+    }
+}
+
+impl<'a, T: Numeric, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanMut<'a, T, R, E, L, S> {
+    /// Overwrites every element with the [`cast`] of the element at the same index of `source`
+    /// (any element type, layout and strides; one shape), in this view's memory order.
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::ShapeMismatch`] when the extents differ (nothing is written).
+    ///
+    /// ```
+    /// use dlspan::{HostMdspan, HostMdspanMut, LayoutLeft};
+    /// use dlspan::dtype::Float8E4m3fn;
+    /// let source = [0.3f32, 1.0, 1000.0, -2.0, 0.0, 448.0];
+    /// let source = HostMdspan::<f32, 2>::from_slice(&source, [2, 3])?;
+    /// let mut codes = [Float8E4m3fn::default(); 6];
+    /// let mut target = HostMdspanMut::<Float8E4m3fn, 2, LayoutLeft>::from_slice(&mut codes, [2, 3])?;
+    /// target.cast_from(&source)?;
+    /// assert_eq!(target[[0, 0]].to_f32(), 0.3125);
+    /// assert!(target[[0, 2]].is_nan()); // e4m3fn has no infinity
+    /// assert_eq!(codes[5].to_f32(), 448.0); // column-major: [1, 2] is the last element
+    /// let mut short = [Float8E4m3fn::default(); 3];
+    /// let mut short = HostMdspanMut::<Float8E4m3fn, 2>::from_slice(&mut short, [1, 3])?;
+    /// assert!(matches!(short.cast_from(&source), Err(dlspan::DlpackError::ShapeMismatch { .. })));
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    pub fn cast_from<U: Numeric, E2: Extents<R>, L2: Layout, S2: HostAccessible>(
+        &mut self,
+        source: &Mdspan<'_, U, R, E2, L2, S2>,
+    ) -> Result<(), DlpackError> {
+        self.zip_with(source, |target, &value| *target = cast(value))
     }
 }

@@ -1,10 +1,8 @@
 //! `Debug` for views: extents, strides, layout, memory space, and the values as nested lists when
 //! the host can read them (elided like NumPy beyond 1000 elements).
 
-use super::extents::Extents;
-use super::layout::Layout;
-use super::mapping::Mapping;
 use super::mdspan::{Mdspan, MdspanMut};
+use crate::index::{Extents, Layout, Mapping};
 use crate::space::MemorySpace;
 use core::fmt;
 use core::ptr::NonNull;

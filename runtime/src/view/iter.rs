@@ -7,9 +7,7 @@
 //! the outer indices. `fold` (and everything built on it: `sum`, `for_each`, `count`, …) runs each
 //! run as a tight loop.
 
-use super::extents::Extents;
-use super::layout::Layout;
-use super::mapping::Mapping;
+use crate::index::{Extents, Layout, Mapping};
 use core::iter::FusedIterator;
 use core::marker::PhantomData;
 use core::ptr::NonNull;

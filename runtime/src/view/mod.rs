@@ -1,4 +1,7 @@
-//! Typed multi-dimensional views: extents, layouts, mappings, the view types and their iterators.
+//! Typed multi-dimensional views: the view types ([`Mdspan`], [`MdspanMut`], the packed, aligned
+//! and dynamic views), their iterators and element-wise operations, with the index math they stand
+//! on (extents, layouts, mappings, ranks), re-exported here. The ranks that features generated per
+//! rank reach are listed on the rules page ([rank limits](crate::rules#limits)).
 //!
 //! ```
 //! use dlspan::view::{HostMdspan, LayoutStride};
@@ -8,34 +11,30 @@
 //! ```
 
 mod aligned;
-mod axis_iter;
 mod dynamic;
 mod elementwise;
-mod extents;
 mod fmt;
 mod iter;
-mod layout;
-mod mapping;
 mod mdspan;
 #[cfg(test)]
 mod origin_tests;
 mod packed;
-mod rank;
 
-pub use aligned::{Aligned, AlignedView};
-pub use axis_iter::{AxisIter, AxisIterMut};
-pub use dynamic::{DynDlpackTensor, DynMdspan, DynMdspanMut};
-pub(crate) use elementwise::first_non_boolean_byte;
-pub use extents::{Dim, Dims, Dyn, Extents, MAX_STATIC_RANK, NestedArray, Static};
-pub use iter::{Iter, IterMut};
-pub use layout::{Layout, LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, RelaxedStrides};
-pub use mapping::Mapping;
-pub use mdspan::{
-    DeviceMdspan, DeviceMdspanMut, HostMdspan, HostMdspanMut, ManagedMdspan, ManagedMdspanMut, Mdspan, MdspanMut,
-    SubviewRanges,
+pub use crate::index::{
+    Dim, Dims, Dyn, Extents, Layout, LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, LowerRank,
+    MAX_AXIS_REMOVAL_RANK, MAX_STATIC_EXTENTS_RANK, Mapping, NestedArray, Rank, RelaxedStrides, Static, SubviewRanges,
 };
+pub use aligned::{Aligned, AlignedView};
+pub(crate) use dynamic::DynParts;
+pub use dynamic::{DynMdspan, DynMdspanMut};
+pub(crate) use elementwise::first_non_boolean_byte;
+pub use iter::{Iter, IterMut};
+pub use mdspan::{
+    AxisIter, AxisIterMut, DeviceMdspan, DeviceMdspanMut, HostMdspan, HostMdspanMut, ManagedMdspan, ManagedMdspanMut,
+    Mdspan, MdspanMut,
+};
+pub(crate) use packed::assert_packable;
 pub use packed::{
     DevicePackedMdspan, DevicePackedMdspanMut, HostPackedMdspan, HostPackedMdspanMut, PackedIter, PackedMdspan,
     PackedMdspanMut,
 };
-pub use rank::{LowerRank, MAX_AXIS_RANK, Rank};

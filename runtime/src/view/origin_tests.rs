@@ -137,24 +137,26 @@ fn every_view_type_takes_a_lending_event() {
     let packed = tensor(bytes.as_ptr(), <Float4E2m1fn as crate::DlElement>::DTYPE);
     let options = crate::ImportOptions::CURRENT;
     // SAFETY: the tensors describe `data` and `bytes`, never read on the host through device views.
-    let shared = unsafe { Mdspan::<f32, 1, Dims<1>, LayoutRight, Device>::view_dltensor(&floats, options) };
+    let shared = unsafe { Mdspan::<f32, 1, Dims<1>, LayoutRight, Device>::from_dltensor_with(&floats, options) };
     assert_eq!(shared.unwrap().with_order(order).origin(), tracked());
     // SAFETY: as above.
-    let mutable = unsafe { MdspanMut::<f32, 1, Dims<1>, LayoutRight, Device>::view_dltensor(&floats, options) };
+    let mutable = unsafe { MdspanMut::<f32, 1, Dims<1>, LayoutRight, Device>::from_dltensor_with(&floats, options) };
     assert_eq!(mutable.unwrap().with_order(order).origin(), tracked());
     // SAFETY: as above.
-    let dynamic = unsafe { DynMdspan::<Device>::view_dltensor(&floats, options) }.unwrap().with_order(order);
+    let dynamic = unsafe { DynMdspan::<Device>::from_dltensor_with(&floats, options) }.unwrap().with_order(order);
     assert_eq!(dynamic.typed::<f32, 1, LayoutRight>().unwrap().origin(), tracked());
     // SAFETY: as above.
-    let mut dynamic = unsafe { DynMdspanMut::<Device>::view_dltensor(&floats, options) }.unwrap().with_order(order);
+    let mut dynamic =
+        unsafe { DynMdspanMut::<Device>::from_dltensor_with(&floats, options) }.unwrap().with_order(order);
     assert_eq!(dynamic.typed_mut::<f32, 1, LayoutRight>().unwrap().origin(), tracked());
     // SAFETY: as above.
     let packed_view =
-        unsafe { PackedMdspan::<Float4E2m1fn, 1, Dims<1>, LayoutRight, Device>::view_dltensor(&packed, options) };
+        unsafe { PackedMdspan::<Float4E2m1fn, 1, Dims<1>, LayoutRight, Device>::from_dltensor_with(&packed, options) };
     assert_eq!(packed_view.unwrap().with_order(order).origin(), tracked());
     // SAFETY: as above.
-    let aligned =
-        unsafe { crate::Aligned::<Mdspan<f32, 1, Dims<1>, LayoutRight, Device>, 4>::view_dltensor(&floats, options) };
+    let aligned = unsafe {
+        crate::Aligned::<Mdspan<f32, 1, Dims<1>, LayoutRight, Device>, 4>::from_dltensor_with(&floats, options)
+    };
     assert_eq!(aligned.unwrap().with_order(order).into_inner().origin(), tracked());
     // Host views carry no event: the order is not theirs to keep.
     let host = crate::HostMdspan::<f32, 1>::from_slice(&data, [4]).unwrap();

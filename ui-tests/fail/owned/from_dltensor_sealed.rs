@@ -9,8 +9,12 @@ struct Sneaky<'a>(HostMdspanMut<'a, u8, 1>);
 impl<'a> FromDlTensor<'a> for Sneaky<'a> {
     const MUTABLE: bool = false;
 
-    unsafe fn view_dltensor(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
-        unsafe { HostMdspanMut::view_dltensor(tensor, options) }.map(Sneaky)
+    unsafe fn from_dltensor_with(tensor: &'a DLTensor, options: ImportOptions) -> Result<Self, DlpackError> {
+        unsafe { HostMdspanMut::from_dltensor_with(tensor, options) }.map(Sneaky)
+    }
+
+    fn with_order(self, _: dlspan::space::OrderEvent) -> Self {
+        self
     }
 }
 

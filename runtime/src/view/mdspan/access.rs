@@ -2,11 +2,9 @@
 //! views in host-accessible memory.
 
 use super::{Mdspan, MdspanMut};
-use crate::buffer::AlignedBuffer;
+use crate::index::{Extents, Layout};
 use crate::space::HostAccessible;
-use crate::view::extents::Extents;
 use crate::view::iter::{Iter, IterMut};
-use crate::view::layout::Layout;
 use core::ops::{Index, IndexMut};
 
 /// Host-side element access of shared views.
@@ -89,27 +87,6 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<
         let mut out = Vec::with_capacity(self.size());
         self.iter().for_each(|x| out.push(x.clone()));
         out
-    }
-
-    /// The elements in logical order, copied into an [`AlignedBuffer`] whose first element is
-    /// aligned to `ALIGN` bytes (one allocation).
-    ///
-    /// ```
-    /// let data = [1, 2, 3, 4];
-    /// let m = dlspan::HostMdspan::<i32, 2, dlspan::LayoutLeft>::from_slice(&data, [2, 2]).unwrap();
-    /// let copy = m.to_aligned_buffer::<64>();
-    /// assert_eq!((&*copy, copy.as_ptr().addr() % 64), (&[1, 3, 2, 4][..], 0));
-    /// ```
-    pub fn to_aligned_buffer<const ALIGN: usize>(&self) -> AlignedBuffer<T, ALIGN>
-    where
-        T: Clone,
-    {
-        if self.map.is_row_major() {
-            if let Some(slice) = self.as_slice() {
-                return AlignedBuffer::from_slice(slice);
-            }
-        }
-        self.iter().cloned().collect()
     }
 }
 
@@ -226,21 +203,6 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanM
         T: Clone,
     {
         self.as_view().to_vec()
-    }
-
-    /// The elements in logical order, copied into an [`AlignedBuffer`]; see
-    /// [`Mdspan::to_aligned_buffer`].
-    ///
-    /// ```
-    /// let mut data = [1u8, 2];
-    /// let m = dlspan::HostMdspanMut::<u8, 1>::from_slice(&mut data, [2]).unwrap();
-    /// assert_eq!(&*m.to_aligned_buffer::<16>(), &[1, 2]);
-    /// ```
-    pub fn to_aligned_buffer<const ALIGN: usize>(&self) -> AlignedBuffer<T, ALIGN>
-    where
-        T: Clone,
-    {
-        self.as_view().to_aligned_buffer()
     }
 }
 

@@ -3,10 +3,8 @@
 
 use super::{Mdspan, MdspanMut};
 use crate::error::DlpackError;
+use crate::index::{Extents, Layout, LayoutRight, LayoutStrideRelaxed, Mapping, NestedArray};
 use crate::space::{Host, MemorySpace};
-use crate::view::extents::{Extents, NestedArray};
-use crate::view::layout::{Layout, LayoutRight, LayoutStrideRelaxed};
-use crate::view::mapping::Mapping;
 use core::mem::size_of;
 use core::ptr::NonNull;
 use core::slice::{from_raw_parts, from_raw_parts_mut};

@@ -1,18 +1,16 @@
 //! The view types: [`Mdspan`] (shared, `Copy`) and [`MdspanMut`] (unique), their aliases and
-//! queries. Constructors are in `construct`, sub-views in `subview`, host element access and
-//! iteration in `access`.
+//! queries. Constructors are in `construct`, sub-views in `subview`, the iterators over the
+//! sub-views along an axis in `axis_iter`, host element access and iteration in `access`.
 
 mod access;
+mod axis_iter;
 mod construct;
 mod subview;
 
-pub(crate) use subview::SubParts;
-pub use subview::SubviewRanges;
+pub use axis_iter::{AxisIter, AxisIterMut};
 
-use super::extents::{Dims, Extents};
-use super::layout::{Layout, LayoutRight};
-use super::mapping::Mapping;
 use crate::error::DlpackError;
+use crate::index::{Dims, Extents, Layout, LayoutRight, Mapping};
 use crate::space::{Device, Host, Managed, MemorySpace};
 use core::marker::PhantomData;
 use core::ptr::NonNull;
@@ -514,7 +512,7 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> From<Mdspa
 /// `mdspan!` spells), checking every static extent.
 macro_rules! try_from_dims {
     ($($rank:literal => ($($axis:ident),+);)*) => {$(
-        impl<'a, T, L: Layout, S: MemorySpace, $($axis: super::extents::Dim),+> TryFrom<Mdspan<'a, T, $rank, Dims<$rank>, L, S>>
+        impl<'a, T, L: Layout, S: MemorySpace, $($axis: crate::index::Dim),+> TryFrom<Mdspan<'a, T, $rank, Dims<$rank>, L, S>>
             for Mdspan<'a, T, $rank, ($($axis,)+), L, S>
         {
             type Error = DlpackError;
@@ -524,7 +522,7 @@ macro_rules! try_from_dims {
             }
         }
 
-        impl<'a, T, L: Layout, S: MemorySpace, $($axis: super::extents::Dim),+> TryFrom<MdspanMut<'a, T, $rank, Dims<$rank>, L, S>>
+        impl<'a, T, L: Layout, S: MemorySpace, $($axis: crate::index::Dim),+> TryFrom<MdspanMut<'a, T, $rank, Dims<$rank>, L, S>>
             for MdspanMut<'a, T, $rank, ($($axis,)+), L, S>
         {
             type Error = DlpackError;

@@ -39,7 +39,7 @@
 pub struct Rank<const R: usize>;
 
 /// `Rank<R>: LowerRank<Q>` holds exactly when `Q = R - 1`, for `R` from 1 to
-/// [`MAX_AXIS_RANK`]: the bound of every method that removes one axis of a view.
+/// [`MAX_AXIS_REMOVAL_RANK`]: the bound of every method that removes one axis of a view.
 ///
 /// No other implementations can exist (the trait and [`Rank`] are both this crate's), so the bound
 /// proves `Q + 1 == R` to the compiler and to unsafe code alike.
@@ -57,13 +57,14 @@ pub struct Rank<const R: usize>;
 )]
 pub trait LowerRank<const Q: usize> {}
 
-/// The highest rank whose views have `index_axis` and the axis iterators (NumPy's limit on
-/// dimensions).
+/// The highest rank of views that can remove one axis: `index_axis`, `outer_iter`, `axis_iter` and
+/// their mutable forms, bounded by [`LowerRank`] (NumPy's limit on dimensions). One of the crate's
+/// [rank limits](crate::rules#limits).
 ///
 /// ```
-/// assert_eq!(dlspan::view::MAX_AXIS_RANK, 64);
+/// assert_eq!(dlspan::view::MAX_AXIS_REMOVAL_RANK, 64);
 /// ```
-pub const MAX_AXIS_RANK: usize = 64;
+pub const MAX_AXIS_REMOVAL_RANK: usize = 64;
 
 macro_rules! lower_rank {
     ($($r:literal => $q:literal),* $(,)?) => {$(

@@ -218,12 +218,13 @@ static_tuples! {
 }
 
 /// The highest rank a tuple extents type (and `mdspan!` with static extents) supports; [`Dims<R>`]
-/// has no limit.
+/// has no limit. One of the crate's [rank limits](crate::rules#limits); the macros crate's copy of
+/// it is tested against this one.
 ///
 /// ```
-/// use dlspan::view::MAX_STATIC_RANK;
+/// use dlspan::view::MAX_STATIC_EXTENTS_RANK;
 /// let data = [0u8];
 /// let view = <dlspan::mdspan!(u8; 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)>::from_array(&data);
-/// assert_eq!(view.rank(), MAX_STATIC_RANK);
+/// assert_eq!(view.rank(), MAX_STATIC_EXTENTS_RANK);
 /// ```
-pub const MAX_STATIC_RANK: usize = 12;
+pub const MAX_STATIC_EXTENTS_RANK: usize = 12;

@@ -6,7 +6,8 @@
 
 use super::*;
 use crate::check::fast_bound;
-use crate::ffi::{DLDataTypeCode, DLDeviceType};
+use crate::ffi::{DLDataTypeCode, DLDevice, DLDeviceType};
+use crate::space::{Device, Host, Managed};
 use crate::view::{Dims, Dyn, Static};
 use crate::{DlElement, LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed};
 use proptest::prelude::*;

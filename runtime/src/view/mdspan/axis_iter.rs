@@ -1,6 +1,7 @@
 //! Iteration over the sub-views along one axis: [`AxisIter`] (shared) and [`AxisIterMut`]
-//! (mutable), from [`outer_iter`](crate::Mdspan::outer_iter) (rows) and
-//! [`axis_iter`](crate::Mdspan::axis_iter) (any axis).
+//! (mutable), and the view methods that make them: [`outer_iter`](crate::Mdspan::outer_iter)
+//! (rows) and [`axis_iter`](crate::Mdspan::axis_iter) (any axis), with their mutable and consuming
+//! twins.
 //!
 //! Each step builds a view of rank `Q = R - 1` at one more stride along the axis: no allocation, no
 //! per-step validation (the parts come from the parent's validated mapping).
@@ -17,23 +18,12 @@
 //! # Ok::<(), dlspan::DlpackError>(())
 //! ```
 
-use super::extents::Dims;
-use super::layout::Layout;
-use super::mapping::Mapping;
-use super::mdspan::{Mdspan, MdspanMut, SubParts};
+use super::{Mdspan, MdspanMut};
+use crate::index::{AxisParts, Dims, Extents, Layout, LowerRank, Mapping, Rank, SubParts, axis_parts};
 use crate::space::MemorySpace;
 use core::iter::FusedIterator;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
-
-/// The sub-views along one axis of a validated mapping: the parts of the first one, the step
-/// between them (0 when they are empty: an empty view keeps the parent's position), and how many.
-#[derive(Clone, Copy)]
-pub(crate) struct AxisParts<const Q: usize> {
-    pub(crate) first: SubParts<Q>,
-    pub(crate) step: isize,
-    pub(crate) len: usize,
-}
 
 /// The position shared by both iterators: sub-views `front..back` remain.
 struct Cursor<T, const Q: usize, M: Layout> {
@@ -231,3 +221,186 @@ macro_rules! axis_iterator {
 
 axis_iterator!(AxisIter, Mdspan);
 axis_iterator!(AxisIterMut, MdspanMut);
+
+impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> Mdspan<'a, T, R, E, L, S> {
+    /// The sub-views along axis 0 (the rows of a matrix), in order: rank `Q = R - 1`, inferred.
+    /// Rows of a [`LayoutRight`](crate::LayoutRight) view are `LayoutRight` (contiguous).
+    ///
+    /// ```
+    /// use dlspan::HostMdspan;
+    /// let data: Vec<f32> = (0..6).map(|x| x as f32).collect();
+    /// let m = HostMdspan::<f32, 2>::from_slice(&data, [2, 3])?;
+    /// let mut sums = Vec::new();
+    /// for row in m.outer_iter() {
+    ///     sums.push(row.as_slice().unwrap().iter().sum::<f32>()); // rows of a row-major view are slices
+    /// }
+    /// assert_eq!(sums, [3.0, 12.0]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    pub fn outer_iter<const Q: usize>(&self) -> AxisIter<'a, T, Q, L::Outer, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
+        let parts = axis_parts::<R, Q, E, L>(&self.map, 0);
+        // SAFETY: parts of this view's validated mapping, whose elements are valid for reads for
+        // `'a`; `L::Outer` keeps an offset exactly when `L` does, and rows of a row-major view are
+        // row-major.
+        unsafe { AxisIter::new(self.ptr, parts, self.origin) }
+    }
+
+    /// The sub-views along `axis`, in order: `axis_iter(1)` of a matrix yields its columns. Rank
+    /// `Q = R - 1`, inferred.
+    ///
+    /// # Panics
+    ///
+    /// If `axis >= R`.
+    ///
+    /// ```
+    /// use dlspan::HostMdspan;
+    /// let data = [1, 2, 3, 4, 5, 6];
+    /// let m = HostMdspan::<i32, 2>::from_slice(&data, [2, 3])?;
+    /// let columns: Vec<Vec<i32>> = m.axis_iter(1).map(|c| c.to_vec()).collect();
+    /// assert_eq!(columns, [[1, 4], [2, 5], [3, 6]]);
+    /// assert_eq!(m.axis_iter(1).rev().next().unwrap().to_vec(), [3, 6]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn axis_iter<const Q: usize>(&self, axis: usize) -> AxisIter<'a, T, Q, L::Sub, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
+        let parts = axis_parts::<R, Q, E, L>(&self.map, axis);
+        // SAFETY: parts of this view's validated mapping, whose elements are valid for reads for
+        // `'a`; `L::Sub` keeps an offset exactly when `L` does and accepts any sub-mapping.
+        unsafe { AxisIter::new(self.ptr, parts, self.origin) }
+    }
+}
+
+impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> MdspanMut<'a, T, R, E, L, S> {
+    /// The shared sub-views along axis 0, borrowing this view; see [`Mdspan::outer_iter`].
+    ///
+    /// ```
+    /// let mut data = [1, 2, 3, 4];
+    /// let m = dlspan::HostMdspanMut::<i32, 2>::from_slice(&mut data, [2, 2]).unwrap();
+    /// assert_eq!(m.outer_iter().map(|row| row[[1]]).collect::<Vec<_>>(), [2, 4]);
+    /// ```
+    #[inline]
+    pub fn outer_iter<const Q: usize>(&self) -> AxisIter<'_, T, Q, L::Outer, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
+        self.as_view().outer_iter()
+    }
+
+    /// The shared sub-views along `axis`, borrowing this view; see [`Mdspan::axis_iter`].
+    ///
+    /// # Panics
+    ///
+    /// If `axis >= R`.
+    ///
+    /// ```
+    /// let mut data = [1, 2, 3, 4];
+    /// let m = dlspan::HostMdspanMut::<i32, 2>::from_slice(&mut data, [2, 2]).unwrap();
+    /// assert_eq!(m.axis_iter(1).map(|column| column.sum()).collect::<Vec<_>>(), [4, 6]);
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn axis_iter<const Q: usize>(&self, axis: usize) -> AxisIter<'_, T, Q, L::Sub, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
+        self.as_view().axis_iter(axis)
+    }
+
+    /// The mutable sub-views along axis 0 (rows), borrowing this view: disjoint, in order.
+    ///
+    /// ```
+    /// let mut data = [0u8; 6];
+    /// let mut m = dlspan::HostMdspanMut::<u8, 2>::from_slice(&mut data, [3, 2]).unwrap();
+    /// for (i, mut row) in m.outer_iter_mut().enumerate() {
+    ///     row.as_mut_slice().unwrap().fill(i as u8); // rows of a row-major view are slices
+    /// }
+    /// assert_eq!(data, [0, 0, 1, 1, 2, 2]);
+    /// ```
+    #[inline]
+    pub fn outer_iter_mut<const Q: usize>(&mut self) -> AxisIterMut<'_, T, Q, L::Outer, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
+        self.reborrow().into_outer_iter()
+    }
+
+    /// The mutable sub-views along `axis`, borrowing this view: disjoint, in order.
+    ///
+    /// # Panics
+    ///
+    /// If `axis >= R`.
+    ///
+    /// ```
+    /// let mut data = [0u8; 6];
+    /// let mut m = dlspan::HostMdspanMut::<u8, 2>::from_slice(&mut data, [2, 3]).unwrap();
+    /// for (j, mut column) in m.axis_iter_mut(1).enumerate() {
+    ///     column.iter_mut().for_each(|x| *x = j as u8);
+    /// }
+    /// assert_eq!(data, [0, 1, 2, 0, 1, 2]);
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn axis_iter_mut<const Q: usize>(&mut self, axis: usize) -> AxisIterMut<'_, T, Q, L::Sub, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
+        self.reborrow().into_axis_iter(axis)
+    }
+
+    /// The mutable sub-views along axis 0, consuming this view (they live for `'a`).
+    ///
+    /// ```
+    /// let mut data = [0i32; 4];
+    /// let m = dlspan::HostMdspanMut::<i32, 2>::from_slice(&mut data, [2, 2]).unwrap();
+    /// let [mut top, mut bottom]: [_; 2] = m.into_outer_iter().collect::<Vec<_>>().try_into().ok().unwrap();
+    /// top[[0]] = 1;
+    /// bottom[[1]] = 2;
+    /// assert_eq!(data, [1, 0, 0, 2]);
+    /// ```
+    #[inline]
+    pub fn into_outer_iter<const Q: usize>(self) -> AxisIterMut<'a, T, Q, L::Outer, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
+        let parts = axis_parts::<R, Q, E, L>(&self.map, 0);
+        // SAFETY: parts of this view's validated unique mapping, whose elements are valid for
+        // writes for `'a` and, the view being consumed, reachable only through the iterator;
+        // `L::Outer` keeps an offset exactly when `L` does, and rows of a row-major view are
+        // row-major.
+        unsafe { AxisIterMut::new(self.ptr, parts, self.origin) }
+    }
+
+    /// The mutable sub-views along `axis`, consuming this view (they live for `'a`).
+    ///
+    /// # Panics
+    ///
+    /// If `axis >= R`.
+    ///
+    /// ```
+    /// let mut data = [0i32; 4];
+    /// let m = dlspan::HostMdspanMut::<i32, 2>::from_slice(&mut data, [2, 2]).unwrap();
+    /// let mut columns = m.into_axis_iter(1);
+    /// let (mut left, mut right) = (columns.next().unwrap(), columns.next().unwrap());
+    /// left[[1]] = 3;
+    /// right[[0]] = 4;
+    /// assert_eq!(data, [0, 4, 3, 0]);
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn into_axis_iter<const Q: usize>(self, axis: usize) -> AxisIterMut<'a, T, Q, L::Sub, S>
+    where
+        Rank<R>: LowerRank<Q>,
+    {
+        let parts = axis_parts::<R, Q, E, L>(&self.map, axis);
+        // SAFETY: as in `into_outer_iter`; `L::Sub` accepts any sub-mapping.
+        unsafe { AxisIterMut::new(self.ptr, parts, self.origin) }
+    }
+}
