@@ -180,6 +180,41 @@ fn display_names() {
     );
 }
 
+/// One name table both ways: every data type a built-in element type has, and every one the
+/// dispatch serves, reads back from its name; other spellings are refused.
+#[test]
+fn names_read_back() {
+    struct Each(Vec<DLDataType>);
+    impl ElementVisitor for &mut Each {
+        type Output = ();
+        fn visit<T: DlElement>(self) {
+            self.0.push(T::DTYPE);
+        }
+    }
+    let mut every = Each(Vec::new());
+    for code in 0..=17u8 {
+        for bits in [4u8, 6, 8, 16, 32, 64, 128] {
+            for lanes in [1u16, 2, 3, 4] {
+                for padded in [false, true] {
+                    let _ = dispatch_element(DLDataType::new(Code(code), bits, lanes), padded, &mut every);
+                }
+            }
+        }
+    }
+    assert!(every.0.len() > 60, "{} built-in data types", every.0.len());
+    every.0.extend([DLDataType::new(Code(200), 8, 1), DLDataType::new(Code::kDLOpaqueHandle, 64, 1)]);
+    for dtype in every.0 {
+        let name = dtype.to_string();
+        assert_eq!(name.parse::<DLDataType>(), Ok(dtype), "{name}");
+    }
+    for wrong in
+        ["", "float", "Float32", "float32x0", "float32x", "int08", "float4_e2m1fnx2", "float8_e4m3fn_", "code10"]
+    {
+        let err = wrong.parse::<DLDataType>().unwrap_err();
+        assert_eq!(err.name(), wrong);
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, DlElement)]
 #[repr(transparent)]
 struct Meters(f32);

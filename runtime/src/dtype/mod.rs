@@ -50,6 +50,7 @@ mod boolean;
 mod cast;
 mod dispatch;
 mod minifloat;
+mod name;
 mod numeric;
 mod value;
 mod vector;
@@ -65,11 +66,11 @@ pub use dispatch::{
 pub use minifloat::*;
 #[cfg(feature = "cuda")]
 pub(crate) use minifloat::{Format, Specials};
+pub use name::ParseDtypeError;
 pub use numeric::Numeric;
 pub use vector::*;
 
 use crate::ffi::{DLDataType, DLDataTypeCode};
-use core::fmt;
 use core::mem::size_of;
 use half::{bf16, f16};
 use num_complex::Complex;
@@ -334,61 +335,3 @@ unsafe impl<T: PlainBits, const N: usize> PlainBits for [T; N] {}
 
 // SAFETY: `Complex<T>` is `#[repr(C)]` of two `T`, no padding between equal-size fields.
 unsafe impl<T: PlainBits> PlainBits for Complex<T> {}
-
-/// Displays a data type the way array libraries name it: `float32`, `bfloat16`, `complex64`,
-/// `bool`, `float8_e4m3fn`, with `x<lanes>` for vectors (`float32x4`); unknown codes print their
-/// numbers.
-///
-/// ```
-/// use dlspan::dtype::{dtype_of, F32x4, Float8E5m2};
-/// assert_eq!(dtype_of::<F32x4>().to_string(), "float32x4");
-/// assert_eq!(dtype_of::<Float8E5m2>().to_string(), "float8_e5m2");
-/// assert_eq!(dtype_of::<dlspan::dtype::Float4E2m1fnX2>().to_string(), "float4_e2m1fn_x2");
-/// assert_eq!(dlspan::ffi::DLDataType { code: 99, bits: 8, lanes: 1 }.to_string(), "code99_bits8");
-/// ```
-impl fmt::Display for DLDataType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let code = self.type_code();
-        let base = match code {
-            DLDataTypeCode::kDLInt => Some("int"),
-            DLDataTypeCode::kDLUInt => Some("uint"),
-            DLDataTypeCode::kDLFloat => Some("float"),
-            DLDataTypeCode::kDLBfloat => Some("bfloat"),
-            DLDataTypeCode::kDLComplex => Some("complex"),
-            DLDataTypeCode::kDLOpaqueHandle => Some("opaque_handle"),
-            _ => None,
-        };
-        match (base, code) {
-            (Some(base), _) => write!(f, "{base}{}", self.bits)?,
-            (None, DLDataTypeCode::kDLBool) if self.bits == 8 => f.write_str("bool")?,
-            (None, _) => match code.name() {
-                // Minifloat codes carry their format in the name: kDLFloat8_e4m3fn -> float8_e4m3fn.
-                Some(name) if code.0 >= DLDataTypeCode::kDLFloat8_e3m4.0 && expected_bits(code) == Some(self.bits) => {
-                    let name = name.trim_start_matches("kDL");
-                    let mut chars = name.chars();
-                    if let Some(first) = chars.next() {
-                        write!(f, "{}{}", first.to_ascii_lowercase(), chars.as_str())?;
-                    }
-                }
-                _ => write!(f, "code{}_bits{}", self.code, self.bits)?,
-            },
-        }
-        if self.lanes != 1 {
-            // `float32x4`, but `float4_e2m1fn_x2` (PyTorch's spelling) after a name ending in a letter.
-            let separator =
-                if base.is_none() && code.name().is_some() && code != DLDataTypeCode::kDLBool { "_x" } else { "x" };
-            write!(f, "{separator}{}", self.lanes)?;
-        }
-        Ok(())
-    }
-}
-
-/// The only `bits` value DLPack defines for a minifloat code.
-const fn expected_bits(code: DLDataTypeCode) -> Option<u8> {
-    match code.0 {
-        7..=14 => Some(8),
-        15 | 16 => Some(6),
-        17 => Some(4),
-        _ => None,
-    }
-}
