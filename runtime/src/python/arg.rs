@@ -145,7 +145,7 @@ pub(crate) fn locate<'py>(
 fn located_managed<'py>(managed: ManagedTensor) -> Located<'py> {
     let mut tensor = *managed.dl_tensor();
     // SAFETY: the managed tensor's shape and strides (its producer's contract).
-    unsafe { super::consumer::rebase(&mut tensor) };
+    unsafe { super::meta::rebase(&mut tensor) };
     Located {
         tensor,
         options: managed.import_options(),
@@ -160,7 +160,7 @@ fn located_managed<'py>(managed: ManagedTensor) -> Located<'py> {
 #[inline]
 fn host_ready<S: MemorySpace>(device: DLDevice) -> PyResult<()> {
     if S::HOST_ACCESSIBLE && device.device_type != crate::ffi::DLDeviceType::kDLCPU {
-        super::consumer::wait_for_host(device)?;
+        super::device::wait_for_host(device)?;
     }
     Ok(())
 }

@@ -9,7 +9,7 @@
 //! starts fall in different residue classes far enough apart never share a byte.
 
 use super::error::ExchangeError;
-use super::sync::Shared;
+use super::gil::Shared;
 use crate::ffi::DLDevice;
 use pyo3::Python;
 

@@ -6,6 +6,7 @@
 //! its unconsumed name, so the deleter runs exactly once whoever ends up owning the tensor.
 
 use super::error::{ExchangeError, to_pyerr};
+use super::gil::drop_keeping_exception;
 use crate::error::DlpackError;
 use crate::ffi::{DLManagedTensor, DLManagedTensorVersioned};
 use crate::owned::ManagedTensor;
@@ -23,6 +24,21 @@ pub const LEGACY: &CStr = c"dltensor";
 pub const USED_VERSIONED: &CStr = c"used_dltensor_versioned";
 /// The name of a consumed legacy capsule.
 pub const USED_LEGACY: &CStr = c"used_dltensor";
+/// The name of a capsule holding a DLPack C exchange API table (`__dlpack_c_exchange_api__`).
+///
+/// ```
+/// use dlspan::{ManagedTensor, python::{EXCHANGE_API_CAPSULE, Tensor}};
+/// use pyo3::{prelude::*, types::PyCapsule};
+/// Python::initialize();
+/// Python::attach(|py| {
+///     let t = Tensor::from_managed(py, ManagedTensor::from_owner(vec![0u8; 1], [1])?)?;
+///     let table = t.getattr("__dlpack_c_exchange_api__")?;
+///     assert!(table.cast::<PyCapsule>()?.is_valid_checked(Some(EXCHANGE_API_CAPSULE)));
+///     Ok::<_, PyErr>(())
+/// })?;
+/// # Ok::<(), PyErr>(())
+/// ```
+pub const EXCHANGE_API_CAPSULE: &CStr = c"dlpack_exchange_api";
 
 /// A managed tensor as a capsule: versioned, or legacy (for consumers that ask for no
 /// `max_version`, such as JAX).
@@ -121,7 +137,7 @@ unsafe extern "C" fn destroy_versioned(capsule: *mut ffi::PyObject) {
     if !raw.is_null() {
         // SAFETY: an unconsumed capsule still owns its tensor; dropping the ManagedTensor calls the
         // deleter once (or, for another major version, too — and reads nothing else).
-        super::drop_keeping_exception(unsafe { ManagedTensor::from_raw_versioned(raw) });
+        drop_keeping_exception(unsafe { ManagedTensor::from_raw_versioned(raw) });
     }
 }
 
@@ -131,7 +147,7 @@ unsafe extern "C" fn destroy_legacy(capsule: *mut ffi::PyObject) {
     let raw = unsafe { unconsumed(capsule, LEGACY) }.cast::<DLManagedTensor>();
     if !raw.is_null() {
         // SAFETY: as in `destroy_versioned`.
-        super::drop_keeping_exception(unsafe { ManagedTensor::from_raw_legacy(raw) });
+        drop_keeping_exception(unsafe { ManagedTensor::from_raw_legacy(raw) });
     }
 }
 
