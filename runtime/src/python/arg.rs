@@ -30,13 +30,12 @@
 //! # Ok::<(), PyErr>(())
 //! ```
 //!
-//! Extraction errors are the exceptions of [`to_pyerr`](super::to_pyerr), with PyO3's note
+//! Extraction errors are the exceptions `PyErr::from` gives every [`DlpackError`], with PyO3's note
 //! naming the argument (`while processing 'y'`).
 
 use super::borrow::{Borrow, Footprint, add_period, period, register};
 use super::consumer::{ImportRequest, from_dlpack};
 use super::dialect::{Dialect, dialect};
-use super::error::to_pyerr;
 use super::numpy;
 use super::tensor::Tensor;
 use crate::convert::ImportOptions;
@@ -112,7 +111,7 @@ pub(crate) fn locate<'py>(
                 }
                 // SAFETY: on success the slot holds a managed tensor whose ownership passes to
                 // the caller (the exchange API's contract).
-                let managed = unsafe { ManagedTensor::from_raw_versioned(raw) }.map_err(to_pyerr)?;
+                let managed = unsafe { ManagedTensor::from_raw_versioned(raw) }?;
                 return Ok(located_managed(managed));
             }
         }
@@ -362,8 +361,7 @@ impl<'a, 'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemoryS
         let tensor: &'py DLTensor = unsafe { &*(&located.tensor as *const DLTensor) };
         // SAFETY: as above; nothing writes the memory through dlspan while the view lives (the
         // borrow registry refuses overlapping mutable views).
-        let view =
-            unsafe { Mdspan::<'py, T, R, E, L, S>::from_dltensor_with(tensor, located.options) }.map_err(to_pyerr)?;
+        let view = unsafe { Mdspan::<'py, T, R, E, L, S>::from_dltensor_with(tensor, located.options) }?;
         host_ready::<S>(located.tensor.device)?;
         let borrow = if view.is_empty() { None } else { Some(register(object.py(), footprint(&view), false)?) };
         Ok(Self { view, _borrow: borrow, _source: located.source })
@@ -381,14 +379,13 @@ impl<'a, 'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemoryS
         let mut strides = [0i64; R];
         let located = locate(&object, true, &mut strides, Some(R))?;
         if located.read_only {
-            return Err(to_pyerr(DlpackError::ReadOnly));
+            return Err(DlpackError::ReadOnly.into());
         }
         // SAFETY: as for `PyView`.
         let tensor: &'py DLTensor = unsafe { &*(&located.tensor as *const DLTensor) };
         // SAFETY: as for `PyView`, and the memory is writable (not read-only, checked above) and
         // reached by no other dlspan view while this one lives (registered below, before use).
-        let view = unsafe { MdspanMut::<'py, T, R, E, L, S>::from_dltensor_with(tensor, located.options) }
-            .map_err(to_pyerr)?;
+        let view = unsafe { MdspanMut::<'py, T, R, E, L, S>::from_dltensor_with(tensor, located.options) }?;
         host_ready::<S>(located.tensor.device)?;
         let borrow =
             if view.is_empty() { None } else { Some(register(object.py(), footprint(&view.as_view()), true)?) };
@@ -526,7 +523,7 @@ impl<'py> DynArg<'py> {
         let mut strides = [0i64; DYN_INLINE_AXES];
         let located = locate(&object, mutable, &mut strides, None)?;
         if mutable && located.read_only {
-            return Err(to_pyerr(DlpackError::ReadOnly));
+            return Err(DlpackError::ReadOnly.into());
         }
         let dims = OwnedDims::of(&located.tensor, located.options);
         let footprint = match dims.as_ref().and_then(|dims| quick_footprint(&located.tensor, dims)) {
@@ -536,13 +533,12 @@ impl<'py> DynArg<'py> {
             _ => {
                 // SAFETY: only metadata is read and the view is dropped here; the producer's
                 // contract makes shape and strides readable.
-                let view = unsafe { DynMdspan::<S>::from_dltensor_with(&located.tensor, located.options) }
-                    .map_err(to_pyerr)?;
+                let view = unsafe { DynMdspan::<S>::from_dltensor_with(&located.tensor, located.options) }?;
                 (!view.is_empty()).then(|| dyn_footprint(&view))
             }
         };
         // The dynamic validation refused every tensor whose shape and strides cannot be read.
-        let Some(dims) = dims else { return Err(to_pyerr(DlpackError::NullShape)) };
+        let Some(dims) = dims else { return Err(DlpackError::NullShape.into()) };
         host_ready::<S>(located.tensor.device)?;
         let borrow = match footprint {
             Some(footprint) => Some(register(object.py(), footprint, mutable)?),

@@ -5,7 +5,7 @@
 //! `used_dltensor`; the capsule's destructor calls the deleter only while the capsule still has
 //! its unconsumed name, so the deleter runs exactly once whoever ends up owning the tensor.
 
-use super::error::{ExchangeError, to_pyerr};
+use super::error::ExchangeError;
 use super::gil::drop_keeping_exception;
 use crate::error::DlpackError;
 use crate::ffi::{DLManagedTensor, DLManagedTensorVersioned};
@@ -194,7 +194,7 @@ pub fn take_capsule(object: &Bound<'_, PyAny>) -> PyResult<ManagedTensor> {
     };
     // The capsule's producer keeps its own way to the memory (a Python object can write it, or
     // export it again): the tensor gives no views (rule M10).
-    tensor.map(ManagedTensor::into_aliased).map_err(to_pyerr)
+    Ok(tensor.map(ManagedTensor::into_aliased)?)
 }
 
 /// Renames an unconsumed DLPack capsule as consumed and returns its pointer and whether it is
@@ -217,7 +217,7 @@ fn claim(capsule: &Bound<'_, PyCapsule>) -> PyResult<(*mut c_void, bool)> {
     // SAFETY: the name was just read from this capsule, so the pointer is returned without error.
     let raw = unsafe { ffi::PyCapsule_GetPointer(ptr, name.as_ptr()) };
     if raw.is_null() {
-        return Err(to_pyerr(DlpackError::NullManagedTensor));
+        return Err(DlpackError::NullManagedTensor.into());
     }
     // Rename first: once renamed, the producer's destructor no longer deletes the tensor, and the
     // tensor becomes ours. `used` is static, as the capsule keeps the pointer.

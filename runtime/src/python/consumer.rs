@@ -19,7 +19,7 @@
 use super::capsule::take_capsule;
 use super::device::{device_of, host_readable, wait_for_host};
 use super::dialect::{Dialect, dialect};
-use super::error::{ExchangeError, to_pyerr};
+use super::error::ExchangeError;
 use super::producer::copied_managed;
 use super::torch::check_lazy_bits;
 use crate::error::DlpackError;
@@ -111,7 +111,7 @@ pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResul
             // A buffer of its own, which only this consumer holds.
             copied_managed(py, tensor)
         }
-        Some(false) if tensor.is_copied() => Err(to_pyerr(DlpackError::CopyRequired)),
+        Some(false) if tensor.is_copied() => Err(DlpackError::CopyRequired.into()),
         // Shared with its producer (and producers' copy flags are not trusted): no views (rule M10);
         // the `read_only` shell above dropped the mark `take_capsule` set.
         _ => Ok(tensor.into_aliased()),

@@ -12,8 +12,9 @@
 //!   `__dlpack__` ([`ExportRequest`] lists its rules), `__dlpack_device__`, the C exchange API
 //!   ([`exchange_api`]) and the buffer protocol; [`into_capsule`] / [`take_capsule`] are the raw
 //!   capsule doors.
-//! - **Errors**: [`to_pyerr`] maps every [`DlpackError`](crate::DlpackError) to the exception the
-//!   array API names, with `kind`, `expected` and `found` attributes.
+//! - **Errors**: every [`DlpackError`](crate::DlpackError) and [`ExchangeError`] converts into the
+//!   exception the array API names (`PyErr::from`, so `?` raises it in a `#[pyfunction]`), with
+//!   `kind`, `expected` and `found` attributes.
 //!
 //! # The rules of the Python exchange
 //!
@@ -80,7 +81,7 @@ pub use borrow::live_borrows;
 pub use capsule::{EXCHANGE_API_CAPSULE, LEGACY, USED_LEGACY, USED_VERSIONED, VERSIONED, into_capsule, take_capsule};
 pub use consumer::{ImportRequest, from_dlpack};
 pub use dtype::{DTYPES, dtype_from_name, dtype_from_py};
-pub use error::{ExchangeError, to_pyerr};
+pub use error::ExchangeError;
 pub use exchange::exchange_api;
 pub use gil::DETACH_ELEMENTS;
 pub use meta::MAX_TENSOR_RANK;
