@@ -1,5 +1,12 @@
 //! Dynamic view arguments: [`PyDynView`] and [`PyDynViewMut`], for tensors whose data type and rank
 //! are known only at run time, located and borrow-checked as the typed arguments are.
+//!
+//! On extraction the tensor's metadata is checked as far as its footprint (the bytes it spans,
+//! registered with the borrow registry) needs, and its shape and strides are copied; the rules of
+//! a view are checked when one is made: a dynamic view ([`PyDynView::view`]), or a typed view
+//! straight from the tensor ([`PyDynView::typed`]), one validation rather than a dynamic view's and
+//! then a typed view's (a dispatch needs only the [`dtype`](PyDynView::dtype) and
+//! [`rank`](PyDynView::rank) the producer gave).
 
 use super::locate::{Source, host_ready, locate};
 use crate::convert::ImportOptions;
@@ -8,7 +15,9 @@ use crate::error::DlpackError;
 use crate::ffi::{DLDataType, DLDevice, DLTensor};
 use crate::python::borrow::{Borrow, dyn_footprint, quick_footprint, register};
 use crate::space::{Host, MemorySpace};
-use crate::view::{Dims, DynMdspan, Layout, Mdspan, MdspanMut};
+use crate::view::{Dims, DynMdspan, DynMdspanMut, Layout, Mdspan, MdspanMut};
+use core::marker::PhantomData;
+use core::ops::Deref;
 use pyo3::prelude::*;
 
 /// NumPy arrays of up to this many axes are read through NumPy's struct by the dynamic view
@@ -91,9 +100,42 @@ impl OwnedDims {
     }
 }
 
-/// What both dynamic view arguments hold: the located tensor, its shape and strides, and what keeps
-/// it alive and registered.
-struct DynArg<'py> {
+/// A shared view argument whose data type and rank are known only at run time: any tensor Python
+/// passes, located as [`PyView`](super::PyView) locates it (no capsule for PyTorch and NumPy) and
+/// borrow-checked like it. Its [`view`](Self::view) is a [`DynMdspan`] (shape, strides, size,
+/// and every other query of a dynamic view); inside a
+/// [`dispatch_tensor`](crate::dtype::dispatch_tensor) on its [`dtype`](Self::dtype) and
+/// [`rank`](Self::rank), [`typed`](Self::typed) gives the typed view — one generic function for
+/// every dtype and rank.
+///
+/// ```
+/// use dlspan::dtype::{Numeric, TensorVisitor, dispatch_tensor};
+/// use dlspan::python::PyDynView;
+/// use dlspan::{DlpackError, LayoutStrideRelaxed};
+/// use pyo3::prelude::*;
+///
+/// /// The number of non-zero elements of any tensor.
+/// #[pyfunction]
+/// fn count_nonzero(x: PyDynView<'_>) -> PyResult<usize> {
+///     struct Count<'v, 'py>(&'v PyDynView<'py>);
+///     impl TensorVisitor for Count<'_, '_> {
+///         type Output = Result<usize, DlpackError>;
+///         fn visit<T: Numeric, const R: usize>(self) -> Self::Output {
+///             let view = self.0.typed::<T, R, LayoutStrideRelaxed>()?;
+///             Ok(view.fold_unordered(0, |n, &x| n + usize::from(x != T::ZERO)))
+///         }
+///     }
+///     Ok(dispatch_tensor(x.dtype(), x.rank(), Count(&x))??)
+/// }
+/// # Python::initialize();
+/// # Python::attach(|py| {
+/// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8, 3, 0, 1], [2, 2])?)?;
+/// #     assert_eq!(wrap_pyfunction!(count_nonzero, py)?.call1((x,))?.extract::<usize>()?, 2);
+/// #     Ok::<_, PyErr>(())
+/// # })?;
+/// # Ok::<(), PyErr>(())
+/// ```
+pub struct PyDynView<'py, S: MemorySpace = Host> {
     /// The tensor; its `shape` and `strides` are re-pointed at `dims` whenever it is handed out.
     tensor: DLTensor,
     dims: OwnedDims,
@@ -101,10 +143,54 @@ struct DynArg<'py> {
     read_only: bool,
     _borrow: Option<Borrow<'py>>,
     _source: Source<'py>,
+    _space: PhantomData<S>,
 }
 
-impl<'py> DynArg<'py> {
-    fn extract<S: MemorySpace>(object: Borrowed<'_, 'py, PyAny>, mutable: bool) -> PyResult<Self> {
+/// A mutable view argument of run-time data type and rank: the twin of [`PyDynView`], refused as
+/// [`PyViewMut`](super::PyViewMut) is (read-only memory, strides that make two indices share an
+/// element, tensors that require grad, memory another live view argument overlaps). It
+/// dereferences to a [`PyDynView`] for its queries and shared views, and adds the mutable ones:
+/// [`view_mut`](Self::view_mut) and [`typed_mut`](Self::typed_mut).
+///
+/// ```
+/// use dlspan::dtype::{Numeric, TensorVisitor, dispatch_tensor};
+/// use dlspan::python::PyDynViewMut;
+/// use dlspan::{DlpackError, LayoutStrideRelaxed};
+/// use pyo3::prelude::*;
+///
+/// /// Sets every element of any tensor to one.
+/// #[pyfunction]
+/// fn ones_(mut x: PyDynViewMut<'_>) -> PyResult<()> {
+///     struct Fill<'v, 'py>(&'v mut PyDynViewMut<'py>);
+///     impl TensorVisitor for Fill<'_, '_> {
+///         type Output = Result<(), DlpackError>;
+///         fn visit<T: Numeric, const R: usize>(self) -> Self::Output {
+///             self.0.typed_mut::<T, R, LayoutStrideRelaxed>()?.for_each_unordered(|x| *x = T::ONE);
+///             Ok(())
+///         }
+///     }
+///     let (dtype, rank) = (x.dtype(), x.rank());
+///     Ok(dispatch_tensor(dtype, rank, Fill(&mut x))??)
+/// }
+/// # Python::initialize();
+/// # Python::attach(|py| {
+/// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0i16; 3], [3])?)?;
+/// #     wrap_pyfunction!(ones_, py)?.call1((&x,))?;
+/// #     let values = pyo3::types::PyMemoryView::from(x.as_any())?.call_method0("tolist")?;
+/// #     assert_eq!(values.extract::<Vec<i16>>()?, [1, 1, 1]);
+/// #     Ok::<_, PyErr>(())
+/// # })?;
+/// # Ok::<(), PyErr>(())
+/// ```
+pub struct PyDynViewMut<'py, S: MemorySpace = Host> {
+    /// Extracted as mutable: writable, registered as a mutable borrow.
+    arg: PyDynView<'py, S>,
+}
+
+impl<'py, S: MemorySpace> PyDynView<'py, S> {
+    /// Locates `object`'s tensor, measures and registers its footprint, and copies its shape and
+    /// strides.
+    fn from_object(object: Borrowed<'_, 'py, PyAny>, mutable: bool) -> PyResult<Self> {
         let object = object.to_owned();
         let mut strides = [0i64; DYN_INLINE_AXES];
         let located = locate(&object, mutable, &mut strides, None)?;
@@ -138,6 +224,7 @@ impl<'py> DynArg<'py> {
             read_only: located.read_only,
             _borrow: borrow,
             _source: located.source,
+            _space: PhantomData,
         })
     }
 
@@ -150,263 +237,72 @@ impl<'py> DynArg<'py> {
             ..self.tensor
         }
     }
-}
 
-/// Declares the metadata queries both dynamic arguments share.
-macro_rules! dyn_arg_queries {
-    ($ty:ident, $mut_kw:literal, $example_fn:literal) => {
-        impl<'py, S: MemorySpace> $ty<'py, S> {
-            /// The data type.
-            ///
-            /// ```
-            /// # use pyo3::prelude::*;
-            #[doc = concat!("#[pyfunction]\nfn dtype(x: dlspan::python::", stringify!($ty), "<'_>) -> String {")]
-            ///     x.dtype().to_string()
-            /// }
-            /// # Python::initialize();
-            /// # Python::attach(|py| {
-            /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u16; 2], [2])?)?;
-            /// #     assert_eq!(wrap_pyfunction!(dtype, py)?.call1((x,))?.extract::<String>()?, "uint16");
-            /// #     Ok::<_, PyErr>(())
-            /// # })?;
-            /// # Ok::<(), PyErr>(())
-            /// ```
-            #[inline]
-            pub fn dtype(&self) -> DLDataType {
-                self.arg.tensor.dtype
-            }
+    /// The data type, as the producer gave it (checked when a view is made): with
+    /// [`rank`](Self::rank), what a dispatch needs.
+    ///
+    /// ```
+    /// # use pyo3::prelude::*;
+    /// #[pyfunction]
+    /// fn dtype(x: dlspan::python::PyDynView<'_>) -> String {
+    ///     x.dtype().to_string()
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u16; 2], [2])?)?;
+    /// #     assert_eq!(wrap_pyfunction!(dtype, py)?.call1((x,))?.extract::<String>()?, "uint16");
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    #[inline]
+    pub fn dtype(&self) -> DLDataType {
+        self.tensor.dtype
+    }
 
-            /// The rank.
-            ///
-            /// ```
-            /// # use pyo3::prelude::*;
-            #[doc = concat!("#[pyfunction]\nfn rank(x: dlspan::python::", stringify!($ty), "<'_>) -> usize {")]
-            ///     x.rank()
-            /// }
-            /// # Python::initialize();
-            /// # Python::attach(|py| {
-            /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 6], [1, 2, 3])?)?;
-            /// #     assert_eq!(wrap_pyfunction!(rank, py)?.call1((x,))?.extract::<usize>()?, 3);
-            /// #     Ok::<_, PyErr>(())
-            /// # })?;
-            /// # Ok::<(), PyErr>(())
-            /// ```
-            #[inline]
-            pub fn rank(&self) -> usize {
-                self.arg.dims.shape().len()
-            }
+    /// The rank, as the producer gave it.
+    ///
+    /// ```
+    /// # use pyo3::prelude::*;
+    /// #[pyfunction]
+    /// fn rank(x: dlspan::python::PyDynView<'_>) -> usize {
+    ///     x.rank()
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 6], [1, 2, 3])?)?;
+    /// #     assert_eq!(wrap_pyfunction!(rank, py)?.call1((x,))?.extract::<usize>()?, 3);
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    #[inline]
+    pub fn rank(&self) -> usize {
+        self.dims.shape().len()
+    }
 
-            /// The extents.
-            ///
-            /// ```
-            /// # use pyo3::prelude::*;
-            #[doc = concat!("#[pyfunction]\nfn shape(x: dlspan::python::", stringify!($ty), "<'_>) -> Vec<i64> {")]
-            ///     x.shape().to_vec()
-            /// }
-            /// # Python::initialize();
-            /// # Python::attach(|py| {
-            /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 6], [2, 3])?)?;
-            /// #     assert_eq!(wrap_pyfunction!(shape, py)?.call1((x,))?.extract::<Vec<i64>>()?, [2, 3]);
-            /// #     Ok::<_, PyErr>(())
-            /// # })?;
-            /// # Ok::<(), PyErr>(())
-            /// ```
-            #[inline]
-            pub fn shape(&self) -> &[i64] {
-                self.arg.dims.shape()
-            }
+    /// The device, as the producer named it (a dynamic view's `device()` is the one it exports
+    /// as: `kDLCPU` for every host view, pinned memory included).
+    ///
+    /// ```
+    /// # use pyo3::prelude::*;
+    /// #[pyfunction]
+    /// fn device_type(x: dlspan::python::PyDynView<'_>) -> i32 {
+    ///     x.device().device_type.0
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;
+    /// #     assert_eq!(wrap_pyfunction!(device_type, py)?.call1((x,))?.extract::<i32>()?, 1);
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    #[inline]
+    pub fn device(&self) -> DLDevice {
+        self.tensor.device
+    }
 
-            /// The strides, in elements (row-major when a legacy producer left them out).
-            ///
-            /// ```
-            /// # use pyo3::prelude::*;
-            #[doc = concat!("#[pyfunction]\nfn strides(x: dlspan::python::", stringify!($ty), "<'_>) -> Vec<i64> {")]
-            ///     x.strides().to_vec()
-            /// }
-            /// # Python::initialize();
-            /// # Python::attach(|py| {
-            /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 6], [2, 3])?)?;
-            /// #     assert_eq!(wrap_pyfunction!(strides, py)?.call1((x,))?.extract::<Vec<i64>>()?, [3, 1]);
-            /// #     Ok::<_, PyErr>(())
-            /// # })?;
-            /// # Ok::<(), PyErr>(())
-            /// ```
-            #[inline]
-            pub fn strides(&self) -> &[i64] {
-                self.arg.dims.strides()
-            }
-
-            /// The device.
-            ///
-            /// ```
-            /// # use pyo3::prelude::*;
-            #[doc = concat!("#[pyfunction]\nfn device_type(x: dlspan::python::", stringify!($ty), "<'_>) -> i32 {")]
-            ///     x.device().device_type.0
-            /// }
-            /// # Python::initialize();
-            /// # Python::attach(|py| {
-            /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;
-            /// #     assert_eq!(wrap_pyfunction!(device_type, py)?.call1((x,))?.extract::<i32>()?, 1);
-            /// #     Ok::<_, PyErr>(())
-            /// # })?;
-            /// # Ok::<(), PyErr>(())
-            /// ```
-            #[inline]
-            pub fn device(&self) -> DLDevice {
-                self.arg.tensor.device
-            }
-
-            /// The dynamic view of the argument (every rule of a dynamic view applied).
-            ///
-            /// # Errors
-            ///
-            /// As [`DynMdspan::from_dltensor_with`] (the argument passed most of them already).
-            ///
-            /// ```
-            /// # use pyo3::prelude::*;
-            #[doc = concat!("#[pyfunction]\nfn nbytes(x: dlspan::python::", stringify!($ty), "<'_>) -> PyResult<usize> {")]
-            ///     Ok(x.view()?.byte_range().len())
-            /// }
-            /// # Python::initialize();
-            /// # Python::attach(|py| {
-            /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u32; 6], [2, 3])?)?;
-            /// #     assert_eq!(wrap_pyfunction!(nbytes, py)?.call1((x,))?.extract::<usize>()?, 24);
-            /// #     Ok::<_, PyErr>(())
-            /// # })?;
-            /// # Ok::<(), PyErr>(())
-            /// ```
-            #[inline]
-            pub fn view(&self) -> Result<DynMdspan<'_, S>, DlpackError> {
-                let tensor = self.arg.dl_tensor();
-                // SAFETY: the dynamic view copies shape and strides out of `tensor` (which points
-                // into this argument) and borrows the data for as long as the argument, whose
-                // source keeps it alive; writes through dlspan are refused by the borrow registry
-                // while the argument lives.
-                let tensor: &DLTensor = unsafe { &*(&tensor as *const DLTensor) };
-                // SAFETY: as above.
-                unsafe { DynMdspan::from_dltensor_with(tensor, self.arg.options) }
-            }
-
-            /// The typed shared view of element type `T`, rank `R` and layout `L`, by every rule of
-            /// the typed import.
-            ///
-            /// # Errors
-            ///
-            /// The first typed rule that fails: [`DlpackError::DtypeMismatch`],
-            /// [`DlpackError::RankMismatch`], the layout's rules, …
-            ///
-            /// ```
-            /// # use pyo3::prelude::*;
-            #[doc = concat!("#[pyfunction]\nfn first(x: dlspan::python::", stringify!($ty), "<'_>) -> PyResult<f32> {")]
-            ///     Ok(x.typed::<f32, 1, dlspan::LayoutStride>()?[[0]])
-            /// }
-            /// # Python::initialize();
-            /// # Python::attach(|py| {
-            /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![2.5f32; 2], [2])?)?;
-            /// #     assert_eq!(wrap_pyfunction!(first, py)?.call1((x,))?.extract::<f32>()?, 2.5);
-            /// #     Ok::<_, PyErr>(())
-            /// # })?;
-            /// # Ok::<(), PyErr>(())
-            /// ```
-            #[inline]
-            pub fn typed<T: DlElement, const R: usize, L: Layout>(
-                &self,
-            ) -> Result<Mdspan<'_, T, R, Dims<R>, L, S>, DlpackError> {
-                let tensor = self.arg.dl_tensor();
-                // SAFETY: as in `view`: the typed view copies shape and strides.
-                let tensor: &DLTensor = unsafe { &*(&tensor as *const DLTensor) };
-                // SAFETY: as in `view`.
-                unsafe { Mdspan::from_dltensor_with(tensor, self.arg.options) }
-            }
-        }
-    };
-}
-
-/// A shared view argument whose data type and rank are known only at run time: any tensor Python
-/// passes, located as [`PyView`] locates it (no capsule for PyTorch and NumPy) and borrow-checked
-/// like it, viewed as a typed view with [`typed`](Self::typed) inside a
-/// [`dispatch_tensor`](crate::dtype::dispatch_tensor) on its [`dtype`](Self::dtype) and
-/// [`rank`](Self::rank) — one generic function for every dtype and rank — or as a
-/// [`DynMdspan`] with [`view`](Self::view).
-///
-/// On extraction the tensor's metadata is checked as far as its footprint (the bytes it spans,
-/// registered with the borrow registry) needs; the typed conversion checks everything else.
-///
-/// ```
-/// use dlspan::dtype::{Numeric, TensorVisitor, dispatch_tensor};
-/// use dlspan::python::PyDynView;
-/// use dlspan::{DlpackError, LayoutStrideRelaxed};
-/// use pyo3::prelude::*;
-///
-/// /// The number of non-zero elements of any tensor.
-/// #[pyfunction]
-/// fn count_nonzero(x: PyDynView<'_>) -> PyResult<usize> {
-///     struct Count<'v, 'py>(&'v PyDynView<'py>);
-///     impl TensorVisitor for Count<'_, '_> {
-///         type Output = Result<usize, DlpackError>;
-///         fn visit<T: Numeric, const R: usize>(self) -> Self::Output {
-///             let view = self.0.typed::<T, R, LayoutStrideRelaxed>()?;
-///             Ok(view.fold_unordered(0, |n, &x| n + usize::from(x != T::ZERO)))
-///         }
-///     }
-///     Ok(dispatch_tensor(x.dtype(), x.rank(), Count(&x))??)
-/// }
-/// # Python::initialize();
-/// # Python::attach(|py| {
-/// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8, 3, 0, 1], [2, 2])?)?;
-/// #     assert_eq!(wrap_pyfunction!(count_nonzero, py)?.call1((x,))?.extract::<usize>()?, 2);
-/// #     Ok::<_, PyErr>(())
-/// # })?;
-/// # Ok::<(), PyErr>(())
-/// ```
-pub struct PyDynView<'py, S: MemorySpace = Host> {
-    arg: DynArg<'py>,
-    _space: core::marker::PhantomData<S>,
-}
-
-/// A mutable view argument of run-time data type and rank: the twin of [`PyDynView`], refused as
-/// [`PyViewMut`] is (read-only memory, strides that make two indices share an element, tensors that
-/// require grad, memory another live view argument overlaps).
-///
-/// ```
-/// use dlspan::dtype::{Numeric, TensorVisitor, dispatch_tensor};
-/// use dlspan::python::PyDynViewMut;
-/// use dlspan::{DlpackError, LayoutStrideRelaxed};
-/// use pyo3::prelude::*;
-///
-/// /// Sets every element of any tensor to one.
-/// #[pyfunction]
-/// fn ones_(mut x: PyDynViewMut<'_>) -> PyResult<()> {
-///     struct Fill<'v, 'py>(&'v mut PyDynViewMut<'py>);
-///     impl TensorVisitor for Fill<'_, '_> {
-///         type Output = Result<(), DlpackError>;
-///         fn visit<T: Numeric, const R: usize>(self) -> Self::Output {
-///             self.0.typed_mut::<T, R, LayoutStrideRelaxed>()?.for_each_unordered(|x| *x = T::ONE);
-///             Ok(())
-///         }
-///     }
-///     let (dtype, rank) = (x.dtype(), x.rank());
-///     Ok(dispatch_tensor(dtype, rank, Fill(&mut x))??)
-/// }
-/// # Python::initialize();
-/// # Python::attach(|py| {
-/// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0i16; 3], [3])?)?;
-/// #     wrap_pyfunction!(ones_, py)?.call1((&x,))?;
-/// #     let values = pyo3::types::PyMemoryView::from(x.as_any())?.call_method0("tolist")?;
-/// #     assert_eq!(values.extract::<Vec<i16>>()?, [1, 1, 1]);
-/// #     Ok::<_, PyErr>(())
-/// # })?;
-/// # Ok::<(), PyErr>(())
-/// ```
-pub struct PyDynViewMut<'py, S: MemorySpace = Host> {
-    arg: DynArg<'py>,
-    _space: core::marker::PhantomData<S>,
-}
-
-dyn_arg_queries!(PyDynView, "", "");
-dyn_arg_queries!(PyDynViewMut, "mut ", "");
-
-impl<'py, S: MemorySpace> PyDynView<'py, S> {
     /// Whether the memory is read-only at its source (`READ_ONLY`, a non-writeable NumPy array, a
     /// JAX array).
     ///
@@ -428,16 +324,145 @@ impl<'py, S: MemorySpace> PyDynView<'py, S> {
     /// ```
     #[inline]
     pub fn is_read_only(&self) -> bool {
-        self.arg.read_only
+        self.read_only
+    }
+
+    /// The dynamic view of the argument, borrowing it: every rule of a dynamic view is checked
+    /// now, and its queries (shape, strides, size, byte range, …) answer from then on.
+    ///
+    /// # Errors
+    ///
+    /// As [`DynMdspan::from_dltensor_with`] (the argument passed some of them already).
+    ///
+    /// ```
+    /// # use pyo3::prelude::*;
+    /// #[pyfunction]
+    /// fn shape(x: dlspan::python::PyDynView<'_>) -> PyResult<Vec<usize>> {
+    ///     Ok(x.view()?.shape().to_vec())
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u32; 6], [2, 3])?)?;
+    /// #     assert_eq!(wrap_pyfunction!(shape, py)?.call1((x,))?.extract::<Vec<usize>>()?, [2, 3]);
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    #[inline]
+    pub fn view(&self) -> Result<DynMdspan<'_, S>, DlpackError> {
+        let tensor = self.dl_tensor();
+        // SAFETY: the dynamic view copies shape and strides out of `tensor` (which points into
+        // this argument) and borrows the data for as long as the argument, whose source keeps it
+        // alive; writes through dlspan are refused by the borrow registry while the argument lives.
+        let tensor: &DLTensor = unsafe { &*(&tensor as *const DLTensor) };
+        // SAFETY: as above.
+        unsafe { DynMdspan::from_dltensor_with(tensor, self.options) }
+    }
+
+    /// The typed shared view of element type `T`, rank `R` and layout `L`, straight from the tensor
+    /// by every rule of the typed import (one validation: no dynamic view is made first).
+    ///
+    /// # Errors
+    ///
+    /// The first typed rule that fails: [`DlpackError::DtypeMismatch`],
+    /// [`DlpackError::RankMismatch`], the layout's rules, …
+    ///
+    /// ```
+    /// # use pyo3::prelude::*;
+    /// #[pyfunction]
+    /// fn first(x: dlspan::python::PyDynView<'_>) -> PyResult<f32> {
+    ///     Ok(x.typed::<f32, 1, dlspan::LayoutStride>()?[[0]])
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![2.5f32; 2], [2])?)?;
+    /// #     assert_eq!(wrap_pyfunction!(first, py)?.call1((x,))?.extract::<f32>()?, 2.5);
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    #[inline]
+    pub fn typed<T: DlElement, const R: usize, L: Layout>(
+        &self,
+    ) -> Result<Mdspan<'_, T, R, Dims<R>, L, S>, DlpackError> {
+        let tensor = self.dl_tensor();
+        // SAFETY: as in `view`: the typed view copies shape and strides.
+        let tensor: &DLTensor = unsafe { &*(&tensor as *const DLTensor) };
+        // SAFETY: as in `view`.
+        unsafe { Mdspan::from_dltensor_with(tensor, self.options) }
+    }
+}
+
+impl<'py, S: MemorySpace> Deref for PyDynViewMut<'py, S> {
+    type Target = PyDynView<'py, S>;
+
+    /// The argument's queries and shared views (a shared borrow of the mutable argument, as
+    /// `&MdspanMut` gives shared views).
+    ///
+    /// ```
+    /// # use pyo3::prelude::*;
+    /// #[pyfunction]
+    /// fn size(x: dlspan::python::PyDynViewMut<'_>) -> PyResult<usize> {
+    ///     Ok(x.view()?.size())
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 6], [2, 3])?)?;
+    /// #     assert_eq!(wrap_pyfunction!(size, py)?.call1((x,))?.extract::<usize>()?, 6);
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.arg
     }
 }
 
 impl<'py, S: MemorySpace> PyDynViewMut<'py, S> {
-    /// The typed mutable view, borrowing the argument; see [`typed`](Self::typed) for the rules.
+    /// The mutable dynamic view, borrowing the argument; see [`PyDynView::view`] for the rules
+    /// (and, for a mutable view, no two indices may share an element).
     ///
     /// # Errors
     ///
-    /// As [`typed`](Self::typed).
+    /// As [`DynMdspanMut::from_dltensor_with`].
+    ///
+    /// ```
+    /// # use pyo3::prelude::*;
+    /// #[pyfunction]
+    /// fn zero(mut x: dlspan::python::PyDynViewMut<'_>) -> PyResult<()> {
+    ///     let view = x.view_mut()?;
+    ///     let bytes = view.byte_range().len();
+    ///     view.into_typed::<u8, 1, dlspan::LayoutRight>()?.for_each_unordered(|b| *b = 0);
+    ///     assert_eq!(bytes, 3);
+    ///     Ok(())
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![7u8; 3], [3])?)?;
+    /// #     wrap_pyfunction!(zero, py)?.call1((&x,))?;
+    /// #     let values = pyo3::types::PyMemoryView::from(x.as_any())?.call_method0("tolist")?;
+    /// #     assert_eq!(values.extract::<Vec<u8>>()?, [0, 0, 0]);
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    #[inline]
+    pub fn view_mut(&mut self) -> Result<DynMdspanMut<'_, S>, DlpackError> {
+        let tensor = self.arg.dl_tensor();
+        // SAFETY: as in `PyDynView::view`; the memory is writable (refused at extraction
+        // otherwise) and no other dlspan view reaches it while the argument lives (registered as
+        // mutable), and `&mut self` makes this view the only one of the argument.
+        let tensor: &DLTensor = unsafe { &*(&tensor as *const DLTensor) };
+        // SAFETY: as above.
+        unsafe { DynMdspanMut::from_dltensor_with(tensor, self.arg.options) }
+    }
+
+    /// The typed mutable view, borrowing the argument; see [`PyDynView::typed`] for the rules.
+    ///
+    /// # Errors
+    ///
+    /// As [`PyDynView::typed`].
     ///
     /// ```
     /// # use dlspan::python::PyDynViewMut;
@@ -462,11 +487,9 @@ impl<'py, S: MemorySpace> PyDynViewMut<'py, S> {
         &mut self,
     ) -> Result<MdspanMut<'_, T, R, Dims<R>, L, S>, DlpackError> {
         let tensor = self.arg.dl_tensor();
-        // SAFETY: as in `typed`; the memory is writable (refused at extraction otherwise) and no
-        // other dlspan view reaches it while the argument lives (registered as mutable), and
-        // `&mut self` makes this view the only one of the argument.
+        // SAFETY: as in `view_mut`.
         let tensor: &DLTensor = unsafe { &*(&tensor as *const DLTensor) };
-        // SAFETY: as above.
+        // SAFETY: as in `view_mut`.
         unsafe { MdspanMut::from_dltensor_with(tensor, self.arg.options) }
     }
 }
@@ -476,7 +499,7 @@ impl<'a, 'py, S: MemorySpace> FromPyObject<'a, 'py> for PyDynView<'py, S> {
 
     #[inline]
     fn extract(object: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        Ok(Self { arg: DynArg::extract::<S>(object, false)?, _space: core::marker::PhantomData })
+        Self::from_object(object, false)
     }
 }
 
@@ -485,6 +508,6 @@ impl<'a, 'py, S: MemorySpace> FromPyObject<'a, 'py> for PyDynViewMut<'py, S> {
 
     #[inline]
     fn extract(object: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        Ok(Self { arg: DynArg::extract::<S>(object, true)?, _space: core::marker::PhantomData })
+        Ok(Self { arg: PyDynView::from_object(object, true)? })
     }
 }
