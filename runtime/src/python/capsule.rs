@@ -4,6 +4,8 @@
 //! The consumer takes ownership and renames the capsule `used_dltensor_versioned` /
 //! `used_dltensor`; the capsule's destructor calls the deleter only while the capsule still has
 //! its unconsumed name, so the deleter runs exactly once whoever ends up owning the tensor.
+//!
+//! The capsule names live here, the exchange API table's (`dlpack_exchange_api`) among them.
 
 use super::error::ExchangeError;
 use super::gil::drop_keeping_exception;
