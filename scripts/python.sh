@@ -67,6 +67,7 @@ for version in 3.12 3.13; do
   "$venv_other/bin/python" - <<'PY'
 import sys
 import dlspan
+import dlspan.diagnostics
 
 t = dlspan.arange(6, "float32")
 view = memoryview(t).cast("B").cast("f", (2, 3))
@@ -75,7 +76,7 @@ dlspan.scale_(t, 2.0)
 assert dlspan.sum(t) == 30.0
 capsule = t.__dlpack__(max_version=(1, 3))
 back = dlspan.from_dlpack(capsule)
-assert back.shape == (6,) and dlspan.live_borrows() == 0
+assert back.shape == (6,) and dlspan.diagnostics.live_borrows() == 0
 print(f"the abi3 wheel loads and runs on Python {sys.version.split()[0]}")
 PY
 done

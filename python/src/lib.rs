@@ -1,14 +1,15 @@
 //! The `dlspan` Python module: [`Tensor`] (Rust-owned memory of any data type), the DLPack
-//! consumer, and functions written with dlspan's typed view arguments — the pass-through pattern
-//! for extension authors to copy.
+//! consumer, and functions over tensors of any data type and rank (`ops`). Two submodules hold
+//! what is not API: `dlspan.examples`, functions written with dlspan's typed view arguments (the
+//! pass-through pattern for extension authors to copy), and `dlspan.diagnostics`.
 
+mod diagnostics;
+mod examples;
 mod ops;
 mod particles;
 
 use dlspan::ffi::{DLDevice, DLDeviceType};
-use dlspan::python::{DETACH_ELEMENTS, ImportRequest, PyView, PyViewMut, Tensor, dtype_from_py};
-use dlspan::view::Static;
-use dlspan::{DlpackError, LayoutRight, LayoutStride};
+use dlspan::python::{ImportRequest, Tensor, dtype_from_py};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -68,67 +69,38 @@ fn from_dlpack<'py>(
     Tensor::from_managed(x.py(), tensor)
 }
 
-/// `y += alpha * x` for float32 vectors of any strides: the typed-argument pattern.
-#[pyfunction]
-fn axpy(py: Python<'_>, alpha: f32, x: PyView<'_, f32, 1>, mut y: PyViewMut<'_, f32, 1>) -> PyResult<()> {
-    let x = x.view();
-    let mut y = y.view_mut();
-    let mut run = move || y.zip_with(&x, |y, &x| *y += alpha * x);
-    if x.size() >= DETACH_ELEMENTS { py.detach(run) } else { run() }?;
+/// Adds the submodule `dlspan.<name>`, described by `doc` and filled by `fill`. PyO3 makes a
+/// module, not a package entry: the module is registered in `sys.modules` under its full name, so
+/// that `import dlspan.<name>` and `from dlspan.<name> import …` find it.
+fn add_submodule(
+    parent: &Bound<'_, PyModule>,
+    name: &str,
+    doc: &str,
+    fill: impl FnOnce(&Bound<'_, PyModule>) -> PyResult<()>,
+) -> PyResult<()> {
+    let py = parent.py();
+    let full_name = format!("dlspan.{name}");
+    let module = PyModule::new(py, &full_name)?;
+    module.setattr("__doc__", doc)?;
+    fill(&module)?;
+    parent.add(name, &module)?;
+    py.import("sys")?.getattr("modules")?.set_item(full_name, module)?;
     Ok(())
-}
-
-/// The determinant of a 3×3 float64 matrix: static extents in the argument's type.
-#[pyfunction]
-fn det3(m: PyView<'_, f64, 2, LayoutStride, (Static<3>, Static<3>)>) -> f64 {
-    let m = m.view();
-    m[[0, 0]] * (m[[1, 1]] * m[[2, 2]] - m[[1, 2]] * m[[2, 1]])
-        - m[[0, 1]] * (m[[1, 0]] * m[[2, 2]] - m[[1, 2]] * m[[2, 0]])
-        + m[[0, 2]] * (m[[1, 0]] * m[[2, 1]] - m[[1, 1]] * m[[2, 0]])
-}
-
-/// The trace of a square float64 matrix stored row-major (compact layout required).
-#[pyfunction]
-fn trace(m: PyView<'_, f64, 2, LayoutRight>) -> PyResult<f64> {
-    let m = m.view();
-    if m.extent(0) != m.extent(1) {
-        return Err(DlpackError::ShapeMismatch { axis: 1, expected: m.extent(0), found: m.extent(1) }.into());
-    }
-    Ok((0..m.extent(0)).map(|i| m[[i, i]]).sum())
-}
-
-/// Test hook (not API): holds a view of `x` while `callback()` runs Python code, then sums the view
-/// — what an extension that calls back into Python does. The view's memory must stay alive.
-#[pyfunction]
-fn _sum_during(x: PyView<'_, f64, 1>, callback: &Bound<'_, PyAny>) -> PyResult<f64> {
-    let view = x.view();
-    callback.call0()?;
-    Ok(view.sum())
-}
-
-/// The number of view arguments alive (borrows registered): 0 between calls.
-#[pyfunction]
-fn live_borrows(py: Python<'_>) -> usize {
-    dlspan::python::live_borrows(py)
 }
 
 /// The `dlspan` module.
 #[pymodule(name = "dlspan")]
 fn dlspan_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Tensor>()?;
-    m.add_class::<particles::Particles>()?;
     m.add_function(wrap_pyfunction!(zeros, m)?)?;
     m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
-    m.add_function(wrap_pyfunction!(axpy, m)?)?;
-    m.add_function(wrap_pyfunction!(det3, m)?)?;
-    m.add_function(wrap_pyfunction!(trace, m)?)?;
-    m.add_function(wrap_pyfunction!(live_borrows, m)?)?;
-    m.add_function(wrap_pyfunction!(_sum_during, m)?)?;
     m.add_function(wrap_pyfunction!(ops::add, m)?)?;
     m.add_function(wrap_pyfunction!(ops::mul, m)?)?;
     m.add_function(wrap_pyfunction!(ops::scale, m)?)?;
     m.add_function(wrap_pyfunction!(ops::sum, m)?)?;
     m.add_function(wrap_pyfunction!(ops::arange, m)?)?;
     m.add_function(wrap_pyfunction!(ops::signature, m)?)?;
+    add_submodule(m, "examples", examples::DOC, examples::fill)?;
+    add_submodule(m, "diagnostics", diagnostics::DOC, diagnostics::fill)?;
     Ok(())
 }

@@ -243,12 +243,12 @@ pub(crate) fn arange<'py>(
 }
 
 /// The layout class of a signature: row-major, column-major, positive strides, anything else.
-fn layout_class(shape: &[i64], strides: &[i64]) -> u64 {
-    fn compact<'a>(axes: impl Iterator<Item = (&'a i64, &'a i64)>) -> bool {
-        let mut next = 1i64;
+fn layout_class(shape: &[usize], strides: &[isize]) -> u64 {
+    fn compact<'a>(axes: impl Iterator<Item = (&'a usize, &'a isize)>) -> bool {
+        let mut next = 1usize;
         let mut ok = true;
         for (&e, &s) in axes {
-            ok &= e <= 1 || s == next;
+            ok &= e <= 1 || usize::try_from(s) == Ok(next);
             next = next.saturating_mul(e.max(1));
         }
         ok
@@ -269,15 +269,16 @@ fn layout_class(shape: &[i64], strides: &[i64]) -> u64 {
 /// positive strides, 3 zero or negative strides), the device type (42–49) and id (50–57) and
 /// read-only (58). Equal keys mean a kernel compiled for one serves the other.
 #[pyfunction]
-pub(crate) fn signature(x: PyDynView<'_>) -> u64 {
-    let dtype = x.dtype();
+pub(crate) fn signature(x: PyDynView<'_>) -> PyResult<u64> {
+    let view = x.view()?;
+    let dtype = view.dtype();
     let device = x.device();
-    u64::from(dtype.code)
+    Ok(u64::from(dtype.code)
         | u64::from(dtype.bits) << 8
         | u64::from(dtype.lanes) << 16
-        | (x.rank() as u64 & 0xff) << 32
-        | layout_class(x.shape(), x.strides()) << 40
+        | (view.rank() as u64 & 0xff) << 32
+        | layout_class(view.shape(), view.strides()) << 40
         | (device.device_type.0 as u64 & 0xff) << 42
         | (device.device_id as u64 & 0xff) << 50
-        | u64::from(x.is_read_only()) << 58
+        | u64::from(x.is_read_only()) << 58)
 }

@@ -18,13 +18,13 @@ pub(crate) struct Particle {
     charge: f32,
 }
 
-/// `dlspan.Particles(n)`: `n` particles in one 64-byte-aligned buffer, numbered by `id`.
+/// `dlspan.examples.Particles(n)`: `n` particles in one 64-byte-aligned buffer, numbered by `id`.
 ///
 /// `fields()` gives each member as a `dlspan.Tensor` viewing the records in place: `position` of
 /// shape `(n, 3)` and strides `(6, 1)`, the scalars of shape `(n,)` and stride 6 (elements of 4
 /// bytes in 24-byte records), each at its member's byte offset. Writes through NumPy or PyTorch
 /// land in the records; `record(i)` reads them back from Rust.
-#[pyclass(module = "dlspan", frozen, weakref)]
+#[pyclass(module = "dlspan.examples", frozen, weakref)]
 pub(crate) struct Particles {
     /// The records, reached only through `base` once shared.
     _records: AlignedBuffer<Particle>,

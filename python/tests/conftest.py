@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import dlspan
+import dlspan.diagnostics
 
 warnings.filterwarnings("ignore", message=".*not writable.*")  # torch.from_numpy of read-only arrays
 
@@ -155,4 +156,4 @@ def jnp():
 def no_borrow_left():
     """Every test leaves no view argument registered, whatever path it took out of dlspan."""
     yield
-    assert dlspan.live_borrows() == 0
+    assert dlspan.diagnostics.live_borrows() == 0

@@ -6,6 +6,8 @@ import pytest
 from conftest import Only
 
 import dlspan
+import dlspan.diagnostics
+import dlspan.examples
 
 
 def f32(values):
@@ -16,10 +18,10 @@ def test_axpy_on_every_source(torch, jnp):
     x = f32([1, 2, 3, 4])
     for source in (x, torch.from_numpy(x.copy()), jnp.asarray(x), dlspan.from_dlpack(x.copy()), Only(x.copy())):
         y = f32([10, 10, 10, 10])
-        dlspan.axpy(2.0, source, y)
+        dlspan.examples.axpy(2.0, source, y)
         np.testing.assert_array_equal(y, [12, 14, 16, 18])
     for out, before in ((torch.ones(4), 1), (dlspan.zeros(4), 0), (Only(np.zeros(4, np.float32)), 0)):
-        dlspan.axpy(1.0, x, out)
+        dlspan.examples.axpy(1.0, x, out)
         after = out.inner if isinstance(out, Only) else np.from_dlpack(out)
         np.testing.assert_array_equal(after, x + before)
 
@@ -42,40 +44,40 @@ def test_every_path_gives_the_same_view(torch):
 
 def test_det3_static_extents(torch):
     m = np.array([[2.0, 0, 0], [0, 3, 0], [1, 0, 4]])
-    assert dlspan.det3(m) == 24.0
-    assert dlspan.det3(torch.from_numpy(m)) == 24.0
-    assert dlspan.det3(np.asfortranarray(m)) == 24.0, "any positive strides"
+    assert dlspan.examples.det3(m) == 24.0
+    assert dlspan.examples.det3(torch.from_numpy(m)) == 24.0
+    assert dlspan.examples.det3(np.asfortranarray(m)) == 24.0, "any positive strides"
     with pytest.raises(ValueError) as err:
-        dlspan.det3(np.eye(4))
+        dlspan.examples.det3(np.eye(4))
     assert (err.value.kind, err.value.expected, err.value.found) == ("ExtentMismatch", 3, 4)
     assert "while processing 'm'" in err.value.__notes__
     with pytest.raises(ValueError) as err:
-        dlspan.det3(m[::-1])
+        dlspan.examples.det3(m[::-1])
     assert err.value.kind == "NonPositiveStride"
 
 
 def test_trace_compact_layout():
     m = np.arange(9.0).reshape(3, 3)
-    assert dlspan.trace(m) == 12.0
+    assert dlspan.examples.trace(m) == 12.0
     with pytest.raises(ValueError) as err:
-        dlspan.trace(m.T)
+        dlspan.examples.trace(m.T)
     assert err.value.kind == "StridesIncompatible"
     with pytest.raises(ValueError) as err:
-        dlspan.trace(np.zeros((2, 3)))
+        dlspan.examples.trace(np.zeros((2, 3)))
     assert err.value.kind == "ShapeMismatch"
 
 
 def test_wrong_dtype_rank_device_layout():
     with pytest.raises(TypeError) as err:
-        dlspan.axpy(1.0, np.ones(3), f32([1, 2, 3]))
+        dlspan.examples.axpy(1.0, np.ones(3), f32([1, 2, 3]))
     assert (err.value.kind, err.value.expected, err.value.found) == ("DtypeMismatch", "float32", "float64")
     assert "while processing 'x'" in err.value.__notes__
     with pytest.raises(TypeError) as err:
-        dlspan.axpy(1.0, f32([1, 2]), np.ones((2, 2), np.float32))
+        dlspan.examples.axpy(1.0, f32([1, 2]), np.ones((2, 2), np.float32))
     assert (err.value.kind, err.value.expected, err.value.found) == ("RankMismatch", 1, 2)
     assert "while processing 'y'" in err.value.__notes__
     with pytest.raises(ValueError) as err:
-        dlspan.axpy(1.0, f32([1, 2]), f32([1, 2, 3]))
+        dlspan.examples.axpy(1.0, f32([1, 2]), f32([1, 2, 3]))
     assert err.value.kind == "ShapeMismatch"
 
 
@@ -90,7 +92,7 @@ def test_cuda_tensor_is_refused_by_host_views(torch):
             raise BufferError("no CUDA here")
 
     with pytest.raises(BufferError, match="no CUDA here"):
-        dlspan.axpy(1.0, FakeCuda(), np.ones(2, np.float32))
+        dlspan.examples.axpy(1.0, FakeCuda(), np.ones(2, np.float32))
 
 
 def test_read_only_sources_never_give_mutable_views(torch):
@@ -98,7 +100,7 @@ def test_read_only_sources_never_give_mutable_views(torch):
     ro.flags.writeable = False
     for target in (ro, dlspan.from_dlpack(ro), Only(ro), np.broadcast_to(np.float32(1), (3,))):
         with pytest.raises(ValueError) as err:
-            dlspan.axpy(1.0, f32([1, 2, 3]), target)
+            dlspan.examples.axpy(1.0, f32([1, 2, 3]), target)
         assert err.value.kind == "ReadOnly"
     # NumPy's import of a legacy capsule is read-only too.
     legacy = np.from_dlpack(_Legacy(torch.ones(3)))
@@ -120,7 +122,7 @@ class _Legacy:
 
 def test_overlapping_strides_refused_for_writes(torch):
     with pytest.raises(ValueError) as err:
-        dlspan.axpy(1.0, f32([1, 2, 3]), torch.ones(1).expand(3))
+        dlspan.examples.axpy(1.0, f32([1, 2, 3]), torch.ones(1).expand(3))
     assert err.value.kind == "OverlappingStrides"
     with pytest.raises(ValueError) as err:
         dlspan.scale_(torch.ones(1).expand(3), 2.0)
@@ -130,10 +132,10 @@ def test_overlapping_strides_refused_for_writes(torch):
 def test_borrow_conflicts(torch):
     y = f32([1, 2, 3, 4])
     with pytest.raises(ValueError) as err:
-        dlspan.axpy(1.0, y, y)
+        dlspan.examples.axpy(1.0, y, y)
     assert (err.value.kind, err.value.__notes__) == ("BorrowConflict", ["while processing 'y'"])
     with pytest.raises(ValueError) as err:
-        dlspan.axpy(1.0, torch.from_numpy(y), y)  # a torch tensor sharing NumPy's memory
+        dlspan.examples.axpy(1.0, torch.from_numpy(y), y)  # a torch tensor sharing NumPy's memory
     assert err.value.kind == "BorrowConflict"
     with pytest.raises(ValueError):
         dlspan.add(y, y, y)
@@ -145,7 +147,7 @@ def test_borrow_conflicts(torch):
     z = np.arange(8, dtype=np.float32)
     dlspan.add(z[::2], z[::2], z[1::2])
     np.testing.assert_array_equal(z[1::2], [0, 4, 8, 12])
-    assert dlspan.live_borrows() == 0
+    assert dlspan.diagnostics.live_borrows() == 0
 
 
 def test_requires_grad_policy(torch):
@@ -156,7 +158,7 @@ def test_requires_grad_policy(torch):
         dlspan.scale_(w, 2.0)
     assert err.value.kind == "RequiresGrad"
     with pytest.raises(ValueError):
-        dlspan.axpy(1.0, f32([1, 1, 1]), g)
+        dlspan.examples.axpy(1.0, f32([1, 1, 1]), g)
     with torch.no_grad():
         dlspan.scale_(w, 2.0)  # an optimiser's in-place update
     assert torch.equal(w.detach(), torch.full((3,), 2.0))

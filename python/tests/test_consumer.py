@@ -7,6 +7,7 @@ import pytest
 from conftest import IS_COPIED, READ_ONLY, Only, Recorder, Returns, capsule_info, capsule_name
 
 import dlspan
+import dlspan.examples
 
 
 def test_calls_dlpack_device_then_dlpack_with_max_version_only():
@@ -193,7 +194,7 @@ def test_jax_arrays_are_read_only(jnp):
     assert t.readonly, "JAX arrays are immutable although their legacy capsules cannot say so"
     np.testing.assert_array_equal(np.asarray(t), np.arange(6.0, dtype=np.float32))
     with pytest.raises(ValueError) as err:
-        dlspan.axpy(1.0, np.ones(6, np.float32), j)
+        dlspan.examples.axpy(1.0, np.ones(6, np.float32), j)
     assert err.value.kind == "ReadOnly"
 
 

@@ -8,6 +8,7 @@ import pytest
 from conftest import DLTensor, ManagedVersioned
 
 import dlspan
+import dlspan.examples
 
 ctypes.pythonapi.PyCapsule_New.restype = ctypes.py_object
 ctypes.pythonapi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
@@ -70,11 +71,11 @@ def test_typed_import_errors():
     misaligned = Crafted(shape=[2], strides=[1], data_offset=1)
     t = dlspan.from_dlpack(misaligned.capsule)
     with pytest.raises(BufferError) as err:
-        dlspan.axpy(1.0, t, np.zeros(2, np.float32))
+        dlspan.examples.axpy(1.0, t, np.zeros(2, np.float32))
     assert err.value.kind == "Misaligned"
     odd_offset = Crafted(shape=[2], strides=[1], byte_offset=2)
     with pytest.raises(BufferError) as err:
-        dlspan.axpy(1.0, dlspan.from_dlpack(odd_offset.capsule), np.zeros(2, np.float32))
+        dlspan.examples.axpy(1.0, dlspan.from_dlpack(odd_offset.capsule), np.zeros(2, np.float32))
     assert err.value.kind == "ByteOffsetNotElementMultiple"
     del t
     assert misaligned.deleted == 1 and odd_offset.deleted == 1
@@ -86,15 +87,15 @@ def test_class_of_every_kind(torch):
     ro = np.zeros(3, np.float32)
     ro.flags.writeable = False
     cases = [
-        (TypeError, "DtypeMismatch", lambda: dlspan.axpy(1.0, np.zeros(3), y)),
-        (TypeError, "RankMismatch", lambda: dlspan.axpy(1.0, np.zeros((3, 1), np.float32), y)),
-        (ValueError, "ExtentMismatch", lambda: dlspan.det3(np.zeros((2, 3)))),
-        (ValueError, "StridesIncompatible", lambda: dlspan.trace(np.zeros((3, 3)).T)),
-        (ValueError, "NonPositiveStride", lambda: dlspan.det3(np.zeros((3, 3))[::-1])),
-        (ValueError, "OverlappingStrides", lambda: dlspan.axpy(1.0, y, torch.zeros(1).expand(3))),
+        (TypeError, "DtypeMismatch", lambda: dlspan.examples.axpy(1.0, np.zeros(3), y)),
+        (TypeError, "RankMismatch", lambda: dlspan.examples.axpy(1.0, np.zeros((3, 1), np.float32), y)),
+        (ValueError, "ExtentMismatch", lambda: dlspan.examples.det3(np.zeros((2, 3)))),
+        (ValueError, "StridesIncompatible", lambda: dlspan.examples.trace(np.zeros((3, 3)).T)),
+        (ValueError, "NonPositiveStride", lambda: dlspan.examples.det3(np.zeros((3, 3))[::-1])),
+        (ValueError, "OverlappingStrides", lambda: dlspan.examples.axpy(1.0, y, torch.zeros(1).expand(3))),
         (ValueError, "ShapeMismatch", lambda: dlspan.add(y, y[:2], np.zeros(3, np.float32))),
-        (ValueError, "ReadOnly", lambda: dlspan.axpy(1.0, y, ro)),
-        (ValueError, "BorrowConflict", lambda: dlspan.axpy(1.0, y, y)),
+        (ValueError, "ReadOnly", lambda: dlspan.examples.axpy(1.0, y, ro)),
+        (ValueError, "BorrowConflict", lambda: dlspan.examples.axpy(1.0, y, y)),
         (ValueError, "RequiresGrad", lambda: dlspan.scale_(torch.ones(2, requires_grad=True), 2.0)),
         (ValueError, "InvalidStream", lambda: dlspan.zeros(1).__dlpack__(stream=0)),
         (ValueError, "CopyRequired", lambda: dlspan.from_dlpack(_Copies(), copy=False)),

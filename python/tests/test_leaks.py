@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import dlspan
+import dlspan.examples
 
 CYCLES = 100_000
 
@@ -55,7 +56,7 @@ def test_numpy_cycles(direction):
         "numpy->dlspan": lambda: dlspan.from_dlpack(a),
         "dlspan->numpy": lambda: np.from_dlpack(t),
         "capsule unconsumed": lambda: t.__dlpack__(max_version=(1, 0)),
-        "typed argument": lambda: dlspan.axpy(1.0, a, y),
+        "typed argument": lambda: dlspan.examples.axpy(1.0, a, y),
     }
     assert_no_growth(steps[direction], owner=t if direction != "numpy->dlspan" else None)
 
@@ -97,11 +98,11 @@ def test_error_paths_do_not_leak():
 
     def refused():
         try:
-            dlspan.axpy(1.0, bad, y)
+            dlspan.examples.axpy(1.0, bad, y)
         except TypeError:
             pass
         try:
-            dlspan.axpy(1.0, y, y)
+            dlspan.examples.axpy(1.0, y, y)
         except ValueError:
             pass
 

@@ -1,8 +1,12 @@
 """The installed package: type stubs and `py.typed` ship in the wheel, and the stubs describe the
-module as built — every public name, every parameter of every function and method."""
+modules as built — the package and its submodules `dlspan.examples` and `dlspan.diagnostics`:
+every public name, every parameter of every function and method."""
 
 import ast
+import importlib
 import inspect
+import subprocess
+import sys
 import types
 from importlib import resources
 
@@ -10,10 +14,14 @@ import pytest
 
 import dlspan
 
+# Each module of the package and the stub that describes it.
+STUBS = {"dlspan": "__init__.pyi", "dlspan.examples": "examples.pyi", "dlspan.diagnostics": "diagnostics.pyi"}
+SUBMODULES = {"examples", "diagnostics"}
 
-def stub_tree():
-    stub = resources.files("dlspan") / "__init__.pyi"
-    assert stub.is_file(), "the wheel ships dlspan/__init__.pyi"
+
+def stub_tree(module_name):
+    stub = resources.files("dlspan") / STUBS[module_name]
+    assert stub.is_file(), f"the wheel ships dlspan/{STUBS[module_name]}"
     return ast.parse(stub.read_text())
 
 
@@ -35,23 +43,54 @@ def test_py_typed_marker_ships():
     assert (resources.files("dlspan") / "py.typed").is_file(), "PEP 561: the package says it is typed"
 
 
-def test_stub_names_match_the_module():
-    tree = stub_tree()
-    stubbed = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
-    built = {n for n in public(dir(dlspan)) if not isinstance(getattr(dlspan, n), types.ModuleType)}
+def test_submodules_import_by_name():
+    # In a fresh interpreter: `import dlspan.examples` must not depend on an earlier `import dlspan`.
+    for name in sorted(SUBMODULES):
+        code = f"import dlspan.{name} as m, sys; assert sys.modules['dlspan.{name}'] is m; print(m.__name__)"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        assert out.strip() == f"dlspan.{name}"
+        assert getattr(dlspan, name) is importlib.import_module(f"dlspan.{name}")
+    from dlspan.examples import Particles, axpy
+
+    assert axpy.__module__ == "dlspan.examples" and Particles.__module__ == "dlspan.examples"
+
+
+def test_the_top_level_holds_api_not_demos():
+    for name in ("axpy", "det3", "trace", "Particles", "live_borrows", "_sum_during"):
+        assert not hasattr(dlspan, name), name
+
+
+def test_stub_submodules_match_the_package():
+    stubbed = {
+        alias.asname or alias.name
+        for node in stub_tree("dlspan").body
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module is None
+        for alias in node.names
+    }
+    built = {n for n in dir(dlspan) if isinstance(getattr(dlspan, n), types.ModuleType) and n in SUBMODULES}
+    assert stubbed == built == SUBMODULES
+
+
+@pytest.mark.parametrize("module_name", STUBS)
+def test_stub_names_match_the_module(module_name):
+    module = importlib.import_module(module_name)
+    stubbed = {node.name for node in stub_tree(module_name).body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    built = {n for n in public(dir(module)) if not isinstance(getattr(module, n), types.ModuleType)}
     assert public(stubbed) == built
 
 
-def test_stub_functions_take_the_module_parameters():
-    for node in stub_tree().body:
+@pytest.mark.parametrize("module_name", STUBS)
+def test_stub_functions_take_the_module_parameters(module_name):
+    module = importlib.import_module(module_name)
+    for node in stub_tree(module_name).body:
         if isinstance(node, ast.FunctionDef):
-            assert stub_parameters(node) == runtime_parameters(getattr(dlspan, node.name)), node.name
+            assert stub_parameters(node) == runtime_parameters(getattr(module, node.name)), node.name
 
 
-@pytest.mark.parametrize("name", ["Tensor", "Particles"])
-def test_stub_classes_match_the_module(name):
-    node = next(n for n in stub_tree().body if isinstance(n, ast.ClassDef) and n.name == name)
-    cls = getattr(dlspan, name)
+@pytest.mark.parametrize(("module_name", "name"), [("dlspan", "Tensor"), ("dlspan.examples", "Particles")])
+def test_stub_classes_match_the_module(module_name, name):
+    node = next(n for n in stub_tree(module_name).body if isinstance(n, ast.ClassDef) and n.name == name)
+    cls = getattr(importlib.import_module(module_name), name)
     methods = {m.name: m for m in node.body if isinstance(m, ast.FunctionDef)}
     assert public(methods) == public(dir(cls)), "public attributes"
     for method_name, method in methods.items():

@@ -6,10 +6,11 @@ import weakref
 import numpy as np
 
 import dlspan
+import dlspan.examples
 
 
 def test_fields_are_strided_zero_copy_views(torch):
-    p = dlspan.Particles(5)
+    p = dlspan.examples.Particles(5)
     fields = p.fields()
     assert (fields["position"].shape, fields["position"].strides) == ((5, 3), (6, 1))
     assert (fields["mass"].shape, fields["mass"].strides, fields["mass"].dtype) == ((5,), (6,), "float32")
@@ -28,7 +29,7 @@ def test_fields_are_strided_zero_copy_views(torch):
 
 
 def test_members_do_not_conflict_but_a_member_and_itself_do():
-    p = dlspan.Particles(4)
+    p = dlspan.examples.Particles(4)
     f = p.fields()
     dlspan.add(f["mass"], f["mass"], f["charge"])  # disjoint members of the same records
     try:
@@ -40,7 +41,7 @@ def test_members_do_not_conflict_but_a_member_and_itself_do():
 
 
 def test_fields_keep_the_records_alive():
-    p = dlspan.Particles(3)
+    p = dlspan.examples.Particles(3)
     alive = weakref.ref(p)
     ids = np.from_dlpack(p.fields()["id"])
     del p

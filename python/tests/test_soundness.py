@@ -12,6 +12,8 @@ import pytest
 from conftest import DLTensor, Returns, ManagedVersioned, READ_ONLY, capsule_info
 
 import dlspan
+import dlspan.diagnostics
+import dlspan.examples
 
 
 def test_copies_of_broadcast_tensors_hold_every_element():
@@ -189,7 +191,7 @@ def test_storage_outlives_set_during_the_call(torch):
         gc.collect()
         seen.append(alive() is not None)
 
-    assert dlspan._sum_during(t, callback) == 6.0, "the view reads the memory it was given"
+    assert dlspan.diagnostics._sum_during(t, callback) == 6.0, "the view reads the memory it was given"
     assert seen == [True], "the old storage stayed alive while the view did"
     gc.collect()
     assert alive() is None, "and was released with the argument"
@@ -210,10 +212,10 @@ def test_a_planted_numpy_module_is_not_read_as_numpy():
         digits = [1, 0, 0, 0, 0x1000, 0, 0, 0, 0x2000, 0, 0x400]
         planted = ndarray(sum(v << (30 * k) for k, v in enumerate(digits)))
         with pytest.raises(TypeError):
-            dlspan.trace(planted)  # no `__dlpack__`: not a tensor at all
+            dlspan.examples.trace(planted)  # no `__dlpack__`: not a tensor at all
     finally:
         sys.modules["numpy"] = real
-    assert dlspan.trace(np.eye(3)) == 3.0, "the real NumPy is still read as NumPy"
+    assert dlspan.examples.trace(np.eye(3)) == 3.0, "the real NumPy is still read as NumPy"
 
 
 def _numpy_backed(torch, n):
@@ -237,7 +239,7 @@ def test_pytorch_is_known_without_the_torch_module(torch):
     real = sys.modules["torch"]
     sys.modules["torch"] = types.ModuleType("torch")
     try:
-        assert dlspan._sum_during(x, lambda: None) == 1024.0  # classified while `torch` is planted
+        assert dlspan.diagnostics._sum_during(x, lambda: None) == 1024.0  # classified while `torch` is planted
     finally:
         sys.modules["torch"] = real
     seen = []
@@ -247,7 +249,7 @@ def test_pytorch_is_known_without_the_torch_module(torch):
         gc.collect()
         seen.append(alive() is not None)
 
-    assert dlspan._sum_during(x, callback) == 1024.0
+    assert dlspan.diagnostics._sum_during(x, callback) == 1024.0
     assert seen == [True], "the storage is held: the type was known as PyTorch's"
 
 
@@ -260,7 +262,7 @@ def test_overridden_checks_run_before_the_tensor_is_read(torch):
 
     x, alive = _numpy_backed(torch, 1 << 12)
     x = torch.Tensor._make_subclass(T, x)
-    total = dlspan._sum_during(x, lambda: gc.collect())
+    total = dlspan.diagnostics._sum_during(x, lambda: gc.collect())
     assert total in (4096.0, 0.0), "either storage, read whole, never freed memory"
     assert total == float(x.sum()) or alive() is not None
 
@@ -279,6 +281,6 @@ def test_a_torch_function_mode_cannot_hand_out_another_storage(torch):
     x = torch.ones(64, dtype=torch.float64)
     with Liar():
         with pytest.raises(BufferError) as err:
-            dlspan._sum_during(x, lambda: None)
+            dlspan.diagnostics._sum_during(x, lambda: None)
     assert err.value.kind == "StorageMismatch"
-    assert dlspan._sum_during(x, lambda: None) == 64.0
+    assert dlspan.diagnostics._sum_during(x, lambda: None) == 64.0

@@ -7,10 +7,15 @@
 //! (`x[::2]` and `x[1::2]`) are told apart: every element of a strided view starts at an address
 //! congruent to its first element modulo the gcd of its byte strides, and two views whose element
 //! starts fall in different residue classes far enough apart never share a byte.
+//!
+//! A view's [`Footprint`] is measured here too: of a typed view ([`footprint`]), of a dynamic view
+//! ([`dyn_footprint`]), and directly from a tensor's metadata ([`quick_footprint`]).
 
 use super::error::ExchangeError;
-use super::sync::Shared;
-use crate::ffi::DLDevice;
+use super::gil::Shared;
+use crate::ffi::{DLDevice, DLTensor};
+use crate::space::MemorySpace;
+use crate::view::{DynMdspan, Extents, Layout, Mdspan};
 use pyo3::Python;
 
 /// The address space a device's pointers live in: one for the host and every device of the
@@ -88,7 +93,7 @@ pub(crate) fn period(
 
 /// `period` with one more axis of byte stride `stride · size`.
 #[inline]
-pub(crate) fn add_period(period: usize, stride: isize, size: usize) -> usize {
+fn add_period(period: usize, stride: isize, size: usize) -> usize {
     let step = stride.unsigned_abs() * size;
     if period == 0 { step } else { gcd(period, step) }
 }
@@ -98,6 +103,79 @@ const fn gcd(mut a: usize, mut b: usize) -> usize {
         (a, b) = (b, a % b);
     }
     a
+}
+
+/// The memory a typed view reaches.
+pub(crate) fn footprint<T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>(
+    view: &Mdspan<'_, T, R, E, L, S>,
+) -> Footprint {
+    let mapping = view.mapping();
+    let size = core::mem::size_of::<T>();
+    let base = view.data_handle() as usize;
+    Footprint::new(
+        view.device(),
+        base..base + mapping.required_span_size() * size,
+        base + mapping.offset() * size,
+        period(mapping.extents(), mapping.strides(), size),
+        size,
+    )
+}
+
+/// The memory a dynamic view reaches (packed sub-byte data as one block of bytes).
+pub(crate) fn dyn_footprint<S: MemorySpace>(view: &DynMdspan<'_, S>) -> Footprint {
+    let range = view.byte_range();
+    let bits = view.element_bits();
+    if bits % 8 != 0 {
+        return Footprint::new(view.device(), range.clone(), range.start, 0, range.len());
+    }
+    let anchor = (view.data_handle() as usize).wrapping_add(view.byte_offset() as usize);
+    let size = bits / 8;
+    Footprint::new(
+        view.device(),
+        range,
+        anchor,
+        period(view.shape().iter().copied(), view.strides().iter().copied(), size),
+        size,
+    )
+}
+
+/// Axes up to which [`quick_footprint`] measures a tensor (as many as a dynamic view keeps inline).
+const QUICK_AXES: usize = 8;
+
+/// The byte footprint of a well-formed tensor of whole-byte elements, computed directly; `None`
+/// for anything unusual (packed sub-byte data, empty, more than 8 axes, extents or strides of 2^28
+/// or more), which the full dynamic validation then measures or refuses. `shape` and `strides` are
+/// the tensor's, read (strides filled by version) by the caller.
+pub(crate) fn quick_footprint(tensor: &DLTensor, shape: &[i64], strides: &[i64]) -> Option<Footprint> {
+    // Under the bound, with at most 8 axes, every term (e - 1)·s and their sums stay below 2^59.
+    const BOUND: i64 = 1 << 28;
+    let bits = u32::from(tensor.dtype.bits) * u32::from(tensor.dtype.lanes);
+    if bits == 0 || bits % 8 != 0 || tensor.data.is_null() || shape.len() > QUICK_AXES {
+        return None;
+    }
+    let size = (bits / 8) as usize;
+    let (mut low, mut high, mut steps) = (0i64, 0i64, 0usize);
+    for (&extent, &stride) in shape.iter().zip(strides) {
+        if !(1..BOUND).contains(&extent) || !(-BOUND..BOUND).contains(&stride) {
+            return None;
+        }
+        let reach = (extent - 1) * stride;
+        if reach < 0 {
+            low += reach
+        } else {
+            high += reach
+        }
+        if extent > 1 {
+            steps = add_period(steps, stride as isize, size);
+        }
+    }
+    let first = (tensor.data as usize).checked_add(usize::try_from(tensor.byte_offset).ok()?)?;
+    let start = first.checked_sub((low.unsigned_abs() as usize).checked_mul(size)?)?;
+    let end = first.checked_add((high as usize + 1).checked_mul(size)?)?;
+    if end - start > isize::MAX as usize {
+        return None;
+    }
+    Some(Footprint::new(tensor.device, start..end, first, steps, size))
 }
 
 struct Entry {

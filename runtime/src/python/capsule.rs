@@ -4,8 +4,11 @@
 //! The consumer takes ownership and renames the capsule `used_dltensor_versioned` /
 //! `used_dltensor`; the capsule's destructor calls the deleter only while the capsule still has
 //! its unconsumed name, so the deleter runs exactly once whoever ends up owning the tensor.
+//!
+//! The capsule names live here, the exchange API table's (`dlpack_exchange_api`) among them.
 
-use super::error::{ExchangeError, to_pyerr};
+use super::error::ExchangeError;
+use super::gil::drop_keeping_exception;
 use crate::error::DlpackError;
 use crate::ffi::{DLManagedTensor, DLManagedTensorVersioned};
 use crate::owned::ManagedTensor;
@@ -23,6 +26,21 @@ pub const LEGACY: &CStr = c"dltensor";
 pub const USED_VERSIONED: &CStr = c"used_dltensor_versioned";
 /// The name of a consumed legacy capsule.
 pub const USED_LEGACY: &CStr = c"used_dltensor";
+/// The name of a capsule holding a DLPack C exchange API table (`__dlpack_c_exchange_api__`).
+///
+/// ```
+/// use dlspan::{ManagedTensor, python::{EXCHANGE_API_CAPSULE, Tensor}};
+/// use pyo3::{prelude::*, types::PyCapsule};
+/// Python::initialize();
+/// Python::attach(|py| {
+///     let t = Tensor::from_managed(py, ManagedTensor::from_owner(vec![0u8; 1], [1])?)?;
+///     let table = t.getattr("__dlpack_c_exchange_api__")?;
+///     assert!(table.cast::<PyCapsule>()?.is_valid_checked(Some(EXCHANGE_API_CAPSULE)));
+///     Ok::<_, PyErr>(())
+/// })?;
+/// # Ok::<(), PyErr>(())
+/// ```
+pub const EXCHANGE_API_CAPSULE: &CStr = c"dlpack_exchange_api";
 
 /// A managed tensor as a capsule: versioned, or legacy (for consumers that ask for no
 /// `max_version`, such as JAX).
@@ -121,7 +139,7 @@ unsafe extern "C" fn destroy_versioned(capsule: *mut ffi::PyObject) {
     if !raw.is_null() {
         // SAFETY: an unconsumed capsule still owns its tensor; dropping the ManagedTensor calls the
         // deleter once (or, for another major version, too — and reads nothing else).
-        super::drop_keeping_exception(unsafe { ManagedTensor::from_raw_versioned(raw) });
+        drop_keeping_exception(unsafe { ManagedTensor::from_raw_versioned(raw) });
     }
 }
 
@@ -131,7 +149,7 @@ unsafe extern "C" fn destroy_legacy(capsule: *mut ffi::PyObject) {
     let raw = unsafe { unconsumed(capsule, LEGACY) }.cast::<DLManagedTensor>();
     if !raw.is_null() {
         // SAFETY: as in `destroy_versioned`.
-        super::drop_keeping_exception(unsafe { ManagedTensor::from_raw_legacy(raw) });
+        drop_keeping_exception(unsafe { ManagedTensor::from_raw_legacy(raw) });
     }
 }
 
@@ -178,7 +196,7 @@ pub fn take_capsule(object: &Bound<'_, PyAny>) -> PyResult<ManagedTensor> {
     };
     // The capsule's producer keeps its own way to the memory (a Python object can write it, or
     // export it again): the tensor gives no views (rule M10).
-    tensor.map(ManagedTensor::into_aliased).map_err(to_pyerr)
+    Ok(tensor.map(ManagedTensor::into_aliased)?)
 }
 
 /// Renames an unconsumed DLPack capsule as consumed and returns its pointer and whether it is
@@ -201,7 +219,7 @@ fn claim(capsule: &Bound<'_, PyCapsule>) -> PyResult<(*mut c_void, bool)> {
     // SAFETY: the name was just read from this capsule, so the pointer is returned without error.
     let raw = unsafe { ffi::PyCapsule_GetPointer(ptr, name.as_ptr()) };
     if raw.is_null() {
-        return Err(to_pyerr(DlpackError::NullManagedTensor));
+        return Err(DlpackError::NullManagedTensor.into());
     }
     // Rename first: once renamed, the producer's destructor no longer deletes the tensor, and the
     // tensor becomes ours. `used` is static, as the capsule keeps the pointer.

@@ -17,7 +17,11 @@
 //! the producer.
 
 use super::capsule::take_capsule;
-use super::error::{ExchangeError, to_pyerr};
+use super::device::{device_of, host_readable, wait_for_host};
+use super::dialect::{Dialect, dialect};
+use super::error::ExchangeError;
+use super::producer::copied_managed;
+use super::torch::check_lazy_bits;
 use crate::error::DlpackError;
 use crate::ffi::{DLDevice, DLDeviceType};
 use crate::owned::ManagedTensor;
@@ -43,85 +47,6 @@ pub struct ImportRequest {
     /// The CUDA / ROCm stream the consumer will use (DLPack's codes: 1 legacy default, 2
     /// per-thread default, a stream pointer, -1 no synchronisation); ignored for other devices.
     pub stream: Option<i64>,
-}
-
-/// The host's device.
-pub(crate) const CPU: DLDevice = DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 };
-
-/// Whether the host reads this device's memory directly (dlspan can copy it).
-pub(crate) fn host_readable(device: DLDevice) -> bool {
-    matches!(
-        device.device_type,
-        DLDeviceType::kDLCPU | DLDeviceType::kDLCUDAHost | DLDeviceType::kDLROCMHost | DLDeviceType::kDLCUDAManaged
-    )
-}
-
-/// Makes memory of `device` safe to read on the host, or says why it is not (rule Y16): host memory
-/// needs nothing; CUDA pinned and managed memory may still be written by work the producer queued
-/// on the device, so the device's primary context is synchronised first (feature `cuda`; without
-/// it such memory is refused, as is ROCm's); other devices are not host-readable.
-pub(crate) fn wait_for_host(device: DLDevice) -> PyResult<()> {
-    match device.device_type {
-        DLDeviceType::kDLCPU => Ok(()),
-        #[cfg(feature = "cuda")]
-        DLDeviceType::kDLCUDAHost | DLDeviceType::kDLCUDAManaged => {
-            let unordered = || PyErr::from(ExchangeError::HostAccessUnordered { device });
-            if !crate::cuda::driver_present() {
-                return Err(unordered());
-            }
-            let ordinal = usize::try_from(device.device_id).map_err(|_| unordered())?;
-            let context = cudarc::driver::CudaContext::new(ordinal).map_err(|_| unordered())?;
-            context.synchronize().map_err(|_| unordered())
-        }
-        _ if host_readable(device) => Err(ExchangeError::HostAccessUnordered { device }.into()),
-        _ => Err(ExchangeError::DeviceUnavailable { requested: CPU, found: device }.into()),
-    }
-}
-
-/// Re-expresses a tensor whose negative strides reach below `data` (NumPy exports reversed axes
-/// that way, with `byte_offset` 0) so that `data` is its lowest element and `byte_offset` leads
-/// to index 0 — the same elements, in the form dlspan's views require (rules I7 and I15: the
-/// relaxed layout's base is `data`). Tensors it cannot measure (packed sub-byte data, malformed
-/// shapes, arithmetic beyond 2^63) are left as they are, for the validation to judge.
-///
-/// # Safety
-///
-/// `tensor.shape` and `tensor.strides`, when non-null and `ndim > 0`, point to `ndim` readable
-/// `int64_t`.
-pub(crate) unsafe fn rebase(tensor: &mut crate::ffi::DLTensor) {
-    let Ok(rank) = usize::try_from(tensor.ndim) else { return };
-    let bits = u32::from(tensor.dtype.bits) * u32::from(tensor.dtype.lanes);
-    if rank == 0 || tensor.shape.is_null() || tensor.strides.is_null() || bits % 8 != 0 || tensor.data.is_null() {
-        return;
-    }
-    // SAFETY: non-null arrays of `ndim` entries (caller).
-    let shape = unsafe { core::slice::from_raw_parts(tensor.shape, rank) };
-    // SAFETY: as above.
-    let strides = unsafe { core::slice::from_raw_parts(tensor.strides, rank) };
-    if shape.iter().any(|&e| e <= 0) {
-        return; // empty or malformed: no element to rebase to
-    }
-    let below = shape
-        .iter()
-        .zip(strides)
-        .filter(|&(_, &s)| s < 0)
-        .try_fold(0i64, |sum, (&e, &s)| (e - 1).checked_mul(s).and_then(|reach| sum.checked_add(reach)))
-        .and_then(|elements| elements.checked_mul(i64::from(bits / 8)))
-        .map(i64::unsigned_abs);
-    let Some(below) = below else { return };
-    let Some(shift) = below.checked_sub(tensor.byte_offset).filter(|&shift| shift > 0) else { return };
-    let Ok(shift) = usize::try_from(shift) else { return };
-    if tensor.data.addr() < shift {
-        return;
-    }
-    tensor.data = tensor.data.cast::<u8>().wrapping_sub(shift).cast();
-    tensor.byte_offset += shift as u64;
-}
-
-/// A device as `__dlpack_device__` returns it.
-pub(crate) fn device_of(value: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
-    let (device_type, device_id): (i32, i32) = value.extract()?;
-    Ok(DLDevice { device_type: DLDeviceType(device_type), device_id })
 }
 
 /// Imports any DLPack producer (an object with `__dlpack__`, or a bare capsule) as a managed
@@ -161,15 +86,15 @@ pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResul
     let tensor = if object.is_instance_of::<PyCapsule>() {
         take_capsule(object)?
     } else {
-        let dialect = super::dialect::dialect(object)?;
-        if let super::dialect::Dialect::Exchange { torch: Some(base), .. } = dialect {
+        let dialect = dialect(object)?;
+        if let Dialect::Exchange { torch: Some(base), .. } = dialect {
             // PyTorch's `__dlpack__` refuses the conjugate bit but exports the negation bit
             // unresolved; this path is slow anyway, so both are checked for every dtype.
-            super::torch::check_lazy_bits(object, base, true)?;
+            check_lazy_bits(object, base, true)?;
         }
         let tensor = import_protocol(object, &request)?;
         match dialect {
-            super::dialect::Dialect::Protocol { immutable: true } if !tensor.is_read_only() => read_only(tensor)?,
+            Dialect::Protocol { immutable: true } if !tensor.is_read_only() => read_only(tensor)?,
             _ => tensor,
         }
     };
@@ -184,9 +109,9 @@ pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResul
         Some(true) if !tensor.is_copied() => {
             wait_for_host(device)?;
             // A buffer of its own, which only this consumer holds.
-            super::producer::copied_managed(py, tensor)
+            copied_managed(py, tensor)
         }
-        Some(false) if tensor.is_copied() => Err(to_pyerr(DlpackError::CopyRequired)),
+        Some(false) if tensor.is_copied() => Err(DlpackError::CopyRequired.into()),
         // Shared with its producer (and producers' copy flags are not trusted): no views (rule M10);
         // the `read_only` shell above dropped the mark `take_capsule` set.
         _ => Ok(tensor.into_aliased()),

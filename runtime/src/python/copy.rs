@@ -4,7 +4,7 @@
 //! strides included. The destination holds [`Meta::compact_bytes`] bytes, one element per index,
 //! which for broadcast or overlapping strides is more than the source spans.
 
-use super::tensor::Meta;
+use super::meta::Meta;
 
 /// Copies the elements `meta` describes, in row-major order, to `target`.
 ///

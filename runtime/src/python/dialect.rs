@@ -17,7 +17,8 @@
 //! address is never reused by another type while it is cached. The decision is made on the first
 //! object of a type: a type whose `__dlpack__` is replaced afterwards keeps its cached path.
 
-use super::sync::Shared;
+use super::capsule::EXCHANGE_API_CAPSULE;
+use super::gil::Shared;
 use super::tensor::Tensor;
 use crate::ffi::DLPackExchangeAPI;
 use core::ptr::NonNull;
@@ -178,7 +179,7 @@ fn classify(ty: &Bound<'_, PyType>) -> PyResult<(Dialect, Option<Py<PyAny>>)> {
     let name = intern!(py, "__dlpack_c_exchange_api__");
     let Some(capsule) = ty.getattr_opt(name)? else { return Ok((protocol, None)) };
     let Ok(capsule) = capsule.cast_into::<PyCapsule>() else { return Ok((protocol, None)) };
-    let Ok(table) = capsule.pointer_checked(Some(super::exchange::EXCHANGE_API_CAPSULE)) else {
+    let Ok(table) = capsule.pointer_checked(Some(EXCHANGE_API_CAPSULE)) else {
         return Ok((protocol, None));
     };
     let api = Api(table.cast());

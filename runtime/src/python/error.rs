@@ -271,28 +271,6 @@ fn raise(class: Class, kind: &'static str, message: String, details: Details) ->
     pyerr
 }
 
-/// The Python exception for `err`, with `kind` (and `expected` / `found`) attributes.
-///
-/// ```
-/// use dlspan::{DlpackError, ffi::{DLDataType, DLDataTypeCode}, python::to_pyerr};
-/// use pyo3::{exceptions::PyTypeError, prelude::*};
-/// Python::initialize();
-/// Python::attach(|py| {
-///     let f32 = DLDataType::new(DLDataTypeCode::kDLFloat, 32, 1);
-///     let i64 = DLDataType::new(DLDataTypeCode::kDLInt, 64, 1);
-///     let err = to_pyerr(DlpackError::DtypeMismatch { expected: f32, found: i64 });
-///     assert!(err.is_instance_of::<PyTypeError>(py));
-///     let value = err.value(py);
-///     assert_eq!(value.getattr("kind")?.extract::<String>()?, "DtypeMismatch");
-///     assert_eq!(value.getattr("found")?.extract::<String>()?, "int64");
-///     Ok::<_, PyErr>(())
-/// })?;
-/// # Ok::<(), PyErr>(())
-/// ```
-pub fn to_pyerr(err: DlpackError) -> PyErr {
-    raise(class(&err), kind(&err), err.to_string(), details(&err))
-}
-
 /// The exception for an error met while exporting (`__dlpack__`, the exchange table's producer
 /// functions): `BufferError`, "cannot be exported", for everything but invalid arguments.
 pub(crate) fn export_error(err: DlpackError) -> PyErr {
@@ -300,19 +278,32 @@ pub(crate) fn export_error(err: DlpackError) -> PyErr {
 }
 
 impl From<DlpackError> for PyErr {
-    /// As [`to_pyerr`], so `?` works in `#[pyfunction]`s.
+    /// The Python exception for `err` (the class the array API names, see the module
+    /// documentation), with `kind` (and `expected` / `found`) attributes: `?` raises it in a
+    /// `#[pyfunction]`.
     ///
     /// ```
-    /// use dlspan::DlpackError;
-    /// use pyo3::{exceptions::PyValueError, prelude::*};
+    /// use dlspan::{DlpackError, ffi::{DLDataType, DLDataTypeCode}};
+    /// use pyo3::{exceptions::{PyTypeError, PyValueError}, prelude::*};
     /// Python::initialize();
     /// fn refuse() -> PyResult<()> {
     ///     Err(DlpackError::ReadOnly)?
     /// }
-    /// Python::attach(|py| assert!(refuse().unwrap_err().is_instance_of::<PyValueError>(py)));
+    /// Python::attach(|py| {
+    ///     assert!(refuse().unwrap_err().is_instance_of::<PyValueError>(py));
+    ///     let f32 = DLDataType::new(DLDataTypeCode::kDLFloat, 32, 1);
+    ///     let i64 = DLDataType::new(DLDataTypeCode::kDLInt, 64, 1);
+    ///     let err = PyErr::from(DlpackError::DtypeMismatch { expected: f32, found: i64 });
+    ///     assert!(err.is_instance_of::<PyTypeError>(py));
+    ///     let value = err.value(py);
+    ///     assert_eq!(value.getattr("kind")?.extract::<String>()?, "DtypeMismatch");
+    ///     assert_eq!(value.getattr("found")?.extract::<String>()?, "int64");
+    ///     Ok::<_, PyErr>(())
+    /// })?;
+    /// # Ok::<(), PyErr>(())
     /// ```
     fn from(err: DlpackError) -> Self {
-        to_pyerr(err)
+        raise(class(&err), kind(&err), err.to_string(), details(&err))
     }
 }
 

@@ -11,13 +11,16 @@
 //! Every function expects the GIL held (the allocator takes it itself), reports failures as the
 //! header says (a Python exception, or `SetError` for the allocator), and never unwinds into C.
 
+use super::capsule::EXCHANGE_API_CAPSULE;
+use super::device::CPU;
+use super::error::ExchangeError;
+use super::meta::MAX_TENSOR_RANK;
 use super::producer::shared_versioned;
-use super::tensor::{Meta, Owner, Tensor, zeroed_bytes};
-use crate::convert::ImportOptions;
+use super::tensor::Tensor;
 use crate::error::DlpackError;
 use crate::ffi::{
-    DLDevice, DLDeviceType, DLManagedTensorVersioned, DLPackExchangeAPI, DLPackExchangeAPIHeader, DLPackSetError,
-    DLPackVersion, DLTensor,
+    DLDeviceType, DLManagedTensorVersioned, DLPackExchangeAPI, DLPackExchangeAPIHeader, DLPackSetError, DLPackVersion,
+    DLTensor,
 };
 use crate::owned::ManagedTensor;
 use core::ffi::{CStr, c_char, c_int, c_void};
@@ -25,9 +28,6 @@ use core::ptr::NonNull;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use std::ffi::CString;
-
-/// The capsule name of an exchange API table.
-pub const EXCHANGE_API_CAPSULE: &CStr = c"dlpack_exchange_api";
 
 /// The table (immutable, alive for the whole process).
 struct Table(DLPackExchangeAPI);
@@ -172,9 +172,8 @@ unsafe extern "C" fn allocate(
             }
             // SAFETY: a live prototype (caller).
             let prototype = unsafe { &*prototype };
-            let cpu = DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 };
-            if prototype.device != cpu {
-                let err = super::error::ExchangeError::DeviceUnavailable { requested: prototype.device, found: cpu };
+            if prototype.device != CPU {
+                let err = ExchangeError::DeviceUnavailable { requested: prototype.device, found: CPU };
                 return Err((c"BufferError", err.to_string()));
             }
             let tensor = zeros_like(py, prototype).map_err(|err| (c"BufferError", err.to_string()))?;
@@ -203,7 +202,7 @@ unsafe extern "C" fn allocate(
 /// A zeroed, row-major CPU tensor with `prototype`'s dtype and shape.
 pub(crate) fn zeros_like<'py>(py: Python<'py>, prototype: &DLTensor) -> PyResult<Bound<'py, Tensor>> {
     let ndim = usize::try_from(prototype.ndim).unwrap_or(usize::MAX);
-    let shape: Vec<i64> = if ndim == 0 || prototype.shape.is_null() || ndim > super::tensor::MAX_RANK {
+    let shape: Vec<i64> = if ndim == 0 || prototype.shape.is_null() || ndim > MAX_TENSOR_RANK {
         if ndim != 0 {
             return Err(DlpackError::NullShape.into());
         }
@@ -212,30 +211,5 @@ pub(crate) fn zeros_like<'py>(py: Python<'py>, prototype: &DLTensor) -> PyResult
         // SAFETY: a prototype's non-null shape has `ndim` entries (caller).
         unsafe { core::slice::from_raw_parts(prototype.shape, ndim) }.to_vec()
     };
-    zeros(py, &shape, prototype.dtype)
-}
-
-/// A zeroed, row-major CPU tensor.
-pub(crate) fn zeros<'py>(
-    py: Python<'py>,
-    shape: &[i64],
-    dtype: crate::ffi::DLDataType,
-) -> PyResult<Bound<'py, Tensor>> {
-    let strides = super::tensor::row_major(shape);
-    // Validated with a stand-in address (the allocation's size comes from the validation), then
-    // pointed at the allocation, which holds exactly those bytes.
-    let tensor = DLTensor {
-        data: NonNull::<u64>::dangling().as_ptr().cast(),
-        device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
-        ndim: shape.len() as i32,
-        dtype,
-        shape: shape.as_ptr().cast_mut(),
-        strides: strides.as_ptr().cast_mut(),
-        byte_offset: 0,
-    };
-    let mut meta = Meta::from_dltensor(&tensor, ImportOptions::CURRENT, false)?;
-    // Row-major: the span is the compact size.
-    let (owner, data) = zeroed_bytes(meta.span)?;
-    meta.data = data;
-    Bound::new(py, Tensor::new(meta, Owner::Managed(owner)))
+    Tensor::zeroed(py, &shape, prototype.dtype)
 }

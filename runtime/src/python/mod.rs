@@ -12,8 +12,9 @@
 //!   `__dlpack__` ([`ExportRequest`] lists its rules), `__dlpack_device__`, the C exchange API
 //!   ([`exchange_api`]) and the buffer protocol; [`into_capsule`] / [`take_capsule`] are the raw
 //!   capsule doors.
-//! - **Errors**: [`to_pyerr`] maps every [`DlpackError`](crate::DlpackError) to the exception the
-//!   array API names, with `kind`, `expected` and `found` attributes.
+//! - **Errors**: every [`DlpackError`](crate::DlpackError) and [`ExchangeError`] converts into the
+//!   exception the array API names (`PyErr::from`, so `?` raises it in a `#[pyfunction]`), with
+//!   `kind`, `expected` and `found` attributes.
 //!
 //! # The rules of the Python exchange
 //!
@@ -55,62 +56,34 @@
 //! may use them inside `py.detach` with the GIL released; the registry and the per-type cache are
 //! guarded by the GIL, or by a mutex on free-threaded Python.
 
+// The files' layer order, bottom to top, is DESIGN.md's ("Layers"): `python::gil` to
+// `python::tensor_methods`.
 mod arg;
 mod borrow;
 mod capsule;
 mod consumer;
 mod copy;
+mod device;
 mod dialect;
 mod dtype;
 mod error;
 mod exchange;
+mod gil;
+mod meta;
 mod numpy;
 mod producer;
-mod sync;
 mod tensor;
+mod tensor_methods;
 mod torch;
 
 pub use arg::{PyDynView, PyDynViewMut, PyView, PyViewMut};
 pub use borrow::live_borrows;
-pub use capsule::{LEGACY, USED_LEGACY, USED_VERSIONED, VERSIONED, into_capsule, take_capsule};
+pub use capsule::{EXCHANGE_API_CAPSULE, LEGACY, USED_LEGACY, USED_VERSIONED, VERSIONED, into_capsule, take_capsule};
 pub use consumer::{ImportRequest, from_dlpack};
 pub use dtype::{DTYPES, dtype_from_name, dtype_from_py};
-pub use error::{ExchangeError, to_pyerr};
-pub use exchange::{EXCHANGE_API_CAPSULE, exchange_api};
+pub use error::ExchangeError;
+pub use exchange::exchange_api;
+pub use gil::DETACH_ELEMENTS;
+pub use meta::MAX_TENSOR_RANK;
 pub use producer::ExportRequest;
-pub use tensor::{MAX_RANK, Tensor};
-
-/// Drops `value` — a managed tensor, or an owner of one, whose deleter may run Python code (a
-/// NumPy array's, a ctypes callback) — with the thread's pending exception set aside meanwhile:
-/// deallocation can happen while an exception propagates, and Python code must neither see nor
-/// clobber it. The GIL must be held.
-// PyErr_Fetch and PyErr_Restore: their successors (PyErr_GetRaisedException) are 3.12+, and this
-// builds for 3.11 too.
-#[allow(deprecated)]
-pub(crate) fn drop_keeping_exception<T>(value: T) {
-    let (mut kind, mut exception, mut traceback) =
-        (core::ptr::null_mut(), core::ptr::null_mut(), core::ptr::null_mut());
-    // SAFETY: the GIL is held (caller); three writable slots, receiving new references.
-    unsafe { pyo3::ffi::PyErr_Fetch(&mut kind, &mut exception, &mut traceback) };
-    drop(value);
-    // SAFETY: restores (and gives back the references of) what `PyErr_Fetch` took, GIL held.
-    unsafe { pyo3::ffi::PyErr_Restore(kind, exception, traceback) };
-}
-
-/// Element count from which dlspan's own loops (copies, the `dlspan` module's kernels) release the
-/// GIL: below it, detaching costs more than it frees. A kernel over view arguments may do the same:
-///
-/// ```
-/// use dlspan::python::{DETACH_ELEMENTS, PyViewMut};
-/// use pyo3::prelude::*;
-/// /// Doubles a vector, with the GIL released when it is large.
-/// #[pyfunction]
-/// fn double(py: Python<'_>, mut x: PyViewMut<'_, f32, 1>) {
-///     let mut x = x.view_mut();
-///     let large = x.size() >= DETACH_ELEMENTS;
-///     let mut run = move || x.for_each_unordered(|v| *v *= 2.0);
-///     if large { py.detach(run) } else { run() }
-/// }
-/// # assert_eq!(DETACH_ELEMENTS, 1 << 16);
-/// ```
-pub const DETACH_ELEMENTS: usize = 1 << 16;
+pub use tensor::Tensor;

@@ -8,6 +8,7 @@
 //! order, strides that are whole elements. Anything else goes through `__dlpack__`, where NumPy
 //! raises its own `BufferError`.
 
+use super::meta::rebase;
 use crate::ffi::{DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLTensor};
 use core::ffi::{c_char, c_int, c_long, c_void};
 use pyo3::ffi;
@@ -128,6 +129,6 @@ pub(crate) unsafe fn read(object: *mut ffi::PyObject, strides: &mut [i64], rank:
         byte_offset: 0,
     };
     // SAFETY: shape and strides are null or `nd` entries (NumPy's dimensions, our strides).
-    unsafe { super::consumer::rebase(&mut tensor) };
+    unsafe { rebase(&mut tensor) };
     Some(Array { tensor, writeable: fields.flags & WRITEABLE != 0 })
 }

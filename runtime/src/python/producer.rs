@@ -6,9 +6,11 @@
 //! deleter releases — taking the GIL itself, from whatever thread it is called on.
 
 use super::capsule::{legacy_capsule, versioned_capsule};
-use super::consumer::wait_for_host;
+use super::device::wait_for_host;
 use super::error::{ExchangeError, export_error};
-use super::tensor::{Meta, Owner, Tensor, row_major, zeroed_bytes};
+use super::gil::DETACH_ELEMENTS;
+use super::meta::{Meta, row_major};
+use super::tensor::{Owner, Tensor, zeroed_bytes};
 use crate::convert::ImportOptions;
 use crate::error::DlpackError;
 use crate::ffi::{
@@ -79,8 +81,33 @@ impl ExportRequest {
     }
 }
 
+impl Tensor {
+    /// `__dlpack__` as a Rust call: a capsule of this tensor with every rule of
+    /// [`ExportRequest`] applied.
+    ///
+    /// # Errors
+    ///
+    /// As `__dlpack__` (see [`ExportRequest`]).
+    ///
+    /// ```
+    /// use dlspan::{ManagedTensor, python::{ExportRequest, Tensor}};
+    /// use pyo3::prelude::*;
+    /// Python::initialize();
+    /// Python::attach(|py| {
+    ///     let t = Tensor::from_managed(py, ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;
+    ///     let capsule = Tensor::dlpack(&t, &ExportRequest { max_version: Some((1, 0)), ..Default::default() })?;
+    ///     assert!(capsule.is_valid_checked(Some(c"dltensor_versioned")));
+    ///     Ok::<_, PyErr>(())
+    /// })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    pub fn dlpack<'py>(slf: &Bound<'py, Self>, request: &ExportRequest) -> PyResult<Bound<'py, PyCapsule>> {
+        export(slf, request)
+    }
+}
+
 /// `__dlpack__`: a capsule of `tensor` following `request`.
-pub(crate) fn export<'py>(tensor: &Bound<'py, Tensor>, request: &ExportRequest) -> PyResult<Bound<'py, PyCapsule>> {
+fn export<'py>(tensor: &Bound<'py, Tensor>, request: &ExportRequest) -> PyResult<Bound<'py, PyCapsule>> {
     let meta = &tensor.get().meta;
     request.check_stream(meta.device)?;
     if let Some(requested) = request.dl_device {
@@ -139,7 +166,7 @@ pub(crate) fn copy_tensor<'py>(tensor: &Bound<'py, Tensor>) -> PyResult<Bound<'p
         // nothing else reaches.
         unsafe { super::copy::compact_copy(meta, target as *mut u8) }
     };
-    if meta.numel >= super::DETACH_ELEMENTS {
+    if meta.numel >= DETACH_ELEMENTS {
         py.detach(copy)
     } else {
         copy()

@@ -8,7 +8,7 @@
 
 use super::dialect::{Api, StaticType};
 use super::error::ExchangeError;
-use super::sync::Shared;
+use super::gil::Shared;
 use crate::ffi::{DLDataTypeCode, DLTensor};
 use pyo3::intern;
 use pyo3::prelude::*;

@@ -1,5 +1,6 @@
-//! [`Shared`]: process-wide state (the borrow registry, the per-type dialect cache) guarded by the
-//! GIL where there is one and by a mutex on free-threaded Python.
+//! Living with the GIL: process-wide state guarded by it ([`Shared`]), the size from which
+//! dlspan's loops release it ([`DETACH_ELEMENTS`]), and drops that may run Python code while an
+//! exception is pending ([`drop_keeping_exception`]).
 //!
 //! With a GIL, a thread attached to the interpreter holds it, so a `Python` token is a lock: no
 //! atomic operation is needed. Free-threaded builds (`Py_GIL_DISABLED`) take a real mutex.
@@ -50,4 +51,39 @@ impl<T> Shared<T> {
             f(&mut self.value.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
         }
     }
+}
+
+/// Element count from which dlspan's own loops (copies, the `dlspan` module's kernels) release the
+/// GIL: below it, detaching costs more than it frees. A kernel over view arguments may do the same:
+///
+/// ```
+/// use dlspan::python::{DETACH_ELEMENTS, PyViewMut};
+/// use pyo3::prelude::*;
+/// /// Doubles a vector, with the GIL released when it is large.
+/// #[pyfunction]
+/// fn double(py: Python<'_>, mut x: PyViewMut<'_, f32, 1>) {
+///     let mut x = x.view_mut();
+///     let large = x.size() >= DETACH_ELEMENTS;
+///     let mut run = move || x.for_each_unordered(|v| *v *= 2.0);
+///     if large { py.detach(run) } else { run() }
+/// }
+/// # assert_eq!(DETACH_ELEMENTS, 1 << 16);
+/// ```
+pub const DETACH_ELEMENTS: usize = 1 << 16;
+
+/// Drops `value` — a managed tensor, or an owner of one, whose deleter may run Python code (a
+/// NumPy array's, a ctypes callback) — with the thread's pending exception set aside meanwhile:
+/// deallocation can happen while an exception propagates, and Python code must neither see nor
+/// clobber it. The GIL must be held.
+// PyErr_Fetch and PyErr_Restore: their successors (PyErr_GetRaisedException) are 3.12+, and this
+// builds for 3.11 too.
+#[allow(deprecated)]
+pub(crate) fn drop_keeping_exception<T>(value: T) {
+    let (mut kind, mut exception, mut traceback) =
+        (core::ptr::null_mut(), core::ptr::null_mut(), core::ptr::null_mut());
+    // SAFETY: the GIL is held (caller); three writable slots, receiving new references.
+    unsafe { pyo3::ffi::PyErr_Fetch(&mut kind, &mut exception, &mut traceback) };
+    drop(value);
+    // SAFETY: restores (and gives back the references of) what `PyErr_Fetch` took, GIL held.
+    unsafe { pyo3::ffi::PyErr_Restore(kind, exception, traceback) };
 }

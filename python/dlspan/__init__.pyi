@@ -1,10 +1,15 @@
 """dlspan: zero-copy NumPy, PyTorch and JAX exchange with typed, checked DLPack views.
 
+``dlspan.examples`` holds functions written with dlspan's typed view arguments (for extension
+authors to copy), ``dlspan.diagnostics`` what tests and debugging ask of the Python layer.
+
 Errors are the array API's exceptions (BufferError, TypeError, ValueError) carrying ``kind`` (the
 name of dlspan's error variant) and, where the error has them, ``expected`` and ``found``.
 """
 
 from typing import Any, Protocol, SupportsIndex, TypeAlias, final
+
+from . import diagnostics as diagnostics, examples as examples
 
 class _DlpackProducer(Protocol):
     def __dlpack__(self, *, stream: int | None = ..., max_version: tuple[int, int] | None = ...) -> Any: ...
@@ -83,27 +88,3 @@ def sum(x: Any) -> int | float | complex:
 def signature(x: Any) -> int:
     """A hashable dispatch key: dtype (bits 0-31), rank (32-39), layout class (40-41: row-major,
     column-major, positive strides, other), device type (42-49) and id (50-57), read-only (58)."""
-
-def axpy(alpha: float, x: Any, y: Any) -> None:
-    """``y += alpha * x`` for float32 vectors of any strides (a typed-argument example)."""
-
-def det3(m: Any) -> float:
-    """The determinant of a 3×3 float64 matrix with positive strides (static extents)."""
-
-def trace(m: Any) -> float:
-    """The trace of a square float64 matrix stored row-major (a compact-layout example)."""
-
-def live_borrows() -> int:
-    """View arguments alive right now (borrows registered): 0 between calls."""
-
-@final
-class Particles:
-    """``n`` particle records (``position: float32[3], mass: float32, id: uint32, charge: float32``, 24
-    bytes each) whose members are zero-copy strided tensors."""
-
-    def __init__(self, n: int) -> None: ...
-    def __len__(self) -> int: ...
-    def fields(self) -> dict[str, Tensor]:
-        """``position`` (n, 3), ``mass``, ``id``, ``charge`` (n,), each viewing the records in place."""
-    def record(self, i: int) -> tuple[list[float], float, int, float]: ...
-    def scale_masses(self, factor: float) -> None: ...

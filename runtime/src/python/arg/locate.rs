@@ -1,0 +1,129 @@
+//! Where a view argument's tensor is: found once by the dialect of the object's type (`dlspan.Tensor`
+//! directly, NumPy's struct, a C exchange table, or `__dlpack__`), with what keeps its memory alive
+//! while the argument lives, and the wait before the host reads pinned or managed memory.
+
+use crate::convert::ImportOptions;
+use crate::ffi::{DLDevice, DLDeviceType, DLTensor};
+use crate::owned::ManagedTensor;
+use crate::python::consumer::{ImportRequest, from_dlpack};
+use crate::python::device::wait_for_host;
+use crate::python::dialect::{Dialect, dialect};
+use crate::python::meta::rebase;
+use crate::python::numpy;
+use crate::python::tensor::Tensor;
+use crate::python::torch;
+use crate::space::MemorySpace;
+use pyo3::prelude::*;
+
+/// What keeps a view argument's memory alive.
+pub(super) enum Source<'py> {
+    /// The Python object (its memory lives as long as it does).
+    Object(#[allow(dead_code)] Bound<'py, PyAny>),
+    /// A PyTorch tensor and its storage: Python code run while the view lives may point the tensor
+    /// at other memory (`set_`, which would free the old storage) — the storage stays alive.
+    Torch(#[allow(dead_code)] Bound<'py, PyAny>, #[allow(dead_code)] Bound<'py, PyAny>),
+    /// A managed tensor imported through `__dlpack__`.
+    Managed(#[allow(dead_code)] ManagedTensor),
+}
+
+/// Where an argument's tensor was found.
+pub(super) struct Located<'py> {
+    pub(super) tensor: DLTensor,
+    pub(super) options: ImportOptions,
+    pub(super) read_only: bool,
+    pub(super) source: Source<'py>,
+}
+
+/// Finds `object`'s tensor in its type's dialect. For NumPy arrays, `strides` receives the strides
+/// in elements (the tensor points into it); `rank`, when known, is the rank the caller expects.
+pub(super) fn locate<'py>(
+    object: &Bound<'py, PyAny>,
+    mutable: bool,
+    strides: &mut [i64],
+    rank: Option<usize>,
+) -> PyResult<Located<'py>> {
+    let py = object.py();
+    let found = |tensor: DLTensor, options: ImportOptions, read_only: bool| Located {
+        tensor,
+        options,
+        read_only,
+        source: Source::Object(object.clone()),
+    };
+    match dialect(object)? {
+        Dialect::Tensor => {
+            // SAFETY: the dialect of exactly `dlspan.Tensor`'s type.
+            let tensor = unsafe { object.cast_unchecked::<Tensor>() }.get();
+            let options = ImportOptions { subbyte_padded: tensor.meta.subbyte_padded, ..ImportOptions::CURRENT };
+            return Ok(found(tensor.dl_tensor(), options, tensor.is_read_only()));
+        }
+        Dialect::Numpy => {
+            // SAFETY: the dialect of exactly `numpy.ndarray`'s type; attached.
+            if let Some(array) = unsafe { numpy::read(object.as_ptr(), strides, rank) } {
+                return Ok(found(array.tensor, ImportOptions::CURRENT, !array.writeable));
+            }
+        }
+        Dialect::Exchange { api, torch: None } if mutable => {
+            // A plain `DLTensor` carries no flags: a producer other than PyTorch (whose tensors
+            // have no read-only state) may hand out read-only memory that way. Mutable views take
+            // the managed path, whose flags say READ_ONLY, or `__dlpack__`.
+            if let Some(managed) = api.table().managed_tensor_from_py_object_no_sync {
+                let mut raw = core::ptr::null_mut();
+                // SAFETY: the table was found on this object's exact type, the GIL is held, and
+                // `raw` is a writable slot on our stack.
+                if unsafe { managed(object.as_ptr().cast(), &mut raw) } != 0 {
+                    return Err(PyErr::fetch(py));
+                }
+                // SAFETY: on success the slot holds a managed tensor whose ownership passes to
+                // the caller (the exchange API's contract).
+                let managed = unsafe { ManagedTensor::from_raw_versioned(raw) }?;
+                return Ok(located_managed(managed));
+            }
+        }
+        Dialect::Exchange { api, torch: Some(base) } => {
+            let read = torch::read(object, api, base, mutable)?;
+            return Ok(Located {
+                tensor: read.tensor,
+                options: ImportOptions::CURRENT,
+                read_only: false,
+                source: Source::Torch(object.clone(), read.storage),
+            });
+        }
+        Dialect::Exchange { api, torch: None } => {
+            let mut tensor = DLTensor::default();
+            let fill = api.table().dltensor_from_py_object_no_sync.expect("checked by the dialect");
+            // SAFETY: the table was found on this object's exact type (the exchange API's
+            // requirement), the GIL is held, and `tensor` is a writable struct on our stack.
+            if unsafe { fill(object.as_ptr().cast(), &mut tensor) } != 0 {
+                return Err(PyErr::fetch(py));
+            }
+            return Ok(found(tensor, ImportOptions::CURRENT, false));
+        }
+        Dialect::Protocol { .. } => {}
+    }
+    // `from_dlpack` marks the memory of immutable producers read-only.
+    Ok(located_managed(from_dlpack(object, ImportRequest::default())?))
+}
+
+/// A managed tensor as a located argument (its flags decide read-only).
+fn located_managed<'py>(managed: ManagedTensor) -> Located<'py> {
+    let mut tensor = *managed.dl_tensor();
+    // SAFETY: the managed tensor's shape and strides (its producer's contract).
+    unsafe { rebase(&mut tensor) };
+    Located {
+        tensor,
+        options: managed.import_options(),
+        read_only: managed.is_read_only(),
+        source: Source::Managed(managed),
+    }
+}
+
+/// Before a view of host-accessible space `S` reads memory that is not plain host memory (CUDA
+/// pinned or managed memory, which the device may still be writing): waits for the device, or
+/// refuses (rule Y16).
+#[inline]
+pub(super) fn host_ready<S: MemorySpace>(device: DLDevice) -> PyResult<()> {
+    if S::HOST_ACCESSIBLE && device.device_type != DLDeviceType::kDLCPU {
+        wait_for_host(device)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,207 @@
+//! Typed view arguments: [`PyView`] and [`PyViewMut`], checked against their element type, rank,
+//! layout, extents and memory space by every rule of the typed import, and registered with the
+//! borrow registry while they live.
+
+use super::locate::{Source, host_ready, locate};
+use crate::dtype::DlElement;
+use crate::error::DlpackError;
+use crate::ffi::DLTensor;
+use crate::python::borrow::{Borrow, footprint, register};
+use crate::space::{Host, MemorySpace};
+use crate::view::{Dims, Extents, Layout, LayoutStrideRelaxed, Mdspan, MdspanMut};
+use pyo3::prelude::*;
+
+/// A shared view argument: a tensor of element type `T`, rank `R`, layout `L` (by default any
+/// strides: broadcast, reversed, transposed) and extents `E` (by default all dynamic), in memory
+/// space `S` (by default the host).
+///
+/// Its memory is registered with the borrow registry while it lives: a mutable view argument of
+/// overlapping memory (the same tensor, a NumPy view of it, a torch tensor sharing it) is refused.
+///
+/// ```
+/// use dlspan::{LayoutRight, python::PyView};
+/// use pyo3::prelude::*;
+/// /// Sum of a contiguous float64 matrix.
+/// #[pyfunction]
+/// fn total(m: PyView<'_, f64, 2, LayoutRight>) -> f64 {
+///     m.view().sum()
+/// }
+/// # Python::initialize();
+/// # Python::attach(|py| {
+/// #     let m = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0.5f64; 6], [2, 3])?)?;
+/// #     assert_eq!(wrap_pyfunction!(total, py)?.call1((m,))?.extract::<f64>()?, 3.0);
+/// #     Ok::<_, PyErr>(())
+/// # })?;
+/// # Ok::<(), PyErr>(())
+/// ```
+pub struct PyView<
+    'py,
+    T,
+    const R: usize,
+    L: Layout = LayoutStrideRelaxed,
+    E: Extents<R> = Dims<R>,
+    S: MemorySpace = Host,
+> {
+    view: Mdspan<'py, T, R, E, L, S>,
+    _borrow: Option<Borrow<'py>>,
+    _source: Source<'py>,
+}
+
+/// A mutable view argument: as [`PyView`], for a tensor the function writes. Refused for read-only
+/// memory (`READ_ONLY` exports, non-writeable NumPy arrays), for strides that make two indices
+/// share an element, for PyTorch tensors that require grad while gradients are recorded, and when
+/// its memory overlaps any other view argument alive at the same time.
+///
+/// ```
+/// use dlspan::python::PyViewMut;
+/// use pyo3::prelude::*;
+/// /// Fills a vector with its indices.
+/// #[pyfunction]
+/// fn iota(mut v: PyViewMut<'_, i64, 1>) {
+///     for (i, x) in v.view_mut().iter_mut().enumerate() {
+///         *x = i as i64;
+///     }
+/// }
+/// # Python::initialize();
+/// # Python::attach(|py| {
+/// #     let v = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0i64; 3], [3])?)?;
+/// #     wrap_pyfunction!(iota, py)?.call1((&v,))?;
+/// #     let values = pyo3::types::PyMemoryView::from(v.as_any())?.call_method0("tolist")?;
+/// #     assert_eq!(values.extract::<Vec<i64>>()?, [0, 1, 2]);
+/// #     Ok::<_, PyErr>(())
+/// # })?;
+/// # Ok::<(), PyErr>(())
+/// ```
+pub struct PyViewMut<
+    'py,
+    T,
+    const R: usize,
+    L: Layout = LayoutStrideRelaxed,
+    E: Extents<R> = Dims<R>,
+    S: MemorySpace = Host,
+> {
+    view: MdspanMut<'py, T, R, E, L, S>,
+    _borrow: Option<Borrow<'py>>,
+    _source: Source<'py>,
+}
+
+impl<'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace> PyView<'py, T, R, L, E, S> {
+    /// The view, borrowing the argument (so it cannot outlive the memory it keeps alive).
+    ///
+    /// ```
+    /// # use dlspan::python::PyView;
+    /// # use pyo3::prelude::*;
+    /// #[pyfunction]
+    /// fn first(x: PyView<'_, u8, 1>) -> Option<u8> {
+    ///     x.view().get([0]).copied()
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![7u8], [1])?)?;
+    /// #     assert_eq!(wrap_pyfunction!(first, py)?.call1((x,))?.extract::<u8>()?, 7);
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    #[inline]
+    pub fn view(&self) -> Mdspan<'_, T, R, E, L, S> {
+        self.view
+    }
+}
+
+impl<'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace> PyViewMut<'py, T, R, L, E, S> {
+    /// A shared view of the argument.
+    ///
+    /// ```
+    /// # use dlspan::python::PyViewMut;
+    /// # use pyo3::prelude::*;
+    /// #[pyfunction]
+    /// fn length(x: PyViewMut<'_, f32, 1>) -> usize {
+    ///     x.view().size()
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0f32; 5], [5])?)?;
+    /// #     assert_eq!(wrap_pyfunction!(length, py)?.call1((x,))?.extract::<usize>()?, 5);
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    #[inline]
+    pub fn view(&self) -> Mdspan<'_, T, R, E, L, S> {
+        self.view.as_view()
+    }
+
+    /// The mutable view, borrowing the argument.
+    ///
+    /// ```
+    /// # use dlspan::python::PyViewMut;
+    /// # use pyo3::prelude::*;
+    /// #[pyfunction]
+    /// fn zero(mut x: PyViewMut<'_, f32, 2>) {
+    ///     x.view_mut().iter_mut().for_each(|v| *v = 0.0);
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![1f32; 4], [2, 2])?)?;
+    /// #     wrap_pyfunction!(zero, py)?.call1((&x,))?;
+    /// #     let values = pyo3::types::PyMemoryView::from(x.as_any())?.call_method0("tolist")?;
+    /// #     assert_eq!(values.extract::<Vec<Vec<f32>>>()?, [[0.0; 2]; 2]);
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    #[inline]
+    pub fn view_mut(&mut self) -> MdspanMut<'_, T, R, E, L, S> {
+        self.view.reborrow()
+    }
+}
+
+impl<'a, 'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace> FromPyObject<'a, 'py>
+    for PyView<'py, T, R, L, E, S>
+{
+    type Error = PyErr;
+
+    #[inline]
+    fn extract(object: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let object = object.to_owned();
+        let mut strides = [0i64; R];
+        let located = locate(&object, false, &mut strides, Some(R))?;
+        // SAFETY: the view copies the extents and strides out of `located.tensor` and keeps only
+        // its data pointer, whose memory `located.source` (kept in the argument) keeps alive; the
+        // tensor's producer guarantees its arrays and elements. The view is handed out only
+        // through borrows of the argument.
+        let tensor: &'py DLTensor = unsafe { &*(&located.tensor as *const DLTensor) };
+        // SAFETY: as above; nothing writes the memory through dlspan while the view lives (the
+        // borrow registry refuses overlapping mutable views).
+        let view = unsafe { Mdspan::<'py, T, R, E, L, S>::from_dltensor_with(tensor, located.options) }?;
+        host_ready::<S>(located.tensor.device)?;
+        let borrow = if view.is_empty() { None } else { Some(register(object.py(), footprint(&view), false)?) };
+        Ok(Self { view, _borrow: borrow, _source: located.source })
+    }
+}
+
+impl<'a, 'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace> FromPyObject<'a, 'py>
+    for PyViewMut<'py, T, R, L, E, S>
+{
+    type Error = PyErr;
+
+    #[inline]
+    fn extract(object: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let object = object.to_owned();
+        let mut strides = [0i64; R];
+        let located = locate(&object, true, &mut strides, Some(R))?;
+        if located.read_only {
+            return Err(DlpackError::ReadOnly.into());
+        }
+        // SAFETY: as for `PyView`.
+        let tensor: &'py DLTensor = unsafe { &*(&located.tensor as *const DLTensor) };
+        // SAFETY: as for `PyView`, and the memory is writable (not read-only, checked above) and
+        // reached by no other dlspan view while this one lives (registered below, before use).
+        let view = unsafe { MdspanMut::<'py, T, R, E, L, S>::from_dltensor_with(tensor, located.options) }?;
+        host_ready::<S>(located.tensor.device)?;
+        let borrow =
+            if view.is_empty() { None } else { Some(register(object.py(), footprint(&view.as_view()), true)?) };
+        Ok(Self { view, _borrow: borrow, _source: located.source })
+    }
+}

@@ -1,0 +1,63 @@
+//! Devices as Python names them (`cpu`, `cuda:0`; DLPack's `(device_type, device_id)` pairs), and
+//! when the host may read a device's memory (rule Y16).
+
+use super::error::ExchangeError;
+use crate::ffi::{DLDevice, DLDeviceType};
+use pyo3::prelude::*;
+
+/// The host's device.
+pub(crate) const CPU: DLDevice = DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 };
+
+/// Whether the host reads this device's memory directly (dlspan can copy it).
+pub(crate) fn host_readable(device: DLDevice) -> bool {
+    matches!(
+        device.device_type,
+        DLDeviceType::kDLCPU | DLDeviceType::kDLCUDAHost | DLDeviceType::kDLROCMHost | DLDeviceType::kDLCUDAManaged
+    )
+}
+
+/// Makes memory of `device` safe to read on the host, or says why it is not (rule Y16): host memory
+/// needs nothing; CUDA pinned and managed memory may still be written by work the producer queued
+/// on the device, so the device's primary context is synchronised first (feature `cuda`; without
+/// it such memory is refused, as is ROCm's); other devices are not host-readable.
+pub(crate) fn wait_for_host(device: DLDevice) -> PyResult<()> {
+    match device.device_type {
+        DLDeviceType::kDLCPU => Ok(()),
+        #[cfg(feature = "cuda")]
+        DLDeviceType::kDLCUDAHost | DLDeviceType::kDLCUDAManaged => {
+            let unordered = || PyErr::from(ExchangeError::HostAccessUnordered { device });
+            if !crate::cuda::driver_present() {
+                return Err(unordered());
+            }
+            let ordinal = usize::try_from(device.device_id).map_err(|_| unordered())?;
+            let context = cudarc::driver::CudaContext::new(ordinal).map_err(|_| unordered())?;
+            context.synchronize().map_err(|_| unordered())
+        }
+        _ if host_readable(device) => Err(ExchangeError::HostAccessUnordered { device }.into()),
+        _ => Err(ExchangeError::DeviceUnavailable { requested: CPU, found: device }.into()),
+    }
+}
+
+/// A device as `__dlpack_device__` returns it.
+pub(crate) fn device_of(value: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
+    let (device_type, device_id): (i32, i32) = value.extract()?;
+    Ok(DLDevice { device_type: DLDeviceType(device_type), device_id })
+}
+
+/// A device as Python prints it: `cpu`, `cuda:0`.
+pub(crate) fn device_name(device: DLDevice) -> String {
+    let kind = match device.device_type {
+        DLDeviceType::kDLCPU => return "cpu".into(),
+        DLDeviceType::kDLCUDA => "cuda",
+        DLDeviceType::kDLCUDAHost => "cuda_host",
+        DLDeviceType::kDLCUDAManaged => "cuda_managed",
+        DLDeviceType::kDLROCM => "rocm",
+        DLDeviceType::kDLROCMHost => "rocm_host",
+        DLDeviceType::kDLMetal => "metal",
+        DLDeviceType::kDLVulkan => "vulkan",
+        DLDeviceType::kDLOpenCL => "opencl",
+        DLDeviceType::kDLOneAPI => "oneapi",
+        other => return format!("device{}:{}", other.0, device.device_id),
+    };
+    format!("{kind}:{}", device.device_id)
+}

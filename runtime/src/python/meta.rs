@@ -1,0 +1,224 @@
+//! A tensor's metadata as `dlspan.Tensor` keeps it: validated once by the rules of a dynamic view,
+//! with shape and strides owned (always present, in elements) and the buffer protocol's forms of
+//! them; and the re-expression of reversed axes every Python read path applies first.
+
+use crate::convert::ImportOptions;
+use crate::error::DlpackError;
+use crate::ffi::{
+    DLDataType, DLDevice, DLDeviceType, DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, DLPACK_FLAG_BITMASK_READ_ONLY,
+    DLTensor,
+};
+use core::ffi::c_void;
+
+/// The largest rank a [`Tensor`](super::Tensor) holds: the buffer protocol's limit (`PyBUF_MAX_NDIM`).
+pub const MAX_TENSOR_RANK: usize = 64;
+
+/// A tensor's metadata, validated once by the rules of a dynamic view
+/// ([`DynMdspan`](crate::DynMdspan), rules D1–D3), with shape and strides owned here (strides
+/// always present, in elements) and the buffer protocol's forms of them.
+pub(crate) struct Meta {
+    pub(crate) data: *mut c_void,
+    pub(crate) byte_offset: u64,
+    pub(crate) dtype: DLDataType,
+    pub(crate) device: DLDevice,
+    pub(crate) shape: Box<[i64]>,
+    pub(crate) strides: Box<[i64]>,
+    pub(crate) read_only: bool,
+    pub(crate) subbyte_padded: bool,
+    /// Elements.
+    pub(crate) numel: usize,
+    /// Bits of one element (`bits · lanes`; one lane per byte for padded sub-byte data).
+    pub(crate) bits: usize,
+    /// Bytes of one element; 0 for packed sub-byte data, which is not addressed by element.
+    pub(crate) item_size: usize,
+    /// Bytes from the lowest element to the end of the highest: the memory the tensor reaches,
+    /// which is less than the elements take when strides are zero or overlap (packed sub-byte
+    /// data: `ceil(numel · bits / 8)` when compact).
+    pub(crate) span: usize,
+    /// The shape as the buffer protocol takes it.
+    pub(crate) buffer_shape: Box<[isize]>,
+    /// The strides as the buffer protocol takes them, in bytes.
+    pub(crate) buffer_strides: Box<[isize]>,
+}
+
+// SAFETY: `data` points to the memory the tensor's owner keeps alive; the metadata is never
+// mutated after construction.
+unsafe impl Send for Meta {}
+// SAFETY: as above.
+unsafe impl Sync for Meta {}
+
+/// Row-major strides of `shape` (an extent of 0 or 1 counts as 1).
+pub(crate) fn row_major(shape: &[i64]) -> Box<[i64]> {
+    let mut strides = vec![0i64; shape.len()];
+    let mut next = 1i64;
+    for (stride, &extent) in strides.iter_mut().zip(shape).rev() {
+        *stride = next;
+        next = next.saturating_mul(extent.max(1));
+    }
+    strides.into_boxed_slice()
+}
+
+/// What a dynamic view says of its tensor: shape, strides (filled by version), elements, bits per
+/// element, bytes spanned.
+type Summary = (Vec<i64>, Vec<i64>, usize, usize, usize);
+
+/// The [`Summary`] of `tensor` as a dynamic view in memory space `S`.
+fn summary<S: crate::MemorySpace>(tensor: &DLTensor, options: ImportOptions) -> Result<Summary, DlpackError> {
+    // SAFETY: the view is dropped before this function returns and only its metadata is read;
+    // the producer's contract makes shape and strides readable arrays of `ndim` entries.
+    let view = unsafe { crate::DynMdspan::<S>::from_dltensor_with(tensor, options) }?;
+    // Validated: extents and strides fit isize, hence int64_t on 64-bit targets (and the byte
+    // span fits isize on every target).
+    let shape = view.shape().iter().map(|&e| e as i64).collect();
+    let strides = view.strides().iter().map(|&s| s as i64).collect();
+    Ok((shape, strides, view.size(), view.element_bits(), view.byte_range().len()))
+}
+
+impl Meta {
+    /// Validates a `DLTensor` of any rank and data type, on a device dlspan has a memory space
+    /// for (host and pinned host memory, CUDA device and managed memory), by the rules of a
+    /// dynamic view.
+    pub(crate) fn from_dltensor(
+        tensor: &DLTensor,
+        options: ImportOptions,
+        read_only: bool,
+    ) -> Result<Self, DlpackError> {
+        if tensor.dtype.type_code().name().is_none() {
+            return Err(DlpackError::UnsupportedDtype { dtype: tensor.dtype });
+        }
+        let mut rebased = *tensor;
+        // SAFETY: the producer's contract on shape and strides, which `summary` relies on too.
+        unsafe { rebase(&mut rebased) };
+        let tensor = &rebased;
+        if usize::try_from(tensor.ndim).is_ok_and(|ndim| ndim > MAX_TENSOR_RANK) {
+            return Err(DlpackError::UnsupportedRank { rank: tensor.ndim as usize, max: MAX_TENSOR_RANK });
+        }
+        let (shape, strides, numel, bits, span) = match tensor.device.device_type {
+            DLDeviceType::kDLCUDA => summary::<crate::Device>(tensor, options)?,
+            DLDeviceType::kDLCUDAManaged => summary::<crate::Managed>(tensor, options)?,
+            _ => summary::<crate::Host>(tensor, options)?,
+        };
+        let subbyte_padded = options.subbyte_padded && tensor.dtype.bits < 8;
+        let item_size = if bits % 8 == 0 { bits / 8 } else { 0 };
+        let buffer_shape = shape.iter().map(|&e| e as isize).collect();
+        let buffer_strides = strides.iter().map(|&s| (s as isize).wrapping_mul(item_size as isize)).collect();
+        Ok(Self {
+            data: tensor.data,
+            byte_offset: tensor.byte_offset,
+            dtype: tensor.dtype,
+            device: tensor.device,
+            shape: shape.into_boxed_slice(),
+            strides: strides.into_boxed_slice(),
+            read_only,
+            subbyte_padded,
+            numel,
+            bits,
+            item_size,
+            span,
+            buffer_shape,
+            buffer_strides,
+        })
+    }
+
+    /// The tensor, with shape and strides pointing into this metadata.
+    pub(crate) fn dl_tensor(&self) -> DLTensor {
+        let ndim = self.shape.len();
+        DLTensor {
+            data: self.data,
+            device: self.device,
+            ndim: ndim as i32,
+            dtype: self.dtype,
+            shape: if ndim == 0 { core::ptr::null_mut() } else { self.shape.as_ptr().cast_mut() },
+            strides: if ndim == 0 { core::ptr::null_mut() } else { self.strides.as_ptr().cast_mut() },
+            byte_offset: self.byte_offset,
+        }
+    }
+
+    /// The bytes the elements take stored compactly (row-major, no element twice): what a copy
+    /// holds, and NumPy's `nbytes`. `numel · item_size`, or `ceil(numel · bits / 8)` for packed
+    /// sub-byte data; `None` when that overflows `isize` (a broadcast view can describe more
+    /// elements than any buffer holds).
+    pub(crate) fn compact_bytes(&self) -> Option<usize> {
+        let bytes = self.numel.checked_mul(self.bits)?.div_ceil(8);
+        (bytes <= isize::MAX as usize).then_some(bytes)
+    }
+
+    /// The address of the element at index 0.
+    pub(crate) fn first(&self) -> *mut u8 {
+        self.data.cast::<u8>().wrapping_add(self.byte_offset as usize)
+    }
+
+    /// Whether the strides are row-major (extents of 0 or 1 allow any stride).
+    pub(crate) fn is_c_contiguous(&self) -> bool {
+        self.numel == 0
+            || self
+                .shape
+                .iter()
+                .zip(&self.strides)
+                .zip(row_major(&self.shape).iter())
+                .all(|((&e, &s), &r)| e <= 1 || s == r)
+    }
+
+    /// Whether the strides are column-major.
+    pub(crate) fn is_f_contiguous(&self) -> bool {
+        let mut next = 1i64;
+        self.numel == 0
+            || self.shape.iter().zip(&self.strides).all(|(&e, &s)| {
+                let ok = e <= 1 || s == next;
+                next = next.saturating_mul(e.max(1));
+                ok
+            })
+    }
+
+    /// The DLPack flags this metadata implies.
+    pub(crate) fn flags(&self) -> u64 {
+        let mut flags = 0;
+        if self.read_only {
+            flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
+        }
+        if self.subbyte_padded {
+            flags |= DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
+        }
+        flags
+    }
+}
+
+/// Re-expresses a tensor whose negative strides reach below `data` (NumPy exports reversed axes
+/// that way, with `byte_offset` 0) so that `data` is its lowest element and `byte_offset` leads
+/// to index 0 — the same elements, in the form dlspan's views require (rules I7 and I15: the
+/// relaxed layout's base is `data`). Tensors it cannot measure (packed sub-byte data, malformed
+/// shapes, arithmetic beyond 2^63) are left as they are, for the validation to judge.
+///
+/// # Safety
+///
+/// `tensor.shape` and `tensor.strides`, when non-null and `ndim > 0`, point to `ndim` readable
+/// `int64_t`.
+pub(crate) unsafe fn rebase(tensor: &mut DLTensor) {
+    let Ok(rank) = usize::try_from(tensor.ndim) else { return };
+    let bits = u32::from(tensor.dtype.bits) * u32::from(tensor.dtype.lanes);
+    if rank == 0 || tensor.shape.is_null() || tensor.strides.is_null() || bits % 8 != 0 || tensor.data.is_null() {
+        return;
+    }
+    // SAFETY: non-null arrays of `ndim` entries (caller).
+    let shape = unsafe { core::slice::from_raw_parts(tensor.shape, rank) };
+    // SAFETY: as above.
+    let strides = unsafe { core::slice::from_raw_parts(tensor.strides, rank) };
+    if shape.iter().any(|&e| e <= 0) {
+        return; // empty or malformed: no element to rebase to
+    }
+    let below = shape
+        .iter()
+        .zip(strides)
+        .filter(|&(_, &s)| s < 0)
+        .try_fold(0i64, |sum, (&e, &s)| (e - 1).checked_mul(s).and_then(|reach| sum.checked_add(reach)))
+        .and_then(|elements| elements.checked_mul(i64::from(bits / 8)))
+        .map(i64::unsigned_abs);
+    let Some(below) = below else { return };
+    let Some(shift) = below.checked_sub(tensor.byte_offset).filter(|&shift| shift > 0) else { return };
+    let Ok(shift) = usize::try_from(shift) else { return };
+    if tensor.data.addr() < shift {
+        return;
+    }
+    tensor.data = tensor.data.cast::<u8>().wrapping_sub(shift).cast();
+    tensor.byte_offset += shift as u64;
+}

@@ -1,0 +1,157 @@
+//! `dlspan.Tensor` as Python sees it: its attributes, `__dlpack__` and `__dlpack_device__`, the
+//! class attribute `__dlpack_c_exchange_api__` and the buffer protocol. PyO3 takes one
+//! `#[pymethods]` block per class, and this one calls the producer and the exchange table, so it
+//! sits above both.
+
+use super::device::{device_name, wait_for_host};
+use super::dtype::buffer_format;
+use super::exchange::api_capsule;
+use super::producer::ExportRequest;
+use super::tensor::Tensor;
+use crate::error::DlpackError;
+use crate::ffi::{DLDevice, DLDeviceType};
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyTuple};
+
+#[pymethods]
+impl Tensor {
+    /// The extents.
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.meta.shape.iter())
+    }
+
+    /// The strides, in elements.
+    #[getter]
+    fn strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.meta.strides.iter())
+    }
+
+    /// The data type, as NumPy names it (`float32`, `bfloat16`, `float8_e4m3fn`).
+    #[getter]
+    fn dtype(&self) -> String {
+        self.meta.dtype.to_string()
+    }
+
+    /// The device: `cpu`, `cuda:0`, …
+    #[getter]
+    fn device(&self) -> String {
+        device_name(self.meta.device)
+    }
+
+    /// Whether consumers must not write the memory.
+    #[getter]
+    fn readonly(&self) -> bool {
+        self.meta.read_only
+    }
+
+    /// The rank.
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.meta.shape.len()
+    }
+
+    /// The number of elements.
+    #[getter]
+    fn size(&self) -> usize {
+        self.meta.numel
+    }
+
+    /// The bytes the elements take stored compactly (NumPy's `nbytes`: a broadcast tensor counts
+    /// every element, although its memory holds fewer).
+    #[getter]
+    fn nbytes(&self) -> PyResult<usize> {
+        Ok(self.meta.compact_bytes().ok_or(DlpackError::SpanOverflow)?)
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        match self.meta.shape.first() {
+            Some(&n) => Ok(n as usize),
+            None => Err(pyo3::exceptions::PyTypeError::new_err("len() of a 0-d tensor")),
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        let shape: Vec<String> = self.meta.shape.iter().map(i64::to_string).collect();
+        let comma = if shape.len() == 1 { "," } else { "" };
+        format!(
+            "Tensor(shape=({}{comma}), dtype={}, device={}{})",
+            shape.join(", "),
+            self.meta.dtype,
+            device_name(self.meta.device),
+            if self.meta.read_only { ", readonly" } else { "" }
+        )
+    }
+
+    /// `(device_type, device_id)`, DLPack's codes.
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        (self.meta.device.device_type.0, self.meta.device.device_id)
+    }
+
+    /// A DLPack capsule of this tensor (the array API's `__dlpack__`).
+    #[pyo3(signature = (*, stream = None, max_version = None, dl_device = None, copy = None))]
+    fn __dlpack__<'py>(
+        slf: &Bound<'py, Self>,
+        stream: Option<i64>,
+        max_version: Option<(u32, u32)>,
+        dl_device: Option<(i32, i32)>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let dl_device = dl_device.map(|(t, id)| DLDevice { device_type: DLDeviceType(t), device_id: id });
+        Self::dlpack(slf, &ExportRequest { stream, max_version, dl_device, copy })
+    }
+
+    /// The DLPack C exchange API table (`dlpack_exchange_api` capsule).
+    #[classattr]
+    fn __dlpack_c_exchange_api__(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
+        api_capsule(py)
+    }
+
+    #[cfg(Py_3_11)]
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut pyo3::ffi::Py_buffer,
+        flags: core::ffi::c_int,
+    ) -> PyResult<()> {
+        use pyo3::exceptions::PyBufferError;
+        use pyo3::ffi;
+        let meta = &slf.get().meta;
+        wait_for_host(meta.device)?;
+        let format = buffer_format(meta.dtype)
+            .ok_or_else(|| PyBufferError::new_err(format!("data type {} has no buffer format", meta.dtype)))?;
+        if flags & ffi::PyBUF_WRITABLE != 0 && meta.read_only {
+            return Err(PyBufferError::new_err("tensor is read-only"));
+        }
+        let contiguous = |required: core::ffi::c_int| flags & required == required;
+        let c = meta.is_c_contiguous();
+        if (contiguous(ffi::PyBUF_C_CONTIGUOUS) && !c)
+            || (contiguous(ffi::PyBUF_F_CONTIGUOUS) && !meta.is_f_contiguous())
+            || (contiguous(ffi::PyBUF_ANY_CONTIGUOUS) && !c && !meta.is_f_contiguous())
+            || (!contiguous(ffi::PyBUF_STRIDES) && !c)
+        {
+            return Err(PyBufferError::new_err("tensor is not contiguous as the buffer request requires"));
+        }
+        let ndim = meta.shape.len();
+        let mut buffer = ffi::Py_buffer::new();
+        buffer.buf = meta.first().cast();
+        buffer.obj = slf.clone().into_any().into_ptr();
+        buffer.len = (meta.numel * meta.item_size) as isize;
+        buffer.readonly = core::ffi::c_int::from(meta.read_only);
+        buffer.itemsize = meta.item_size as isize;
+        buffer.format = if flags & ffi::PyBUF_FORMAT != 0 { format.as_ptr().cast_mut() } else { core::ptr::null_mut() };
+        buffer.ndim = ndim as core::ffi::c_int;
+        if contiguous(ffi::PyBUF_ND) && ndim > 0 {
+            buffer.shape = meta.buffer_shape.as_ptr().cast_mut();
+        }
+        if contiguous(ffi::PyBUF_STRIDES) && ndim > 0 {
+            buffer.strides = meta.buffer_strides.as_ptr().cast_mut();
+        }
+        // SAFETY: CPython passes a writable `Py_buffer` to fill. Its pointers point into this tensor
+        // (or a static format string), which the buffer keeps alive through `obj` (a new reference).
+        unsafe { view.write(buffer) };
+        Ok(())
+    }
+
+    #[cfg(Py_3_11)]
+    unsafe fn __releasebuffer__(&self, _view: *mut pyo3::ffi::Py_buffer) {}
+}
