@@ -3,7 +3,8 @@
 #
 #   bash scripts/test.sh
 #
-# Tiers, in order: formatting and lints; Rust unit, integration and doc tests (with the ABI
+# Tiers, in order: formatting, the layering check (scripts/layers.py) and lints; Rust unit,
+# integration and doc tests (with the ABI
 # comparison against a real dlpack.h, the C round trip compiled with gcc, the README's examples,
 # and the CUDA tiers: every kernel compiled to PTX by NVRTC, the kernels' logic run on the host,
 # the GPU tests skipped without a device; the NVRTC tier's kernel x dtype matrix printed after);
@@ -48,6 +49,10 @@ export DLSPAN_REQUIRE_NVRTC=1
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
+
+step "layering: no cycle between files of runtime/src, no edge against DESIGN.md's layer list"
+python3 scripts/layers.py
+python3 scripts/layers.py --selftest
 
 step "cargo clippy (workspace, all targets, warnings denied)"
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings

@@ -1,14 +1,15 @@
 //! Data types as Python names them: NumPy's names (`"float32"`, `"bool"`, `"complex64"`), which
-//! PyTorch and ml_dtypes share (`"bfloat16"`, `"float8_e4m3fn"`, `"float4_e2m1fn_x2"`), and the
-//! dtype objects of NumPy and PyTorch; and the buffer protocol's format codes.
+//! PyTorch and ml_dtypes share (`"bfloat16"`, `"float8_e4m3fn"`, `"float4_e2m1fn_x2"`) — the one name
+//! table of `DLDataType`'s `Display` and `FromStr` — and the dtype objects of NumPy and PyTorch; and
+//! the buffer protocol's format codes.
 
 use crate::ffi::{DLDataType, DLDataTypeCode};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyType};
 
-/// Every data type a `dlspan.Tensor` holds: the scalar types of dlspan's element types, named as
-/// `DLDataType`'s `Display` names them.
+/// Every data type a `dlspan.Tensor` holds: the scalar types of dlspan's element types (named by
+/// `DLDataType`'s `Display` and read back by its `FromStr`).
 pub const DTYPES: &[DLDataType] = {
     use DLDataTypeCode as C;
     const fn d(code: C, bits: u8, lanes: u16) -> DLDataType {
@@ -58,7 +59,7 @@ pub const DTYPES: &[DLDataType] = {
 /// ```
 pub fn dtype_from_name(name: &str) -> Option<DLDataType> {
     let name = name.strip_prefix("torch.").unwrap_or(name);
-    DTYPES.iter().copied().find(|dtype| dtype.to_string() == name)
+    name.parse().ok().filter(|dtype| DTYPES.contains(dtype))
 }
 
 /// The data type of a Python dtype description: a name, a NumPy dtype or scalar type
@@ -106,7 +107,11 @@ pub fn dtype_from_py(description: &Bound<'_, PyAny>) -> PyResult<DLDataType> {
         description.str()?.to_str()?.to_owned()
     };
     dtype_from_name(&name).ok_or_else(|| {
-        let err = PyTypeError::new_err(format!("data type {name:?} is not one dlspan holds"));
+        let names: Vec<String> = DTYPES.iter().map(ToString::to_string).collect();
+        let err = PyTypeError::new_err(format!(
+            "data type {name:?} is not one dlspan holds; the data types are {}",
+            names.join(", ")
+        ));
         let _ = err.value(py).setattr("kind", "UnknownDtype");
         err
     })
