@@ -93,3 +93,14 @@ def test_current_stream(consumer):
 def test_wrong_type_is_refused(consumer):
     with pytest.raises(AttributeError):
         consumer.describe(np.zeros(2))
+
+
+def test_misaligned_tensors_are_refused(consumer):
+    """The table's functions share memory, never copy: a tensor whose first element is not aligned
+    for its type is refused (BufferError), as a typed consumer could not read it."""
+    values = np.zeros(4 * 4 + 1, np.uint8)[1:].view(np.float32)
+    t = dlspan.from_dlpack(values)
+    for call in (consumer.describe, consumer.roundtrip):
+        with pytest.raises(BufferError) as err:
+            call(t)
+        assert err.value.kind == "Misaligned"

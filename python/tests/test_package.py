@@ -1,6 +1,6 @@
 """The installed package: type stubs and `py.typed` ship in the wheel, and the stubs describe the
-modules as built — the package and its submodules `dlspan.examples` and `dlspan.diagnostics`:
-every public name, every parameter of every function and method."""
+modules as built — the package, its submodules `dlspan.examples` and `dlspan.diagnostics`, and the
+Python module `dlspan.testing`: every public name, every parameter of every function and method."""
 
 import ast
 import importlib
@@ -15,7 +15,12 @@ import pytest
 import dlspan
 
 # Each module of the package and the stub that describes it.
-STUBS = {"dlspan": "__init__.pyi", "dlspan.examples": "examples.pyi", "dlspan.diagnostics": "diagnostics.pyi"}
+STUBS = {
+    "dlspan": "__init__.pyi",
+    "dlspan.examples": "examples.pyi",
+    "dlspan.diagnostics": "diagnostics.pyi",
+    "dlspan.testing": "testing.pyi",
+}
 SUBMODULES = {"examples", "diagnostics"}
 
 
@@ -74,7 +79,15 @@ def test_stub_submodules_match_the_package():
 @pytest.mark.parametrize("module_name", STUBS)
 def test_stub_names_match_the_module(module_name):
     module = importlib.import_module(module_name)
-    stubbed = {node.name for node in stub_tree(module_name).body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    body = stub_tree(module_name).body
+    stubbed = {node.name for node in body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    # Constants (`RULES: dict[str, str]`), not type aliases, which the stubs alone define.
+    stubbed |= {
+        node.target.id
+        for node in body
+        if isinstance(node, ast.AnnAssign)
+        and not (isinstance(node.annotation, ast.Name) and node.annotation.id == "TypeAlias")
+    }
     built = {n for n in public(dir(module)) if not isinstance(getattr(module, n), types.ModuleType)}
     assert public(stubbed) == built
 
@@ -87,7 +100,15 @@ def test_stub_functions_take_the_module_parameters(module_name):
             assert stub_parameters(node) == runtime_parameters(getattr(module, node.name)), node.name
 
 
-@pytest.mark.parametrize(("module_name", "name"), [("dlspan", "Tensor"), ("dlspan.examples", "Particles")])
+@pytest.mark.parametrize(
+    ("module_name", "name"),
+    [
+        ("dlspan", "Tensor"),
+        ("dlspan.examples", "Particles"),
+        ("dlspan.testing", "Report"),
+        ("dlspan.testing", "RuleResult"),
+    ],
+)
 def test_stub_classes_match_the_module(module_name, name):
     node = next(n for n in stub_tree(module_name).body if isinstance(n, ast.ClassDef) and n.name == name)
     cls = getattr(importlib.import_module(module_name), name)

@@ -150,3 +150,31 @@ def test_tensor_outlives_consumers_and_the_reverse(torch):
     del x
     gc.collect()
     assert alive() is None, "the last consumer released it"
+
+
+def misaligned_tensor():
+    """A tensor of float32 memory one byte off its alignment: NumPy makes and exports such arrays."""
+    values = np.zeros(4 * 4 + 1, np.uint8)[1:].view(np.float32)
+    values[:] = [1.0, 2.0, 3.0, 4.0]
+    t = dlspan.from_dlpack(values)
+    assert np.asarray(t).ctypes.data % 4 == 1
+    return t
+
+
+def first_element(info):
+    return info["data"] + info["byte_offset"]
+
+
+def test_misaligned_memory_is_exported_as_an_aligned_copy():
+    """`copy=None` copies when sharing is impossible (the array API: "copy otherwise"), flagged
+    IS_COPIED; `copy=False` refuses; no export hands out an element address a typed consumer cannot
+    read through."""
+    t = misaligned_tensor()
+    for kwargs in ({"max_version": (1, 3)}, {}):
+        info = capsule_info(t.__dlpack__(**kwargs))
+        assert first_element(info) % 4 == 0, kwargs
+        assert info["version"] is None or info["flags"] & IS_COPIED
+    np.testing.assert_array_equal(np.from_dlpack(t), [1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(BufferError) as err:
+        t.__dlpack__(max_version=(1, 3), copy=False)
+    assert err.value.kind == "CopyRequired"

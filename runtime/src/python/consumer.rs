@@ -11,8 +11,8 @@
 //! - Versioned, legacy and bare capsules are accepted; the capsule is renamed as consumed.
 //!
 //! Producers' flags are not trusted where a framework is known to get them wrong: PyTorch never
-//! sets `IS_COPIED` and JAX ignores `copy=True`, so `copy=True` for host memory is not asked of the
-//! producer at all: dlspan imports the tensor without a copy and copies it itself, once, into a
+//! sets `IS_COPIED` and JAX's legacy capsules cannot say it, so `copy=True` for host memory is not
+//! asked of the producer at all: dlspan imports the tensor without a copy and copies it itself, once, into a
 //! buffer it owns alone (marked `IS_COPIED`). Device memory, which dlspan cannot copy, is asked of
 //! the producer.
 

@@ -3,7 +3,9 @@
 //! and Rust consumers exchange tensors with no capsule and no Python call.
 //!
 //! - `managed_tensor_allocator`: a new zeroed CPU tensor like the prototype (dtype, shape);
-//! - `managed_tensor_from_py_object_no_sync`: a versioned managed tensor sharing a `Tensor`'s memory;
+//! - `managed_tensor_from_py_object_no_sync`: a versioned managed tensor sharing a `Tensor`'s memory
+//!   (refused, as `dltensor_from_py_object_no_sync` is, when the first element is not aligned for its
+//!   type: rule I8);
 //! - `managed_tensor_to_py_object_no_sync`: a `Tensor` owning a managed tensor;
 //! - `dltensor_from_py_object_no_sync`: a `Tensor`'s `DLTensor`, filled into the caller's struct;
 //! - `current_work_stream`: null for every device (dlspan queues no work of its own).
@@ -97,6 +99,8 @@ unsafe extern "C" fn dltensor_from_object(object: *mut c_void, out: *mut DLTenso
     let py = unsafe { Python::assume_attached() };
     guarded(py, || {
         let tensor = tensor_of(py, object)?;
+        // The table shares memory and never copies: misaligned memory is refused (rule I8).
+        tensor.get().meta.check_aligned()?;
         // SAFETY: the caller passes a writable `DLTensor` (pre-allocated on its stack).
         unsafe { out.write(tensor.get().dl_tensor()) };
         Ok(())
@@ -113,6 +117,7 @@ unsafe extern "C" fn managed_from_object(object: *mut c_void, out: *mut *mut DLM
     let py = unsafe { Python::assume_attached() };
     guarded(py, || {
         let tensor = tensor_of(py, object)?;
+        tensor.get().meta.check_aligned()?;
         let raw = shared_versioned(&tensor, DLPackVersion::CURRENT, 0);
         // SAFETY: the caller passes a writable slot; the export's ownership passes to the caller.
         unsafe { out.write(raw.as_ptr()) };

@@ -5,8 +5,8 @@
 use crate::convert::ImportOptions;
 use crate::error::DlpackError;
 use crate::ffi::{
-    DLDataType, DLDevice, DLDeviceType, DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, DLPACK_FLAG_BITMASK_READ_ONLY,
-    DLTensor,
+    DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED,
+    DLPACK_FLAG_BITMASK_READ_ONLY, DLTensor,
 };
 use core::ffi::c_void;
 
@@ -168,6 +168,29 @@ impl Meta {
                 next = next.saturating_mul(e.max(1));
                 ok
             })
+    }
+
+    /// The alignment any consumer may assume of an element's address: the largest power of two
+    /// dividing the bytes of one lane's real scalar (half of a complex lane), 1 for sub-byte data.
+    /// For DLPack's scalar types this is the alignment rule I8 asks of their element types.
+    pub(crate) fn element_alignment(&self) -> usize {
+        let mut bits = usize::from(self.dtype.bits);
+        if self.dtype.type_code() == DLDataTypeCode::kDLComplex {
+            bits /= 2;
+        }
+        let bytes = bits / 8;
+        if bytes == 0 { 1 } else { 1 << bytes.trailing_zeros() }
+    }
+
+    /// Rule I8 for the first element, without an element type ([`Self::element_alignment`]): a
+    /// `Tensor` holds any memory (NumPy makes misaligned arrays, and the dynamic rules of D1 take
+    /// them), but what shares that memory with another consumer must hand out an address a typed
+    /// reader can use.
+    pub(crate) fn check_aligned(&self) -> Result<(), DlpackError> {
+        if self.numel == 0 || self.data.is_null() {
+            return Ok(());
+        }
+        crate::check::aligned(self.first().addr(), self.element_alignment())
     }
 
     /// The DLPack flags this metadata implies.

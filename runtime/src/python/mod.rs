@@ -28,8 +28,8 @@
 //! `TypeError` ([`from_dlpack`]).
 //!
 //! **Flags are not trusted where a framework gets them wrong.** PyTorch never sets `IS_COPIED` and
-//! JAX ignores `copy=True`: for `copy=True` of host memory dlspan imports without a copy and
-//! copies once itself. PyTorch ignores `READ_ONLY` when it imports (it writes through): dlspan
+//! JAX's legacy capsules cannot say it: for `copy=True` of host memory dlspan imports without a
+//! copy and copies once itself. PyTorch ignores `READ_ONLY` when it imports (it writes through): dlspan
 //! sets the flag on read-only exports, and cannot stop PyTorch from writing — do not hand
 //! read-only dlspan tensors to PyTorch expecting protection. PyTorch's exchange table hands out
 //! tensors with the lazy conjugate or negation bit unresolved (`__dlpack__` refuses the

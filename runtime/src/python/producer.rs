@@ -33,7 +33,9 @@ use pyo3::types::PyCapsule;
 /// - `dl_device`: the tensor's own device, or `BufferError` (dlspan moves no memory between
 ///   devices).
 /// - `copy`: `True` copies (host memory) into a fresh, writable, 64-byte-aligned buffer and sets
-///   `IS_COPIED`; `False` never copies (`BufferError` where a copy would be needed); none shares.
+///   `IS_COPIED`; `False` never copies (`BufferError` where a copy would be needed); none shares,
+///   except memory whose first element is not aligned for its type (rule I8), which it copies as
+///   `True` does.
 ///
 /// ```
 /// use dlspan::python::ExportRequest;
@@ -120,7 +122,13 @@ fn export<'py>(tensor: &Bound<'py, Tensor>, request: &ExportRequest) -> PyResult
         }
     }
     let form = request.form();
-    if request.copy == Some(true) {
+    // Memory a typed reader cannot use (rule I8) is not shared: the array API's `copy=None` copies
+    // when sharing is impossible, and `copy=False` refuses.
+    let misaligned = meta.check_aligned().is_err();
+    if misaligned && request.copy == Some(false) {
+        return Err(export_error(DlpackError::CopyRequired));
+    }
+    if misaligned || request.copy == Some(true) {
         let copy = copy_tensor(tensor)?;
         return capsule(&copy, form, DLPACK_FLAG_BITMASK_IS_COPIED);
     }
