@@ -2,7 +2,9 @@
 # The Python tier of the test command: builds the `dlspan` module (one abi3 wheel, release) with
 # maturin into the local virtual environment .venv (created with the packages of
 # python/requirements-test.txt when missing or out of date), runs its pytest suite against NumPy,
-# PyTorch and JAX, and checks that the same wheel loads on Python 3.12 and 3.13 where installed.
+# PyTorch and JAX, builds the README's Python extension (examples/python-extension: as the README
+# shows it, dlspan from crates.io patched to this checkout; then with `maturin develop` into .venv)
+# and runs its tests, and checks that the same wheel loads on Python 3.12 and 3.13 where installed.
 #
 #   bash scripts/python.sh            (scripts/test.sh calls it; needs python3 >= 3.11 with pip)
 set -euo pipefail
@@ -41,6 +43,24 @@ wheel=$(ls "$wheels"/dlspan-*-abi3-*.whl)
 step "pytest: python/tests against NumPy, PyTorch and JAX"
 "$venv/bin/python" -m pytest python/tests -q -p no:cacheprovider
 "$venv/bin/python" python/examples/autograd_square.py > /dev/null
+
+# The README's copy differs from examples/python-extension in one line (tests/readme_extension.rs
+# checks it): dlspan from crates.io, not by path. Built outside the workspace with crates.io's
+# dlspan patched to this checkout, and the workspace's lock file, it must compile as shown.
+step "the README's Python extension as shown: dlspan from crates.io (patched to this checkout)"
+outside="$target/tmp/readme-extension"
+rm -rf "$outside"
+mkdir -p "$outside/src"
+cp examples/python-extension/pyproject.toml "$outside/"
+cp examples/python-extension/src/lib.rs "$outside/src/"
+cp Cargo.lock "$outside/"
+sed 's|path = "../../runtime", ||' examples/python-extension/Cargo.toml > "$outside/Cargo.toml"
+printf '\n[patch.crates-io]\ndlspan = { path = "%s/runtime" }\n\n[workspace]\n' "$root" >> "$outside/Cargo.toml"
+cargo check --quiet --offline --manifest-path "$outside/Cargo.toml" --target-dir "$target"
+
+step "the README's Python extension: examples/python-extension with maturin develop, its tests"
+VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --quiet --locked --manifest-path examples/python-extension/Cargo.toml
+"$venv/bin/python" -m pytest examples/test_python_extension.py -q -p no:cacheprovider
 
 # A python3.X that runs: pyenv installs shims for versions it has but has not selected, which fail.
 find_python() {

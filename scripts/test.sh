@@ -10,8 +10,8 @@
 # the GPU tests skipped without a device; the NVRTC tier's kernel x dtype matrix printed after);
 # compile-fail UI cases; the test binaries again under valgrind memcheck; the examples;
 # the benches in test mode; the Python tier (the dlspan module built with maturin into .venv, its
-# pytest suite against NumPy, PyTorch and JAX, the wheel loaded on Python 3.12); documentation
-# with warnings denied.
+# pytest suite against NumPy, PyTorch and JAX, the README's Python extension built and tested, the
+# wheel loaded on Python 3.12); documentation with warnings denied.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)

@@ -50,6 +50,40 @@ pub use half;
 pub use ndarray;
 pub use num_complex;
 pub use owned::{CopyMode, IntoLegacyError, ManagedTensor, Storage, TensorOwner};
+/// The [`pyo3`](https://docs.rs/pyo3/0.30) crate (feature `python`), the version `PyView`,
+/// `Tensor` and the error conversions are built on. An extension that takes PyO3 from here
+/// instead of a `pyo3` dependency of its own cannot pick a second, mismatched PyO3 (which cargo
+/// refuses: two packages linking the native library `pyo3-python`). PyO3's macros name their crate
+/// `::pyo3`: without a direct `pyo3` dependency, each `#[pyfunction]`, `#[pymodule]`,
+/// `#[pyclass]` and `#[pymethods]` says where it is, `crate = "dlspan::pyo3"`.
+///
+/// ```
+/// use dlspan::pyo3::prelude::*;
+/// use dlspan::python::PyView;
+///
+/// /// The sum of a float32 vector from any framework.
+/// #[pyfunction(crate = "dlspan::pyo3")]
+/// fn total(x: PyView<'_, f32, 1>) -> f32 {
+///     x.view().sum()
+/// }
+///
+/// #[pymodule(crate = "dlspan::pyo3")]
+/// mod my_kernels {
+///     #[pymodule_export]
+///     use super::total;
+/// }
+/// # fn main() -> PyResult<()> {
+/// #     Python::initialize();
+/// #     Python::attach(|py| {
+/// #         let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![1.5f32; 4], [4])?)?;
+/// #         assert_eq!(wrap_pyfunction!(total, py)?.call1((x,))?.extract::<f32>()?, 6.0);
+/// #         Ok(())
+/// #     })
+/// # }
+/// ```
+#[cfg(feature = "python")]
+#[cfg_attr(docsrs, doc(cfg(feature = "python")))]
+pub use pyo3;
 pub use space::{Device, Host, HostAccessible, Managed, MemorySpace};
 pub use view::{
     Aligned, DeviceMdspan, DeviceMdspanMut, DevicePackedMdspan, DevicePackedMdspanMut, Dim, Dims, Dyn, DynMdspan,

@@ -11,10 +11,10 @@
 //!
 //! ```
 //! use dlspan::python::{PyView, PyViewMut};
-//! use pyo3::prelude::*;
+//! use dlspan::pyo3::prelude::*;
 //!
 //! /// y += alpha * x, for any float32 vectors (strided, reversed, from any framework).
-//! #[pyfunction]
+//! #[pyfunction(crate = "dlspan::pyo3")]
 //! fn axpy(py: Python<'_>, alpha: f32, x: PyView<'_, f32, 1>, mut y: PyViewMut<'_, f32, 1>) {
 //!     let x = x.view();
 //!     let mut y = y.view_mut();

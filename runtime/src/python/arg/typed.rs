@@ -18,11 +18,14 @@ use pyo3::prelude::*;
 /// Its memory is registered with the borrow registry while it lives: a mutable view argument of
 /// overlapping memory (the same tensor, a NumPy view of it, a torch tensor sharing it) is refused.
 ///
+/// An extension takes PyO3 from dlspan ([`dlspan::pyo3`](crate::pyo3): no second PyO3 to
+/// mismatch) and names it in PyO3's macros, `crate = "dlspan::pyo3"`, as below.
+///
 /// ```
 /// use dlspan::{LayoutRight, python::PyView};
-/// use pyo3::prelude::*;
+/// use dlspan::pyo3::prelude::*;
 /// /// Sum of a contiguous float64 matrix.
-/// #[pyfunction]
+/// #[pyfunction(crate = "dlspan::pyo3")]
 /// fn total(m: PyView<'_, f64, 2, LayoutRight>) -> f64 {
 ///     m.view().sum()
 /// }
@@ -54,9 +57,9 @@ pub struct PyView<
 ///
 /// ```
 /// use dlspan::python::PyViewMut;
-/// use pyo3::prelude::*;
+/// use dlspan::pyo3::prelude::*;
 /// /// Fills a vector with its indices.
-/// #[pyfunction]
+/// #[pyfunction(crate = "dlspan::pyo3")]
 /// fn iota(mut v: PyViewMut<'_, i64, 1>) {
 ///     for (i, x) in v.view_mut().iter_mut().enumerate() {
 ///         *x = i as i64;
@@ -90,8 +93,8 @@ impl<'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace
     ///
     /// ```
     /// # use dlspan::python::PyView;
-    /// # use pyo3::prelude::*;
-    /// #[pyfunction]
+    /// # use dlspan::pyo3::prelude::*;
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn first(x: PyView<'_, u8, 1>) -> Option<u8> {
     ///     x.view().get([0]).copied()
     /// }
@@ -114,8 +117,8 @@ impl<'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace
     ///
     /// ```
     /// # use dlspan::python::PyViewMut;
-    /// # use pyo3::prelude::*;
-    /// #[pyfunction]
+    /// # use dlspan::pyo3::prelude::*;
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn length(x: PyViewMut<'_, f32, 1>) -> usize {
     ///     x.view().size()
     /// }
@@ -136,8 +139,8 @@ impl<'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace
     ///
     /// ```
     /// # use dlspan::python::PyViewMut;
-    /// # use pyo3::prelude::*;
-    /// #[pyfunction]
+    /// # use dlspan::pyo3::prelude::*;
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn zero(mut x: PyViewMut<'_, f32, 2>) {
     ///     x.view_mut().iter_mut().for_each(|v| *v = 0.0);
     /// }
