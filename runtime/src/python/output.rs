@@ -16,7 +16,7 @@ use super::dialect::Framework;
 use super::package::into_tensor;
 use super::producer::shared_versioned;
 use super::tensor::Tensor;
-use crate::dlpack::FromDlTensor;
+use crate::dlpack::{FromDlTensor, ImportOptions};
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
 use crate::ffi::{DLDataType, DLDataTypeCode, DLPackExchangeAPI, DLPackVersion, DLTensor};
@@ -113,11 +113,12 @@ fn holds(framework: Framework, dtype: DLDataType) -> bool {
 
 /// Where the memory of an [`Output`] comes from, and how it is handed to Python.
 enum Memory<'py> {
-    /// dlspan's buffer, kept by this (unshared) tensor of this build's class; handed to Python as
-    /// the framework's array (NumPy, JAX) or a `dlspan.Tensor`.
-    Dlspan(Bound<'py, Tensor>, Framework),
-    /// PyTorch's, from its exchange table.
-    Torch(&'static DLPackExchangeAPI),
+    /// dlspan's buffer, kept by `tensor` (of this build's class, shared with no one until
+    /// `finish`), described by `dl` (whose arrays point into the tensor); handed to Python as the
+    /// framework's array (NumPy, JAX) or a `dlspan.Tensor`.
+    Dlspan { tensor: Bound<'py, Tensor>, dl: DLTensor, framework: Framework },
+    /// PyTorch's, from its exchange table, owned by the managed tensor it handed out.
+    Torch(&'static DLPackExchangeAPI, ManagedTensor),
 }
 
 /// A new tensor for a result, lent to Rust as mutable views and handed to Python as the caller's
@@ -153,8 +154,6 @@ enum Memory<'py> {
 pub struct Output<'py> {
     py: Python<'py>,
     memory: Memory<'py>,
-    /// The memory as a managed tensor: unaliased (nothing else reaches it until `finish`).
-    tensor: ManagedTensor,
 }
 
 impl<'py> Output<'py> {
@@ -195,11 +194,8 @@ impl<'py> Output<'py> {
             return Self::torch(py, dtype, &shape);
         }
         let tensor = Tensor::zeroed(py, &shape, dtype)?;
-        let raw = shared_versioned(&tensor, DLPackVersion::CURRENT, 0);
-        // SAFETY: a fresh export of a tensor nothing else reaches (it was just made and stays
-        // inside this value until `finish`): unaliased, writable.
-        let managed = unsafe { ManagedTensor::from_raw_versioned(raw.as_ptr()) }?;
-        Ok(Self { py, memory: Memory::Dlspan(tensor, framework), tensor: managed })
+        let dl = tensor.get().meta.dl_tensor();
+        Ok(Self { py, memory: Memory::Dlspan { tensor, dl, framework } })
     }
 
     /// A zeroed tensor of `dtype` and `shape` to be handed to Python as `argument`'s framework's
@@ -269,7 +265,7 @@ impl<'py> Output<'py> {
             // PyTorch allocated for it; zero bytes are a valid value of every element type.
             unsafe { core::ptr::write_bytes(first, 0, range.len()) };
         }
-        Ok(Self { py, memory: Memory::Torch(api), tensor })
+        Ok(Self { py, memory: Memory::Torch(api, tensor) })
     }
 
     /// The type [`finish`](Self::finish) gives: the caller's framework, or
@@ -288,8 +284,8 @@ impl<'py> Output<'py> {
     /// ```
     pub fn framework(&self) -> Framework {
         match self.memory {
-            Memory::Dlspan(_, framework) => framework,
-            Memory::Torch(_) => Framework::PyTorch,
+            Memory::Dlspan { framework, .. } => framework,
+            Memory::Torch(..) => Framework::PyTorch,
         }
     }
 
@@ -315,7 +311,7 @@ impl<'py> Output<'py> {
     pub fn view_mut<T: DlElement, const R: usize>(
         &mut self,
     ) -> Result<HostMdspanMut<'_, T, R, LayoutRight>, DlpackError> {
-        self.tensor.view_mut()
+        self.view_mut_as()
     }
 
     /// A mutable view of any view type: dynamic ([`DynMdspanMut`](crate::DynMdspanMut)), packed,
@@ -338,7 +334,17 @@ impl<'py> Output<'py> {
     /// # Ok::<(), PyErr>(())
     /// ```
     pub fn view_mut_as<'s, V: FromDlTensor<'s>>(&'s mut self) -> Result<V, DlpackError> {
-        self.tensor.view_mut_as()
+        match &mut self.memory {
+            Memory::Torch(_, tensor) => tensor.view_mut_as(),
+            Memory::Dlspan { dl, .. } => {
+                // SAFETY: `dl` describes the zeroed, writable, row-major buffer of a validated
+                // tensor that `self` keeps alive, with arrays in that tensor's metadata: the view
+                // (borrowing `self` for `'s`) cannot outlive them. Nothing else reaches the tensor
+                // (made here, handed on only by `finish`, which consumes `self`), and `&'s mut
+                // self` makes this view the only one.
+                unsafe { V::from_dltensor_with(dl, ImportOptions::CURRENT) }
+            }
+        }
     }
 
     /// The tensor, handed to Python as the caller's type (see [`framework`](Self::framework)).
@@ -362,9 +368,9 @@ impl<'py> Output<'py> {
     pub fn finish(self) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         match self.memory {
-            Memory::Torch(api) => {
+            Memory::Torch(api, tensor) => {
                 let to_object = api.managed_tensor_to_py_object_no_sync.ok_or(DlpackError::NullManagedTensor)?;
-                let raw = self.tensor.into_raw_versioned();
+                let raw = tensor.into_raw_versioned();
                 let mut object = core::ptr::null_mut();
                 // SAFETY: PyTorch's table, attached; `raw` is a live versioned managed tensor whose
                 // ownership the call steals (on failure too), `object` a writable slot.
@@ -374,24 +380,20 @@ impl<'py> Output<'py> {
                 // SAFETY: on success the slot holds a new reference.
                 Ok(unsafe { Bound::from_owned_ptr(py, object.cast()) })
             }
-            Memory::Dlspan(tensor, framework) => {
-                // The export was only the way to lend views: the tensor itself is handed on.
-                drop(self.tensor);
-                match framework {
-                    Framework::NumPy => match numpy_array(&tensor)? {
-                        Some(array) => Ok(array),
-                        None => dlspan_tensor(tensor),
-                    },
-                    Framework::Jax => {
-                        static FROM_DLPACK: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-                        let from_dlpack = FROM_DLPACK.get_or_try_init(py, || {
-                            Ok::<_, PyErr>(py.import("jax.dlpack")?.getattr("from_dlpack")?.unbind())
-                        })?;
-                        from_dlpack.bind(py).call1((tensor,))
-                    }
-                    _ => dlspan_tensor(tensor),
+            Memory::Dlspan { tensor, framework, .. } => match framework {
+                Framework::NumPy => match numpy_array(&tensor)? {
+                    Some(array) => Ok(array),
+                    None => dlspan_tensor(tensor),
+                },
+                Framework::Jax => {
+                    static FROM_DLPACK: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+                    let from_dlpack = FROM_DLPACK.get_or_try_init(py, || {
+                        Ok::<_, PyErr>(py.import("jax.dlpack")?.getattr("from_dlpack")?.unbind())
+                    })?;
+                    from_dlpack.bind(py).call1((tensor,))
                 }
-            }
+                _ => dlspan_tensor(tensor),
+            },
         }
     }
 }
