@@ -192,18 +192,33 @@ mod tests {
         -1
     }
 
-    fn table(py: Python<'_>, version: u32, size: u32) -> &'static Table {
-        Box::leak(Box::new(Table(CApi {
-            version,
-            size,
-            tensor_type: py.get_type::<PyModule>().as_type_ptr(),
-            exchange: crate::python::exchange_api(),
-            register,
-            release,
-            live,
-            describe,
-        })))
+    /// An exchange table to point at.
+    struct Exchange(DLPackExchangeAPI);
+
+    // SAFETY: never written; its one pointer (`prev_api`) is null.
+    unsafe impl Sync for Exchange {}
+
+    static EXCHANGE: Exchange = Exchange(DLPackExchangeAPI {
+        header: crate::ffi::DLPackExchangeAPIHeader {
+            version: crate::ffi::DLPackVersion::CURRENT,
+            prev_api: core::ptr::null_mut(),
+        },
+        managed_tensor_allocator: None,
+        managed_tensor_from_py_object_no_sync: None,
+        managed_tensor_to_py_object_no_sync: None,
+        dltensor_from_py_object_no_sync: None,
+        current_work_stream: None,
+    });
+
+    /// A table of `version` and `size` (its type object is never read by `find`).
+    const fn table(version: u32, size: u32, exchange: *const DLPackExchangeAPI) -> Table {
+        let tensor_type = core::ptr::NonNull::dangling().as_ptr();
+        Table(CApi { version, size, tensor_type, exchange, register, release, live, describe })
     }
+
+    static GENUINE: Table = table(ABI_VERSION, size_of::<CApi>() as u32, &EXCHANGE.0);
+    static NEWER: Table = table(ABI_VERSION + 1, 4096, &EXCHANGE.0);
+    static SMALLER: Table = table(ABI_VERSION, 8, &EXCHANGE.0);
 
     /// `find` with `sys.modules['dlspan']` a module whose `_C_API` is a capsule named `name` holding
     /// `table` (or with no such module when `table` is `None`).
@@ -213,7 +228,7 @@ mod tests {
             None => modules.set_item("dlspan", py.None())?,
             Some(table) => {
                 let module = PyModule::new(py, "dlspan")?;
-                // SAFETY: a leaked table, alive for the process; no destructor.
+                // SAFETY: a static table, alive for the process; no destructor.
                 let capsule = unsafe { PyCapsule::new_with_pointer(py, core::ptr::NonNull::from(table).cast(), name) }?;
                 module.setattr("_C_API", capsule)?;
                 modules.set_item("dlspan", module)?;
@@ -230,14 +245,13 @@ mod tests {
         Python::attach(|py| {
             let own = |p: Provider| matches!(p, Provider::Own);
             assert!(own(find_with(py, None, CAPSULE)?), "no package");
-            let genuine = table(py, ABI_VERSION, size_of::<CApi>() as u32);
-            assert!(own(find_with(py, Some(genuine), c"dlspan._C_API_other")?), "another capsule name");
+            assert!(own(find_with(py, Some(&GENUINE), c"dlspan._C_API_other")?), "another capsule name");
             let warnings = py.import("warnings")?;
             warnings.call_method1("simplefilter", ("ignore",))?;
-            assert!(own(find_with(py, Some(table(py, ABI_VERSION + 1, 4096)), CAPSULE)?), "another version");
-            assert!(own(find_with(py, Some(table(py, ABI_VERSION, 8)), CAPSULE)?), "a smaller table");
-            match find_with(py, Some(genuine), CAPSULE)? {
-                Provider::Package(found) => assert!(core::ptr::eq(found, genuine)),
+            assert!(own(find_with(py, Some(&NEWER), CAPSULE)?), "another version");
+            assert!(own(find_with(py, Some(&SMALLER), CAPSULE)?), "a smaller table");
+            match find_with(py, Some(&GENUINE), CAPSULE)? {
+                Provider::Package(found) => assert!(core::ptr::eq(found, &GENUINE)),
                 Provider::Own => panic!("the genuine table was not used"),
             }
             Ok(())
