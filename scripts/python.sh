@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python tier of the test command: builds the `dlspan` module (one abi3 wheel, release) with
 # maturin into the local virtual environment .venv (created with the packages of
-# python/requirements-test.txt when missing or out of date), runs its pytest suite against NumPy,
+# python/requirements-test.txt when missing or out of date), with a second extension on the crate
+# (python/tests/extension, for the tests of rule Y18), runs its pytest suite against NumPy,
 # PyTorch and JAX, builds the README's Python extension (examples/python-extension: as the README
 # shows it, dlspan from crates.io patched to this checkout; then with `maturin develop` into .venv)
 # and runs its tests, and checks that the same wheel loads on Python 3.12 and 3.13 where installed.
@@ -39,6 +40,14 @@ rm -f "$wheels"/dlspan-*.whl
 "$venv/bin/maturin" build --quiet --release --locked --manifest-path python/Cargo.toml --out "$wheels"
 wheel=$(ls "$wheels"/dlspan-*-abi3-*.whl)
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
+
+# A second extension on the crate, built separately as any extension author's is: the tests of one
+# Tensor class and one borrow registry per process (rule Y17) import it.
+step "building the test extension (python/tests/extension, abi3, release)"
+rm -f "$wheels"/dlspan_test_extension-*.whl
+"$venv/bin/maturin" build --quiet --release --locked --manifest-path python/tests/extension/Cargo.toml --out "$wheels"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps \
+  "$wheels"/dlspan_test_extension-*-abi3-*.whl
 
 step "pytest: python/tests against NumPy, PyTorch and JAX"
 "$venv/bin/python" -m pytest python/tests -q -p no:cacheprovider

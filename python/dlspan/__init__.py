@@ -3,6 +3,7 @@
 # one stub per module (`__init__.pyi`, `examples.pyi`, `diagnostics.pyi`) and `py.typed`. The
 # extension registers its submodules `dlspan.examples` and `dlspan.diagnostics` in `sys.modules`.
 from .dlspan import *  # noqa: F403
+from .dlspan import _C_API  # noqa: F401  (the C API extensions built on the crate find: rule Y18)
 
 __doc__ = dlspan.__doc__  # noqa: F405
 if hasattr(dlspan, "__all__"):  # noqa: F405

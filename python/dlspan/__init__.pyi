@@ -50,6 +50,16 @@ class Tensor:
     @property
     def nbytes(self) -> int: ...
     def __len__(self) -> int: ...
+    def __repr__(self) -> str:
+        """The values, summarised and aligned as NumPy prints arrays: ``Tensor([0., 1.5], dtype=float32)``;
+        shape and data type only for memory the host cannot read."""
+    def tolist(self) -> Any:
+        """Nested lists of Python scalars (``bool``, ``int``, ``float``, ``complex``); a 0-d tensor's value."""
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickling by copy: the compact bytes, dtype, shape and flags."""
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        """NumPy's array protocol: a NumPy array sharing the memory, or a copy for ``copy=True`` or
+        another ``dtype`` (ValueError with ``copy=False``)."""
     def __dlpack_device__(self) -> tuple[int, int]: ...
     def __dlpack__(
         self,
@@ -63,21 +73,23 @@ class Tensor:
         versioned ``min(max_version, (1, 3))`` otherwise; ``copy=True`` copies and sets IS_COPIED."""
     def __buffer__(self, flags: int, /) -> memoryview: ...
 
-def zeros(shape: Shape, dtype: DType | None = None) -> Tensor:
-    """A zeroed row-major CPU tensor (float32 by default) in a 64-byte-aligned buffer."""
+def zeros(shape: Shape, dtype: DType | None = None, *, like: Any = None) -> Tensor | Any:
+    """A zeroed row-major CPU tensor (float32 by default) in a 64-byte-aligned buffer; with ``like``
+    (a NumPy array, a PyTorch tensor, a JAX array), of its type, as NumPy's ``like=``."""
 
-def arange(n: int, dtype: DType | None = None) -> Tensor:
-    """``0, 1, …, n-1`` (int64 by default)."""
+def arange(n: int, dtype: DType | None = None, *, like: Any = None) -> Tensor | Any:
+    """``0, 1, …, n-1`` (int64 by default); with ``like``, of its type."""
 
 def from_dlpack(x: _DlpackProducer | Any, *, copy: bool | None = None, device: Device | None = None) -> Tensor:
     """Any DLPack producer (NumPy, PyTorch, JAX, a capsule) as a Tensor; ``copy=True`` always copies,
     ``copy=False`` never does."""
 
-def add(a: Any, b: Any, out: Any) -> None:
-    """``out = a + b`` for tensors of any framework, one dtype, one shape, any strides."""
+def add(a: Any, b: Any, out: Any = None) -> Any:
+    """``out = a + b`` for tensors of any framework, one dtype, one shape, any strides (returns None);
+    without ``out``, a new tensor of ``a``'s type (NumPy, PyTorch, JAX; else a Tensor), returned."""
 
-def mul(a: Any, b: Any, out: Any) -> None:
-    """``out = a * b``."""
+def mul(a: Any, b: Any, out: Any = None) -> Any:
+    """``out = a * b``; without ``out``, a new tensor of ``a``'s type, returned."""
 
 def scale_(x: Any, alpha: bool | int | float | complex) -> None:
     """``x *= alpha`` in place; ``alpha`` of no higher kind than ``x`` (bool < int < float < complex)."""

@@ -9,7 +9,7 @@ mod ops;
 mod particles;
 
 use dlspan::ffi::{DLDevice, DLDeviceType};
-use dlspan::python::{ImportRequest, Tensor, dtype_from_py};
+use dlspan::python::{Framework, ImportRequest, Output, Tensor, dtype_from_py};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -41,19 +41,27 @@ fn device_of(device: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
     Ok(DLDevice { device_type, device_id })
 }
 
-/// A zeroed tensor of `shape` and `dtype` (a name, a NumPy or PyTorch dtype), 64-byte aligned.
+/// A zeroed tensor of `shape` and `dtype` (a name, a NumPy or PyTorch dtype), 64-byte aligned; with
+/// `like`, in its framework (a NumPy array, a `torch.Tensor`, a JAX array), as NumPy's `like=`.
 #[pyfunction]
-#[pyo3(signature = (shape, dtype = None))]
+#[pyo3(signature = (shape, dtype = None, *, like = None))]
 fn zeros<'py>(
     py: Python<'py>,
     shape: &Bound<'py, PyAny>,
     dtype: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, Tensor>> {
+    like: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
     let dtype = match dtype {
         Some(dtype) => dtype_from_py(dtype)?,
         None => dlspan::dtype::dtype_of::<f32>(),
     };
-    Tensor::zeros(py, &shape_of(shape)?, dtype)
+    let shape = shape_of(shape)?;
+    let Some(like) = like else { return Ok(Tensor::zeros(py, &shape, dtype)?.into_any()) };
+    if let Some((axis, &extent)) = shape.iter().enumerate().find(|&(_, &e)| e < 0) {
+        return Err(PyValueError::new_err(format!("extent {extent} of axis {axis} is negative")));
+    }
+    let shape: Vec<usize> = shape.iter().map(|&e| e as usize).collect();
+    Output::new(py, Framework::of(like)?, dtype, &shape)?.finish()
 }
 
 /// Imports any DLPack producer (NumPy, PyTorch, JAX, a capsule) as a `dlspan.Tensor`.
@@ -91,6 +99,8 @@ fn add_submodule(
 /// The `dlspan` module.
 #[pymodule(name = "dlspan")]
 fn dlspan_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // First: this module's registry and `Tensor` class are the process's (rule Y18).
+    dlspan::python::export_c_api(m)?;
     m.add_class::<Tensor>()?;
     m.add_function(wrap_pyfunction!(zeros, m)?)?;
     m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;

@@ -1,5 +1,6 @@
 //! Functions over tensors of any data type and rank, written once with dynamic view arguments and
-//! the dtype dispatch: `add`, `mul`, `scale_`, `sum`, `arange`, `signature`.
+//! the dtype dispatch: `add`, `mul`, `scale_`, `sum`, `arange`, `signature`; results
+//! without an `out` argument are made by `Output`, in the caller's framework.
 //!
 //! The pattern: take `PyDynView` / `PyDynViewMut` arguments (any framework's tensor, checked and
 //! borrow-registered), dispatch on the output's dtype and rank to a generic body over
@@ -10,8 +11,8 @@
 use dlspan::dtype::{Numeric, TensorVisitor, cast, dispatch_tensor};
 use dlspan::ffi::DLDataTypeCode;
 use dlspan::num_complex::Complex;
-use dlspan::python::{DETACH_ELEMENTS, PyDynView, PyDynViewMut, Tensor, dtype_from_py};
-use dlspan::{DlpackError, LayoutStrideRelaxed};
+use dlspan::python::{DETACH_ELEMENTS, Framework, Output, PyDynView, PyDynViewMut, dtype_from_py};
+use dlspan::{DlpackError, HostMdspanMut, LayoutStrideRelaxed};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
@@ -21,11 +22,34 @@ fn run<R: Send>(py: Python<'_>, elements: usize, kernel: impl FnOnce() -> R + Se
     if elements >= DETACH_ELEMENTS { py.detach(kernel) } else { kernel() }
 }
 
+/// Where a result is written: an `out` argument, or a new tensor in the caller's framework.
+trait Target {
+    fn typed_mut<T: Numeric, const R: usize>(
+        &mut self,
+    ) -> Result<HostMdspanMut<'_, T, R, LayoutStrideRelaxed>, DlpackError>;
+}
+
+impl Target for PyDynViewMut<'_> {
+    fn typed_mut<T: Numeric, const R: usize>(
+        &mut self,
+    ) -> Result<HostMdspanMut<'_, T, R, LayoutStrideRelaxed>, DlpackError> {
+        PyDynViewMut::typed_mut(self)
+    }
+}
+
+impl Target for Output<'_> {
+    fn typed_mut<T: Numeric, const R: usize>(
+        &mut self,
+    ) -> Result<HostMdspanMut<'_, T, R, LayoutStrideRelaxed>, DlpackError> {
+        self.view_mut_as()
+    }
+}
+
 /// A binary element-wise operation into `out`.
-struct Binary<'v, 'a, 'o, 'py, F> {
+struct Binary<'v, 'a, 'py, O, F> {
     a: &'v PyDynView<'a>,
     b: &'v PyDynView<'a>,
-    out: &'v mut PyDynViewMut<'o>,
+    out: &'v mut O,
     py: Python<'py>,
     op: F,
 }
@@ -53,39 +77,67 @@ impl Op for MulOp {
     }
 }
 
-impl<F: Op> TensorVisitor for Binary<'_, '_, '_, '_, F> {
+impl<O: Target, F: Op> TensorVisitor for Binary<'_, '_, '_, O, F> {
     type Output = Result<(), DlpackError>;
 
     fn visit<T: Numeric, const R: usize>(self) -> Self::Output {
         let a = self.a.typed::<T, R, LayoutStrideRelaxed>()?;
         let b = self.b.typed::<T, R, LayoutStrideRelaxed>()?;
-        let mut out = self.out.typed_mut::<T, R, LayoutStrideRelaxed>()?;
+        let mut out = self.out.typed_mut::<T, R>()?;
         let op = self.op;
         run(self.py, out.size(), move || out.zip2_with(&a, &b, |o, &a, &b| *o = op.apply(a, b)))
     }
 }
 
-fn binary(
-    py: Python<'_>,
+/// `a op b` into `out`, or, without `out`, into a new tensor like `a` (its dtype and shape, in
+/// its framework: a NumPy array for NumPy inputs, a `torch.Tensor` for PyTorch inputs), returned.
+fn binary<'py>(
+    py: Python<'py>,
     a: &PyDynView<'_>,
     b: &PyDynView<'_>,
-    out: &mut PyDynViewMut<'_>,
+    out: Option<PyDynViewMut<'_>>,
     op: impl Op,
-) -> PyResult<()> {
-    let (dtype, rank) = (out.dtype(), out.rank());
-    Ok(dispatch_tensor(dtype, rank, Binary { a, b, out, py, op })??)
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let rank = a.rank();
+    match out {
+        Some(mut out) => {
+            let (dtype, rank) = (out.dtype(), out.rank());
+            dispatch_tensor(dtype, rank, Binary { a, b, out: &mut out, py, op })??;
+            Ok(None)
+        }
+        None => {
+            let shape = a.view()?.shape().to_vec();
+            let mut out = Output::like(py, a, a.dtype(), &shape)?;
+            dispatch_tensor(a.dtype(), rank, Binary { a, b, out: &mut out, py, op })??;
+            Ok(Some(out.finish()?))
+        }
+    }
 }
 
-/// `out = a + b`, element by element, for any dtype (the three alike) and any strides.
+/// `out = a + b`, element by element, for any dtype (the three alike) and any strides; without
+/// `out`, a new tensor in `a`'s framework, returned.
 #[pyfunction]
-pub(crate) fn add(py: Python<'_>, a: PyDynView<'_>, b: PyDynView<'_>, mut out: PyDynViewMut<'_>) -> PyResult<()> {
-    binary(py, &a, &b, &mut out, AddOp)
+#[pyo3(signature = (a, b, out = None))]
+pub(crate) fn add<'py>(
+    py: Python<'py>,
+    a: PyDynView<'_>,
+    b: PyDynView<'_>,
+    out: Option<PyDynViewMut<'_>>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    binary(py, &a, &b, out, AddOp)
 }
 
-/// `out = a * b`, element by element, for any dtype and any strides.
+/// `out = a * b`, element by element, for any dtype and any strides; without `out`, a new tensor
+/// in `a`'s framework, returned.
 #[pyfunction]
-pub(crate) fn mul(py: Python<'_>, a: PyDynView<'_>, b: PyDynView<'_>, mut out: PyDynViewMut<'_>) -> PyResult<()> {
-    binary(py, &a, &b, &mut out, MulOp)
+#[pyo3(signature = (a, b, out = None))]
+pub(crate) fn mul<'py>(
+    py: Python<'py>,
+    a: PyDynView<'_>,
+    b: PyDynView<'_>,
+    out: Option<PyDynViewMut<'_>>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    binary(py, &a, &b, out, MulOp)
 }
 
 /// A Python scalar, in the widest Rust type of its kind.
@@ -206,13 +258,13 @@ pub(crate) fn sum<'py>(py: Python<'py>, x: PyDynView<'_>) -> PyResult<Bound<'py,
     dispatch_tensor(x.dtype(), x.rank(), Sum { x: &x, py })?
 }
 
-struct Iota<'v, 'py>(&'v mut PyDynViewMut<'py>);
+struct Iota<'v, 'py>(&'v mut Output<'py>);
 
 impl TensorVisitor for Iota<'_, '_> {
     type Output = Result<(), DlpackError>;
 
     fn visit<T: Numeric, const R: usize>(self) -> Self::Output {
-        let mut x = self.0.typed_mut::<T, R, dlspan::LayoutRight>()?;
+        let mut x = self.0.view_mut::<T, 1>()?;
         if let Some(values) = x.as_mut_slice() {
             for (i, v) in values.iter_mut().enumerate() {
                 *v = cast(i as i128);
@@ -222,24 +274,27 @@ impl TensorVisitor for Iota<'_, '_> {
     }
 }
 
-/// `0, 1, …, n-1` as a tensor of `dtype` (values rounded into it).
+/// `0, 1, …, n-1` as a tensor of `dtype` (values rounded into it); with `like`, in its framework
+/// (a NumPy array, a `torch.Tensor`, a JAX array), as NumPy's `like=`.
 #[pyfunction]
-#[pyo3(signature = (n, dtype = None))]
+#[pyo3(signature = (n, dtype = None, *, like = None))]
 pub(crate) fn arange<'py>(
     py: Python<'py>,
     n: usize,
     dtype: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, Tensor>> {
+    like: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
     let dtype = match dtype {
         Some(dtype) => dtype_from_py(dtype)?,
         None => dlspan::dtype::dtype_of::<i64>(),
     };
-    let tensor = Tensor::zeros(py, &[n as i64], dtype)?;
-    {
-        let mut view: PyDynViewMut<'_> = tensor.as_any().extract()?;
-        dispatch_tensor(dtype, 1, Iota(&mut view))??;
-    }
-    Ok(tensor)
+    let framework = match like {
+        Some(like) => Framework::of(like)?,
+        None => Framework::Dlspan,
+    };
+    let mut out = Output::new(py, framework, dtype, &[n])?;
+    dispatch_tensor(dtype, 1, Iota(&mut out))??;
+    out.finish()
 }
 
 /// The layout class of a signature: row-major, column-major, positive strides, anything else.

@@ -75,8 +75,8 @@ def test_shapes():
 
 
 def test_repr_and_len():
-    assert repr(dlspan.zeros((2, 3))) == "Tensor(shape=(2, 3), dtype=float32, device=cpu)"
-    assert repr(dlspan.zeros(4, "int8")) == "Tensor(shape=(4,), dtype=int8, device=cpu)"
+    assert repr(dlspan.zeros((2, 3))) == "Tensor([[0., 0., 0.],\n        [0., 0., 0.]], dtype=float32)"
+    assert repr(dlspan.zeros(4, "int8")) == "Tensor([0, 0, 0, 0], dtype=int8)"
     assert len(dlspan.zeros((7, 2))) == 7
     with pytest.raises(TypeError):
         len(dlspan.zeros(()))

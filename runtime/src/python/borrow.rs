@@ -11,11 +11,13 @@
 //! A view's [`Footprint`] is measured here too: of a typed view ([`footprint`]), of a dynamic view
 //! ([`dyn_footprint`]), and directly from a tensor's metadata ([`quick_footprint`]).
 
+use super::capi::{CFootprint, Provider, provider};
 use super::error::ExchangeError;
 use super::gil::Shared;
 use crate::ffi::{DLDevice, DLTensor};
 use crate::space::MemorySpace;
 use crate::view::{DynMdspan, Extents, Layout, Mdspan};
+use core::ffi::c_int;
 use pyo3::Python;
 
 /// The address space a device's pointers live in: one for the host and every device of the
@@ -189,21 +191,58 @@ struct Registry {
     next_id: u64,
 }
 
+/// This build's own registry: the process's when this build is the `dlspan` package or the package
+/// is absent; otherwise unused, as borrows go to the package's (rule Y18).
 static REGISTRY: Shared<Registry> = Shared::new(Registry { entries: Vec::new(), next_id: 0 });
 
-/// A registered borrow, released on drop. Holding a `Python` token keeps it on an attached thread
-/// (it is neither `Send` nor `Sync`), where the registry can be reached.
+/// A registered borrow, released on drop in the registry that recorded it. Holding a `Python`
+/// token keeps it on an attached thread (it is neither `Send` nor `Sync`), where the registry can
+/// be reached.
 pub(crate) struct Borrow<'py> {
     py: Python<'py>,
     id: u64,
+    /// The registry that issued `id` (the decision is fixed per process, and kept here anyway so
+    /// that a borrow is released where it was recorded whatever happens).
+    registry: Provider,
 }
 
-/// Registers a view's footprint.
+/// Registers a view's footprint, in the process's one registry (the package's, or this build's own).
 ///
 /// # Errors
 ///
 /// [`ExchangeError::BorrowConflict`] when it may overlap a live borrow and one of the two is mutable.
 pub(crate) fn register(py: Python<'_>, footprint: Footprint, mutable: bool) -> Result<Borrow<'_>, ExchangeError> {
+    let registry = provider(py);
+    let id = match registry {
+        Provider::Own => register_own(py, footprint, mutable)?,
+        Provider::Package(table) => {
+            let c = CFootprint {
+                space_type: footprint.space.0,
+                space_id: footprint.space.1,
+                low: footprint.low as u64,
+                high: footprint.high as u64,
+                anchor: footprint.anchor as u64,
+                period: footprint.period as u64,
+                size: footprint.size as u64,
+            };
+            let (mut id, mut held_mutable) = (0u64, 0);
+            // SAFETY: the package's `register`, called attached (`py`), with a live footprint and
+            // two writable slots on our stack (the C API's contract).
+            let refused = unsafe { (table.0.register)(&c, c_int::from(mutable), &mut id, &mut held_mutable) };
+            if refused != 0 {
+                return Err(ExchangeError::BorrowConflict {
+                    requested_mutable: mutable,
+                    held_mutable: held_mutable != 0,
+                });
+            }
+            id
+        }
+    };
+    Ok(Borrow { py, id, registry })
+}
+
+/// Registers a footprint in this build's own registry, returning the borrow's id.
+pub(crate) fn register_own(py: Python<'_>, footprint: Footprint, mutable: bool) -> Result<u64, ExchangeError> {
     REGISTRY.with(py, |registry| {
         if let Some(held) =
             registry.entries.iter().find(|held| (mutable || held.mutable) && held.footprint.may_overlap(&footprint))
@@ -213,24 +252,53 @@ pub(crate) fn register(py: Python<'_>, footprint: Footprint, mutable: bool) -> R
         let id = registry.next_id;
         registry.next_id += 1;
         registry.entries.push(Entry { id, footprint, mutable });
-        Ok(Borrow { py, id })
+        Ok(id)
     })
+}
+
+/// Ends the borrow `id` of this build's own registry (an unknown id is ignored).
+pub(crate) fn release_own(py: Python<'_>, id: u64) {
+    REGISTRY.with(py, |registry| {
+        // Borrows end mostly in reverse order: search from the end.
+        if let Some(at) = registry.entries.iter().rposition(|e| e.id == id) {
+            registry.entries.swap_remove(at);
+        }
+    });
+}
+
+/// The number of borrows in this build's own registry.
+pub(crate) fn live_own(py: Python<'_>) -> usize {
+    REGISTRY.with(py, |registry| registry.entries.len())
 }
 
 impl Drop for Borrow<'_> {
     fn drop(&mut self) {
-        let id = self.id;
-        REGISTRY.with(self.py, |registry| {
-            // Borrows end mostly in reverse order: search from the end.
-            if let Some(at) = registry.entries.iter().rposition(|e| e.id == id) {
-                registry.entries.swap_remove(at);
-            }
-        });
+        match self.registry {
+            Provider::Own => release_own(self.py, self.id),
+            // SAFETY: the package's `release`, attached (`self.py`), for the id it issued to this
+            // borrow, once (this drop).
+            Provider::Package(table) => unsafe { (table.0.release)(self.id) },
+        }
     }
 }
 
-/// The number of view arguments alive (registered borrows), for tests and diagnostics: every path
-/// out of a `#[pyfunction]`, errors included, releases its arguments' borrows.
+impl Footprint {
+    /// The footprint a [`CFootprint`] carries (as the package's registry receives it).
+    pub(crate) fn from_c(c: &CFootprint) -> Self {
+        Self {
+            space: (c.space_type, c.space_id),
+            low: c.low as usize,
+            high: c.high as usize,
+            anchor: c.anchor as usize,
+            period: c.period as usize,
+            size: c.size as usize,
+        }
+    }
+}
+
+/// The number of view arguments alive (registered borrows) in the process's registry, for tests
+/// and diagnostics: every path out of a `#[pyfunction]`, errors included, releases its arguments'
+/// borrows.
 ///
 /// ```
 /// use pyo3::prelude::*;
@@ -238,7 +306,11 @@ impl Drop for Borrow<'_> {
 /// Python::attach(|py| assert_eq!(dlspan::python::live_borrows(py), 0));
 /// ```
 pub fn live_borrows(py: Python<'_>) -> usize {
-    REGISTRY.with(py, |registry| registry.entries.len())
+    match provider(py) {
+        Provider::Own => live_own(py),
+        // SAFETY: the package's `live`, called attached.
+        Provider::Package(table) => unsafe { (table.0.live)() },
+    }
 }
 
 #[cfg(test)]

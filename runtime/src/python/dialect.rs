@@ -1,6 +1,7 @@
 //! How to read a Python object's tensor, decided once per Python type and cached.
 //!
-//! - `dlspan.Tensor`: its fields, directly.
+//! - `dlspan.Tensor`: its fields, directly; the `dlspan` package's `dlspan.Tensor`, in an
+//!   extension built on the crate (another class): through the package's C API (rule Y18).
 //! - exact `numpy.ndarray`: NumPy's C struct (no capsule, no call). Known by its static type (a
 //!   C type named `numpy.ndarray`), never by `sys.modules`: pure Python can plant a module, not a
 //!   static type.
@@ -17,6 +18,7 @@
 //! address is never reused by another type while it is cached. The decision is made on the first
 //! object of a type: a type whose `__dlpack__` is replaced afterwards keeps its cached path.
 
+use super::capi::{Provider, Table, provider};
 use super::capsule::EXCHANGE_API_CAPSULE;
 use super::gil::Shared;
 use super::tensor::Tensor;
@@ -93,6 +95,9 @@ impl StaticType {
 pub(crate) enum Dialect {
     /// `dlspan.Tensor`.
     Tensor,
+    /// The `dlspan` package's `dlspan.Tensor`, in an extension built on the crate: another class,
+    /// read through the package's C API (rule Y18), flags included.
+    Package(&'static Table),
     /// Exact `numpy.ndarray` (NumPy's static type, whose objects are NumPy's struct).
     Numpy,
     /// A C exchange table; `torch` is `torch._C.TensorBase` when the type is a PyTorch tensor
@@ -101,6 +106,65 @@ pub(crate) enum Dialect {
     /// `__dlpack__`; `immutable` for producers whose memory must never be written although their
     /// capsules do not say so (JAX arrays, exported as legacy capsules).
     Protocol { immutable: bool },
+}
+
+/// The framework a tensor argument came from: what [`Output`](super::Output) answers in.
+///
+/// ```
+/// use dlspan::python::Framework;
+/// assert_ne!(Framework::NumPy, Framework::PyTorch);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Framework {
+    /// An exact `numpy.ndarray`.
+    NumPy,
+    /// A `torch.Tensor` read through PyTorch's exchange table (`nn.Parameter` included; a
+    /// subclass that overrides `__dlpack__` or `__torch_function__` is [`Other`](Self::Other)).
+    PyTorch,
+    /// A JAX array.
+    Jax,
+    /// A `dlspan.Tensor`.
+    Dlspan,
+    /// Any other DLPack producer (a capsule included).
+    Other,
+}
+
+impl Framework {
+    /// The framework of `object` (by its type's dialect, cached per type as the view arguments'
+    /// is): what `like=` arguments answer in.
+    ///
+    /// # Errors
+    ///
+    /// What looking at the type's attributes raises.
+    ///
+    /// ```
+    /// use dlspan::{ManagedTensor, python::{Framework, Tensor}};
+    /// use pyo3::prelude::*;
+    /// Python::initialize();
+    /// Python::attach(|py| {
+    ///     let t = Tensor::from_managed(py, ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;
+    ///     assert_eq!(Framework::of(t.as_any())?, Framework::Dlspan);
+    ///     assert_eq!(Framework::of(pyo3::types::PyInt::new(py, 1).as_any())?, Framework::Other);
+    ///     Ok::<_, PyErr>(())
+    /// })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    pub fn of(object: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Ok(dialect(object)?.framework())
+    }
+}
+
+impl Dialect {
+    /// The framework of the objects read in this dialect.
+    pub(crate) fn framework(self) -> Framework {
+        match self {
+            Self::Tensor | Self::Package(_) => Framework::Dlspan,
+            Self::Numpy => Framework::NumPy,
+            Self::Exchange { torch: Some(_), .. } => Framework::PyTorch,
+            Self::Protocol { immutable: true } => Framework::Jax,
+            Self::Exchange { torch: None, .. } | Self::Protocol { immutable: false } => Framework::Other,
+        }
+    }
 }
 
 struct Entry {
@@ -170,6 +234,11 @@ fn classify(ty: &Bound<'_, PyType>) -> PyResult<(Dialect, Option<Py<PyAny>>)> {
     let protocol = Dialect::Protocol { immutable: immutable(ty)? };
     if ty.is(py.get_type::<Tensor>()) {
         return Ok((Dialect::Tensor, None));
+    }
+    if let Provider::Package(table) = provider(py) {
+        if ty.as_type_ptr() == table.0.tensor_type {
+            return Ok((Dialect::Package(table), None));
+        }
     }
     // By the static type, not `sys.modules["numpy"].ndarray`: objects of this type are read as
     // NumPy's C struct, and any module can be planted in `sys.modules`.

@@ -12,6 +12,10 @@
 //!   `__dlpack__` ([`ExportRequest`] lists its rules), `__dlpack_device__`, the C exchange API
 //!   ([`exchange_api`]) and the buffer protocol; [`into_capsule`] / [`take_capsule`] are the raw
 //!   capsule doors.
+//! - **Results**: [`into_tensor`] makes a `dlspan.Tensor` of the process's one class (the installed
+//!   `dlspan` package's, whose borrow registry an extension built on the crate shares too:
+//!   [`export_c_api`], rule Y18); [`Output`] allocates a result and hands it to Python as the
+//!   caller's type — a NumPy array, a `torch.Tensor`, a JAX array — without copying (rule Y19).
 //! - **Errors**: every [`DlpackError`](crate::DlpackError) and [`ExchangeError`] converts into the
 //!   exception the array API names (`PyErr::from`, so `?` raises it in a `#[pyfunction]`), with
 //!   `kind`, `expected` and `found` attributes.
@@ -60,6 +64,7 @@
 // `python::tensor_methods`.
 mod arg;
 mod borrow;
+mod capi;
 mod capsule;
 mod consumer;
 mod copy;
@@ -71,19 +76,25 @@ mod exchange;
 mod gil;
 mod meta;
 mod numpy;
+mod output;
+mod package;
 mod producer;
 mod tensor;
 mod tensor_methods;
 mod torch;
+mod values;
 
 pub use arg::{PyDynView, PyDynViewMut, PyView, PyViewMut};
 pub use borrow::live_borrows;
 pub use capsule::{EXCHANGE_API_CAPSULE, LEGACY, USED_LEGACY, USED_VERSIONED, VERSIONED, into_capsule, take_capsule};
 pub use consumer::{ImportRequest, from_dlpack};
+pub use dialect::Framework;
 pub use dtype::{DTYPES, dtype_from_name, dtype_from_py};
 pub use error::ExchangeError;
 pub use exchange::exchange_api;
 pub use gil::DETACH_ELEMENTS;
 pub use meta::MAX_TENSOR_RANK;
+pub use output::{Argument, Output};
+pub use package::{export_c_api, into_tensor};
 pub use producer::ExportRequest;
 pub use tensor::Tensor;

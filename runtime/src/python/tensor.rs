@@ -198,6 +198,45 @@ impl Tensor {
         Bound::new(py, Self::new(meta, Owner::Managed(owner)))
     }
 
+    /// A row-major CPU tensor holding a copy of `bytes`, the compact bytes of a tensor of `dtype`
+    /// and `shape` (`padded`: one sub-byte value per byte): what unpickling makes.
+    pub(crate) fn from_compact<'py>(
+        py: Python<'py>,
+        bytes: &[u8],
+        dtype: DLDataType,
+        shape: &[i64],
+        read_only: bool,
+        padded: bool,
+    ) -> PyResult<Bound<'py, Self>> {
+        let strides = row_major(shape);
+        let tensor = DLTensor {
+            data: NonNull::<u64>::dangling().as_ptr().cast(),
+            device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
+            ndim: shape.len() as i32,
+            dtype,
+            shape: shape.as_ptr().cast_mut(),
+            strides: strides.as_ptr().cast_mut(),
+            byte_offset: 0,
+        };
+        let options = ImportOptions { subbyte_padded: padded, ..ImportOptions::CURRENT };
+        let mut meta = Meta::from_dltensor(&tensor, options, read_only)?;
+        // Row-major: the span is the compact size, which the bytes must be.
+        if meta.span != bytes.len() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "{} bytes do not hold a {dtype} tensor of shape {shape:?} ({} bytes)",
+                bytes.len(),
+                meta.span
+            )));
+        }
+        let (owner, data) = zeroed_bytes(meta.span)?;
+        if !bytes.is_empty() {
+            // SAFETY: `data` holds `meta.span` writable bytes of a fresh buffer, as many as `bytes`.
+            unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), data.cast::<u8>(), bytes.len()) };
+        }
+        meta.data = data;
+        Bound::new(py, Self::new(meta, Owner::Managed(owner)))
+    }
+
     /// The tensor as a `DLTensor`, whose shape and strides point into this object.
     ///
     /// ```

@@ -3,15 +3,20 @@
 //! `#[pymethods]` block per class, and this one calls the producer and the exchange table, so it
 //! sits above both.
 
+use super::copy::compact_copy;
 use super::device::{device_name, wait_for_host};
 use super::dtype::buffer_format;
+use super::dtype::dtype_from_py;
 use super::exchange::api_capsule;
+use super::output::numpy_array;
 use super::producer::ExportRequest;
 use super::tensor::Tensor;
+use super::values;
 use crate::error::DlpackError;
 use crate::ffi::{DLDevice, DLDeviceType};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyCapsule, PyTuple};
+use pyo3::types::{PyBytes, PyCapsule, PyString, PyTuple, PyType};
 
 #[pymethods]
 impl Tensor {
@@ -71,16 +76,90 @@ impl Tensor {
         }
     }
 
-    fn __repr__(&self) -> String {
-        let shape: Vec<String> = self.meta.shape.iter().map(i64::to_string).collect();
-        let comma = if shape.len() == 1 { "," } else { "" };
-        format!(
-            "Tensor(shape=({}{comma}), dtype={}, device={}{})",
-            shape.join(", "),
-            self.meta.dtype,
-            device_name(self.meta.device),
-            if self.meta.read_only { ", readonly" } else { "" }
-        )
+    /// The values, summarised and aligned as NumPy prints arrays (`Tensor([0., 1.5], dtype=float32)`);
+    /// shape and data type only for memory the host cannot read.
+    fn __repr__(slf: &Bound<'_, Self>) -> String {
+        values::repr(slf.py(), &slf.get().meta)
+    }
+
+    /// The values as nested lists of Python scalars (`bool`, `int`, `float`, `complex`); a 0-d
+    /// tensor's as one scalar. BufferError for memory the host cannot read.
+    fn tolist<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        values::to_list(slf.py(), &slf.get().meta)
+    }
+
+    /// Pickling, by copy: the values' bytes (compact, row-major), the data type, the shape and the
+    /// flags. BufferError for memory the host cannot read.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let meta = &slf.get().meta;
+        let bytes = {
+            let _borrow = values::hold(py, meta)?;
+            let length = meta.compact_bytes().ok_or(DlpackError::SpanOverflow)?;
+            PyBytes::new_with(py, length, |target| {
+                // SAFETY: `meta` is validated and its host memory ready and alive (the tensor is
+                // held) and registered against writers; `target` holds `compact_bytes` zeroed
+                // bytes of a new object that nothing else reaches.
+                unsafe { compact_copy(meta, target.as_mut_ptr()) };
+                Ok(())
+            })?
+        };
+        let rebuild = slf.get_type().getattr(pyo3::intern!(py, "_from_bytes"))?;
+        let shape = PyTuple::new(py, meta.shape.iter())?;
+        let arguments = (bytes, meta.dtype.to_string(), shape, meta.read_only, meta.subbyte_padded);
+        PyTuple::new(py, [rebuild, arguments.into_pyobject(py)?.into_any()])
+    }
+
+    /// Unpickling: a tensor holding a copy of `data`, the compact row-major bytes of a tensor of
+    /// `dtype` and `shape` (`padded`: one sub-byte value per byte).
+    #[classmethod]
+    #[pyo3(signature = (data, dtype, shape, readonly = false, padded = false))]
+    fn _from_bytes<'py>(
+        cls: &Bound<'py, PyType>,
+        data: &Bound<'py, PyBytes>,
+        dtype: &str,
+        shape: Vec<i64>,
+        readonly: bool,
+        padded: bool,
+    ) -> PyResult<Bound<'py, Self>> {
+        let py = cls.py();
+        let dtype = dtype_from_py(PyString::new(py, dtype).as_any())?;
+        Tensor::from_compact(py, data.as_bytes(), dtype, &shape, readonly, padded)
+    }
+
+    /// NumPy's array protocol: a NumPy array sharing the memory (read-only when the tensor is),
+    /// or a copy for `copy=True` or another `dtype`; ValueError when `copy=False` and a copy is
+    /// needed. ml_dtypes types (`bfloat16`, FP8) are viewed as ml_dtypes arrays; TypeError for
+    /// data types NumPy does not hold.
+    #[pyo3(signature = (dtype = None, copy = None))]
+    fn __array__<'py>(
+        slf: &Bound<'py, Self>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let Some(array) = numpy_array(slf)? else {
+            return Err(PyTypeError::new_err(format!("data type {} has no NumPy dtype", slf.get().meta.dtype)));
+        };
+        let needs_copy = match dtype {
+            Some(dtype) => {
+                let dtype =
+                    py.import(pyo3::intern!(py, "numpy"))?.call_method1(pyo3::intern!(py, "dtype"), (dtype,))?;
+                let same = array.getattr(pyo3::intern!(py, "dtype"))?.eq(&dtype)?;
+                if !same {
+                    if copy == Some(false) {
+                        return Err(PyValueError::new_err(format!(
+                            "a {} tensor cannot be given as {dtype} without a copy (copy=False)",
+                            slf.get().meta.dtype
+                        )));
+                    }
+                    return array.call_method1(pyo3::intern!(py, "astype"), (dtype,));
+                }
+                copy == Some(true)
+            }
+            None => copy == Some(true),
+        };
+        if needs_copy { array.call_method0(pyo3::intern!(py, "copy")) } else { Ok(array) }
     }
 
     /// `(device_type, device_id)`, DLPack's codes.

@@ -14,6 +14,7 @@ use crate::dtype::DlElement;
 use crate::error::DlpackError;
 use crate::ffi::{DLDataType, DLDevice, DLTensor};
 use crate::python::borrow::{Borrow, dyn_footprint, quick_footprint, register};
+use crate::python::dialect::Framework;
 use crate::space::{Host, MemorySpace};
 use crate::view::{Dims, DynMdspan, DynMdspanMut, Layout, Mdspan, MdspanMut};
 use core::marker::PhantomData;
@@ -143,6 +144,7 @@ pub struct PyDynView<'py, S: MemorySpace = Host> {
     read_only: bool,
     _borrow: Option<Borrow<'py>>,
     _source: Source<'py>,
+    pub(crate) framework: Framework,
     _space: PhantomData<S>,
 }
 
@@ -224,6 +226,7 @@ impl<'py, S: MemorySpace> PyDynView<'py, S> {
             read_only: located.read_only,
             _borrow: borrow,
             _source: located.source,
+            framework: located.framework,
             _space: PhantomData,
         })
     }

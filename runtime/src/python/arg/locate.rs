@@ -4,10 +4,11 @@
 
 use crate::convert::ImportOptions;
 use crate::ffi::{DLDevice, DLDeviceType, DLTensor};
+use crate::ffi::{DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, DLPACK_FLAG_BITMASK_READ_ONLY};
 use crate::owned::ManagedTensor;
 use crate::python::consumer::{ImportRequest, from_dlpack};
 use crate::python::device::wait_for_host;
-use crate::python::dialect::{Dialect, dialect};
+use crate::python::dialect::{Dialect, Framework, dialect};
 use crate::python::meta::rebase;
 use crate::python::numpy;
 use crate::python::tensor::Tensor;
@@ -32,6 +33,8 @@ pub(super) struct Located<'py> {
     pub(super) options: ImportOptions,
     pub(super) read_only: bool,
     pub(super) source: Source<'py>,
+    /// The framework the object came from.
+    pub(super) framework: Framework,
 }
 
 /// Finds `object`'s tensor in its type's dialect. For NumPy arrays, `strides` receives the strides
@@ -43,13 +46,27 @@ pub(super) fn locate<'py>(
     rank: Option<usize>,
 ) -> PyResult<Located<'py>> {
     let py = object.py();
+    let dialect = dialect(object)?;
+    let framework = dialect.framework();
     let found = |tensor: DLTensor, options: ImportOptions, read_only: bool| Located {
         tensor,
         options,
         read_only,
         source: Source::Object(object.clone()),
+        framework,
     };
-    match dialect(object)? {
+    match dialect {
+        Dialect::Package(table) => {
+            let (mut tensor, mut flags) = (DLTensor::default(), 0u64);
+            // SAFETY: the package's `describe` (rule Y18), attached, for an object of its `Tensor`
+            // class (the dialect's type), with two writable slots on our stack.
+            if unsafe { (table.0.describe)(object.as_ptr(), &mut tensor, &mut flags) } != 0 {
+                return Err(PyErr::fetch(py));
+            }
+            let subbyte_padded = flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED != 0;
+            let options = ImportOptions { subbyte_padded, ..ImportOptions::CURRENT };
+            return Ok(found(tensor, options, flags & DLPACK_FLAG_BITMASK_READ_ONLY != 0));
+        }
         Dialect::Tensor => {
             // SAFETY: the dialect of exactly `dlspan.Tensor`'s type.
             let tensor = unsafe { object.cast_unchecked::<Tensor>() }.get();
@@ -76,7 +93,7 @@ pub(super) fn locate<'py>(
                 // SAFETY: on success the slot holds a managed tensor whose ownership passes to
                 // the caller (the exchange API's contract).
                 let managed = unsafe { ManagedTensor::from_raw_versioned(raw) }?;
-                return Ok(located_managed(managed));
+                return Ok(located_managed(managed, framework));
             }
         }
         Dialect::Exchange { api, torch: Some(base) } => {
@@ -86,6 +103,7 @@ pub(super) fn locate<'py>(
                 options: ImportOptions::CURRENT,
                 read_only: false,
                 source: Source::Torch(object.clone(), read.storage),
+                framework,
             });
         }
         Dialect::Exchange { api, torch: None } => {
@@ -101,11 +119,11 @@ pub(super) fn locate<'py>(
         Dialect::Protocol { .. } => {}
     }
     // `from_dlpack` marks the memory of immutable producers read-only.
-    Ok(located_managed(from_dlpack(object, ImportRequest::default())?))
+    Ok(located_managed(from_dlpack(object, ImportRequest::default())?, framework))
 }
 
 /// A managed tensor as a located argument (its flags decide read-only).
-fn located_managed<'py>(managed: ManagedTensor) -> Located<'py> {
+fn located_managed<'py>(managed: ManagedTensor, framework: Framework) -> Located<'py> {
     let mut tensor = *managed.dl_tensor();
     // SAFETY: the managed tensor's shape and strides (its producer's contract).
     unsafe { rebase(&mut tensor) };
@@ -114,6 +132,7 @@ fn located_managed<'py>(managed: ManagedTensor) -> Located<'py> {
         options: managed.import_options(),
         read_only: managed.is_read_only(),
         source: Source::Managed(managed),
+        framework,
     }
 }
 

@@ -7,6 +7,7 @@ use crate::dtype::DlElement;
 use crate::error::DlpackError;
 use crate::ffi::DLTensor;
 use crate::python::borrow::{Borrow, footprint, register};
+use crate::python::dialect::Framework;
 use crate::space::{Host, MemorySpace};
 use crate::view::{Dims, Extents, Layout, LayoutStrideRelaxed, Mdspan, MdspanMut};
 use pyo3::prelude::*;
@@ -48,6 +49,7 @@ pub struct PyView<
     view: Mdspan<'py, T, R, E, L, S>,
     _borrow: Option<Borrow<'py>>,
     _source: Source<'py>,
+    pub(crate) framework: Framework,
 }
 
 /// A mutable view argument: as [`PyView`], for a tensor the function writes. Refused for read-only
@@ -86,6 +88,7 @@ pub struct PyViewMut<
     view: MdspanMut<'py, T, R, E, L, S>,
     _borrow: Option<Borrow<'py>>,
     _source: Source<'py>,
+    pub(crate) framework: Framework,
 }
 
 impl<'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace> PyView<'py, T, R, L, E, S> {
@@ -180,7 +183,7 @@ impl<'a, 'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemoryS
         let view = unsafe { Mdspan::<'py, T, R, E, L, S>::from_dltensor_with(tensor, located.options) }?;
         host_ready::<S>(located.tensor.device)?;
         let borrow = if view.is_empty() { None } else { Some(register(object.py(), footprint(&view), false)?) };
-        Ok(Self { view, _borrow: borrow, _source: located.source })
+        Ok(Self { view, _borrow: borrow, _source: located.source, framework: located.framework })
     }
 }
 
@@ -205,6 +208,6 @@ impl<'a, 'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemoryS
         host_ready::<S>(located.tensor.device)?;
         let borrow =
             if view.is_empty() { None } else { Some(register(object.py(), footprint(&view.as_view()), true)?) };
-        Ok(Self { view, _borrow: borrow, _source: located.source })
+        Ok(Self { view, _borrow: borrow, _source: located.source, framework: located.framework })
     }
 }
