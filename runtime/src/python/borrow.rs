@@ -8,6 +8,11 @@
 //! congruent to its first element modulo the gcd of its byte strides, and two views whose element
 //! starts fall in different residue classes far enough apart never share a byte.
 //!
+//! Each borrow remembers the object it views and, when it was extracted by
+//! [`extract_argument`](super::extract_argument), the argument's name, so that a conflict names
+//! both sides: PyO3 names only the argument whose extraction failed (its note `while processing
+//! 'y'`), and knows nothing of the one extracted before it that holds the memory.
+//!
 //! A view's [`Footprint`] is measured here too: of a typed view ([`footprint`]), of a dynamic view
 //! ([`dyn_footprint`]), and directly from a tensor's metadata ([`quick_footprint`]).
 
@@ -16,7 +21,7 @@ use super::gil::Shared;
 use crate::ffi::{DLDevice, DLTensor};
 use crate::space::MemorySpace;
 use crate::view::{DynMdspan, Extents, Layout, Mdspan};
-use pyo3::Python;
+use pyo3::prelude::*;
 
 /// The address space a device's pointers live in: one for the host and every device of the
 /// process's unified virtual address space (CPU, pinned and managed memory, CUDA and ROCm devices:
@@ -182,6 +187,10 @@ struct Entry {
     id: u64,
     footprint: Footprint,
     mutable: bool,
+    /// The object viewed (kept for the messages of conflicts: the argument already keeps it alive).
+    object: Py<PyAny>,
+    /// The argument's name, when it was extracted by [`extract_argument`](super::extract_argument).
+    name: Option<&'static str>,
 }
 
 struct Registry {
@@ -198,34 +207,93 @@ pub(crate) struct Borrow<'py> {
     id: u64,
 }
 
-/// Registers a view's footprint.
+/// Registers the footprint of a view of `object`, the argument `name` when its extraction was
+/// named ([`extract_argument`](super::extract_argument)).
 ///
 /// # Errors
 ///
-/// [`ExchangeError::BorrowConflict`] when it may overlap a live borrow and one of the two is mutable.
-pub(crate) fn register(py: Python<'_>, footprint: Footprint, mutable: bool) -> Result<Borrow<'_>, ExchangeError> {
-    REGISTRY.with(py, |registry| {
+/// [`ExchangeError::BorrowConflict`] when it may overlap a live borrow and one of the two is
+/// mutable, with a message naming both sides.
+pub(crate) fn register<'py>(
+    object: &Bound<'py, PyAny>,
+    name: Option<&'static str>,
+    footprint: Footprint,
+    mutable: bool,
+) -> PyResult<Borrow<'py>> {
+    let py = object.py();
+    let conflict = REGISTRY.with(py, |registry| {
         if let Some(held) =
             registry.entries.iter().find(|held| (mutable || held.mutable) && held.footprint.may_overlap(&footprint))
         {
-            return Err(ExchangeError::BorrowConflict { requested_mutable: mutable, held_mutable: held.mutable });
+            return Err((held.object.clone_ref(py), held.name, held.mutable));
         }
         let id = registry.next_id;
         registry.next_id += 1;
-        registry.entries.push(Entry { id, footprint, mutable });
-        Ok(Borrow { py, id })
-    })
+        registry.entries.push(Entry { id, footprint, mutable, object: object.clone().unbind(), name });
+        Ok(id)
+    });
+    match conflict {
+        Ok(id) => Ok(Borrow { py, id }),
+        Err((held, held_name, held_mutable)) => {
+            Err(conflict_error(object, name, mutable, held.bind(py), held_name, held_mutable))
+        }
+    }
+}
+
+/// The exception of a borrow conflict: `ValueError`, `kind` `BorrowConflict`, the names of both
+/// arguments where known (`argument`, `holder`) and the message naming or describing them.
+fn conflict_error(
+    object: &Bound<'_, PyAny>,
+    name: Option<&str>,
+    mutable: bool,
+    held: &Bound<'_, PyAny>,
+    held_name: Option<&str>,
+    held_mutable: bool,
+) -> PyErr {
+    let type_name = |object: &Bound<'_, PyAny>| {
+        let class = object.get_type();
+        let module = class.module().map(|m| m.to_string()).unwrap_or_default();
+        let name = class.qualname().map(|n| n.to_string()).unwrap_or_default();
+        if module.is_empty() || module == "builtins" { name } else { format!("{module}.{name}") }
+    };
+    let this = name.map_or_else(|| "this argument".to_owned(), |name| format!("argument '{name}'"));
+    let that = match held_name {
+        Some(held_name) => format!("argument '{held_name}'"),
+        None if held.is(object) => format!("another argument (the same {})", type_name(held)),
+        None => format!("another argument (a {})", type_name(held)),
+    };
+    let (verb, held_verb) = (if mutable { "written" } else { "read" }, if held_mutable { "written" } else { "read" });
+    let message = format!(
+        "{this} would be {verb} while its memory is {held_verb} through {that}; memory that is written may be \
+         reached through no other argument: pass a separate output array, or a copy"
+    );
+    let err = PyErr::from(ExchangeError::BorrowConflict { requested_mutable: mutable, held_mutable });
+    Python::attach(|py| {
+        let value = err.value(py);
+        let set = || -> PyResult<()> {
+            value.setattr("args", (message,))?;
+            value.setattr("argument", name)?;
+            value.setattr("holder", held_name)?;
+            value.setattr("requested_mutable", mutable)?;
+            value.setattr("held_mutable", held_mutable)
+        };
+        // The attributes are a convenience: an exception that refuses them keeps its first message.
+        let _ = set();
+    });
+    err
 }
 
 impl Drop for Borrow<'_> {
     fn drop(&mut self) {
         let id = self.id;
-        REGISTRY.with(self.py, |registry| {
+        let removed = REGISTRY.with(self.py, |registry| {
             // Borrows end mostly in reverse order: search from the end.
-            if let Some(at) = registry.entries.iter().rposition(|e| e.id == id) {
-                registry.entries.swap_remove(at);
-            }
+            registry.entries.iter().rposition(|e| e.id == id).map(|at| registry.entries.swap_remove(at))
         });
+        // Outside the lock: releasing the entry's reference to its object may run Python code (a
+        // finaliser), which may reach the registry. As a `Bound`, the reference is released at
+        // once, without asking whether the thread is attached (it is: `self.py`).
+        drop(removed.map(|entry| entry.object.into_bound(self.py)));
     }
 }
 
