@@ -404,8 +404,9 @@ def access_section():
     lines.append("Sum and axpy (y += a·x) over N×N float32 in four layouts of the same memory, beside a raw slice "
                  "loop over that memory (the floor) and ndarray views of the same memory. `iter` visits in logical "
                  "(row-major index) order; `fold_unordered` / `zip_with` / ndarray's `Zip` visit in memory order with "
-                 "a plain sequential loop (the raw slice loop's algorithm); dlspan's `sum()` and ndarray's `sum()` "
-                 "both keep eight partial sums (a different, vectorised algorithm).")
+                 "a plain sequential loop (the raw slice loop's algorithm); dlspan's `sum()` (NumPy's pairwise "
+                 "summation: blocks of 128 with eight partial sums) and ndarray's `sum()` (eight partial sums over "
+                 "a whole run) are vectorised algorithms of their own.")
     lines.append("")
     for n in (1024,):
         rows = []

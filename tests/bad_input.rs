@@ -222,13 +222,25 @@ fn rule_i13_compact_layouts() {
     let mut t = Crafted::cpu(DATA.as_ptr(), &[2, 3], Some(&[1, 2]));
     assert_eq!(
         host::<i32, 2, LayoutRight>(&mut t),
-        Err(DlpackError::StridesIncompatible { layout: LayoutKind::Right, axis: 0, expected: 3, found: 1 })
+        Err(DlpackError::StridesIncompatible {
+            layout: LayoutKind::Right,
+            axis: 0,
+            expected: 3,
+            found: 1,
+            accepted_by: LayoutKind::Stride
+        })
     );
     assert_eq!(host::<i32, 2, LayoutLeft>(&mut t), Ok(()));
     let mut t = good();
     assert_eq!(
         host::<i32, 2, LayoutLeft>(&mut t),
-        Err(DlpackError::StridesIncompatible { layout: LayoutKind::Left, axis: 0, expected: 1, found: 3 })
+        Err(DlpackError::StridesIncompatible {
+            layout: LayoutKind::Left,
+            axis: 0,
+            expected: 1,
+            found: 3,
+            accepted_by: LayoutKind::Stride
+        })
     );
     let mut padded_rows = Crafted::cpu(DATA.as_ptr(), &[2, 3], Some(&[4, 1]));
     assert!(matches!(host::<i32, 2, LayoutRight>(&mut padded_rows), Err(DlpackError::StridesIncompatible { .. })));

@@ -177,3 +177,64 @@ fn fill_writes_every_reached_element_and_nothing_else() {
     scalar.fill(2.5);
     assert_eq!(scalar[[]], 2.5);
 }
+
+/// The relative error of a float32 sum of `0, 1, …, n-1` (exact in f64).
+fn relative_error(sum: f32, n: usize) -> f64 {
+    let exact = (n * (n - 1) / 2) as f64;
+    (f64::from(sum) - exact).abs() / exact
+}
+
+#[test]
+fn sums_are_pairwise_on_every_layout() {
+    // 2^20 float32 integers: a sequential sum (or eight running partial sums) loses digits once the
+    // running sums pass 2^24; a pairwise sum adds numbers of similar size at every level.
+    let n = 1 << 20;
+    let data: Vec<f32> = (0..n).map(|v| v as f32).collect();
+    let contiguous = HostMdspan::<f32, 1>::from_slice(&data, [n]).unwrap();
+    assert!(relative_error(contiguous.sum(), n) < 1e-7, "{}", contiguous.sum());
+    // The same values in other layouts: columns (runs of 1024 combined by the cascade), reversed,
+    // and a strided run of every other value (twice: each half of the values).
+    let columns = HostMdspan::<f32, 2, LayoutLeft>::from_slice(&data, [1024, 1024]).unwrap();
+    let reversed = HostMdspan::<f32, 1, LayoutStrideRelaxed>::from_slice_relaxed(&data, [n], [-1], n - 1).unwrap();
+    let transposed = HostMdspan::<f32, 2, LayoutStride>::from_slice_strided(&data, [1024, 1024], [1, 1024]).unwrap();
+    for (name, sum) in [("columns", columns.sum()), ("reversed", reversed.sum()), ("transposed", transposed.sum())] {
+        assert!(relative_error(sum, n) < 1e-7, "{name}: {sum}");
+    }
+    let even = HostMdspan::<f32, 1, LayoutStride>::from_slice_strided(&data, [n / 2], [2]).unwrap();
+    let odd = HostMdspan::<f32, 1, LayoutStrideRelaxed>::from_slice_relaxed(&data, [n / 2], [2], 1).unwrap();
+    let halves = f64::from(even.sum()) + f64::from(odd.sum());
+    assert!((halves - (n * (n - 1) / 2) as f64).abs() / halves < 1e-7, "{halves}");
+    // Many short runs (a column of a matrix with 8 columns): their sums are combined pairwise too.
+    let narrow = HostMdspan::<f32, 2>::from_slice(&data, [n / 8, 8]).unwrap();
+    let first_column = narrow.subview((.., 0..1));
+    let exact: f64 = (0..n / 8).map(|row| (row * 8) as f64).sum();
+    assert!((f64::from(first_column.sum()) - exact).abs() / exact < 1e-7, "{}", first_column.sum());
+}
+
+#[test]
+fn sum_with_takes_the_accumulator_and_the_addition() {
+    let data: Vec<f32> = (0..1_000_000).map(|v| v as f32).collect();
+    let view = HostMdspan::<f32, 2>::from_slice(&data, [1000, 1000]).unwrap();
+    assert_eq!(view.sum_with(0.0f64, |&v| f64::from(v), |a, b| a + b), 499_999_500_000.0);
+    // Integers wrap with a wrapping addition, in any order of additions.
+    let bytes: Vec<u8> = (0..=255).collect();
+    let reversed = HostMdspan::<u8, 1, LayoutStrideRelaxed>::from_slice_relaxed(&bytes, [256], [-1], 255).unwrap();
+    assert_eq!(reversed.sum_with(0u8, |&v| v, u8::wrapping_add), (255 * 256 / 2 % 256) as u8);
+    // With NumPy's zero, a sum of negative zeros is a positive zero, however many there are.
+    let zeros = [-0.0f64; 20];
+    for len in [1, 8, 20] {
+        let view = HostMdspan::<f64, 1>::from_slice(&zeros[..len], [len]).unwrap();
+        assert!(view.sum_with(0.0, |&v| v, |a, b| a + b).is_sign_positive(), "{len}");
+    }
+    let empty = HostMdspan::<f64, 1>::from_slice(&[], [0]).unwrap();
+    assert_eq!(empty.sum_with(0.0, |&v| v, |a, b| a + b), 0.0);
+}
+
+#[test]
+fn packed_sums_are_pairwise() {
+    use dlspan::dtype::Float4E2m1fn;
+    // 1000 FP4 values of 6.0 (0x7 twice a byte) and 0.5 (0x1): 3000 + 250.
+    let bytes: Vec<u8> = (0..500).map(|i| if i % 2 == 0 { 0x77 } else { 0x11 }).collect();
+    let view = PackedMdspan::<Float4E2m1fn, 1>::from_bytes(&bytes, [1000]).unwrap();
+    assert_eq!(view.sum_with(0.0f32, |x| x.to_f32(), |a, b| a + b), 3250.0);
+}

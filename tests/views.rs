@@ -108,7 +108,16 @@ fn reference_right_is_strict_about_unit_axes() {
     let tensor = t.tensor();
     // SAFETY: `tensor` describes `data`.
     let err = unsafe { to_host_mdspan::<i32, 2, LayoutRight>(&tensor) }.unwrap_err();
-    assert_eq!(err, DlpackError::StridesIncompatible { layout: LayoutKind::Right, axis: 0, expected: 3, found: 1 });
+    assert_eq!(
+        err,
+        DlpackError::StridesIncompatible {
+            layout: LayoutKind::Right,
+            axis: 0,
+            expected: 3,
+            found: 1,
+            accepted_by: LayoutKind::Stride
+        }
+    );
     // The strided layouts take what PyTorch sends for unit axes.
     // SAFETY: as above.
     let m = unsafe { to_host_mdspan::<i32, 2, LayoutStride>(&tensor) }.unwrap();

@@ -3,8 +3,8 @@
 //! that memory (the floor) and ndarray views of the same memory:
 //!
 //! - `sum`: raw `slice.iter().sum()`; dlspan `iter().sum()` (logical order), `fold_unordered`
-//!   (memory order) and `sum()` (memory order, eight partial sums); ndarray `iter().sum()` (logical
-//!   order) and `sum()` (its eight-accumulator reduction);
+//!   (memory order) and `sum()` (memory order, pairwise: blocks of 128 with eight partial sums);
+//!   ndarray `iter().sum()` (logical order) and `sum()` (its eight-accumulator reduction);
 //! - `axpy` (y += a·x): raw zip loop; dlspan `zip_with` (memory order); in logical order, dlspan
 //!   `iter_mut().zip(iter())` beside a hand-written loop in that order, ndarray's
 //!   `iter_mut().zip(iter())`, and dlspan's shared `iter().zip(iter())` over the same views; ndarray

@@ -32,6 +32,12 @@ def cases():
     na, nb, nc = a4
     npa = np.ones(1024, np.float32)
     tta = torch.ones(1024)
+    # Sums of 10^6 float32 values, contiguous and every other value of 2·10^6 (NumPy's and PyTorch's
+    # own arrays, each summed by its framework and by dlspan).
+    big = np.arange(10**6, dtype=np.float32)
+    big_strided = np.arange(2 * 10**6, dtype=np.float32)[::2]
+    big_torch = torch.arange(10**6, dtype=torch.float32)
+    big_torch_strided = torch.arange(2 * 10**6, dtype=torch.float32)[::2]
     return [
         # (row, peer row or None, statement, globals, target ratio or None)
         ("empty #[pyfunction], one argument", None, "f(x)", {"f": peers.empty, "x": ta}, None),
@@ -87,6 +93,26 @@ def cases():
         ("dlspan.from_dlpack(NumPy array)", None, "f(x)", {"f": dlspan.from_dlpack, "x": npa}, None),
         ("dlspan.from_dlpack(torch tensor)", None, "f(x)", {"f": dlspan.from_dlpack, "x": tta}, None),
         ("dlspan.signature(torch tensor)", None, "f(x)", {"f": dlspan.signature, "x": ta}, None),
+        ("np.sum, 10^6 float32", None, "f(x)", {"f": np.sum, "x": big}, None),
+        ("dlspan.sum, 10^6 float32 (NumPy)", "np.sum, 10^6 float32", "f(x)", {"f": dlspan.sum, "x": big}, 1.0),
+        ("np.sum, 10^6 float32, stride 2", None, "f(x)", {"f": np.sum, "x": big_strided}, None),
+        (
+            "dlspan.sum, 10^6 float32, stride 2 (NumPy)",
+            "np.sum, 10^6 float32, stride 2",
+            "f(x)",
+            {"f": dlspan.sum, "x": big_strided},
+            1.0,
+        ),
+        ("torch.sum, 10^6 float32", None, "f(x)", {"f": torch.sum, "x": big_torch}, None),
+        ("dlspan.sum, 10^6 float32 (torch)", "torch.sum, 10^6 float32", "f(x)", {"f": dlspan.sum, "x": big_torch}, None),
+        ("torch.sum, 10^6 float32, stride 2", None, "f(x)", {"f": torch.sum, "x": big_torch_strided}, None),
+        (
+            "dlspan.sum, 10^6 float32, stride 2 (torch)",
+            "torch.sum, 10^6 float32, stride 2",
+            "f(x)",
+            {"f": dlspan.sum, "x": big_torch_strided},
+            None,
+        ),
     ]
 
 
@@ -135,7 +161,7 @@ def main():
         if args.markdown:
             print("| " + " | ".join(line) + " |")
         else:
-            print(f"{line[0]:42s} {line[1]:>7s} ns  {line[4]:>5s}x {line[5]:>7s} {line[6]}")
+            print(f"{line[0]:44s} {line[1]:>9s} ns  {line[4]:>5s}x {line[5]:>7s} {line[6]}")
     targets = sum(target is not None for *_, target in rows)
     print(f"# {targets - failed} of {targets} targets met")
     return 0  # a benchmark reports; it does not fail

@@ -4,7 +4,8 @@
 authors to copy), ``dlspan.diagnostics`` what tests and debugging ask of the Python layer.
 
 Errors are the array API's exceptions (BufferError, TypeError, ValueError) carrying ``kind`` (the
-name of dlspan's error variant) and, where the error has them, ``expected`` and ``found``.
+name of dlspan's error variant) and, where the error has them, ``expected`` and ``found``; an error
+about an argument carries the note ``while processing 'x'``.
 """
 
 from typing import Any, Protocol, SupportsIndex, TypeAlias, final
@@ -95,7 +96,8 @@ def scale_(x: Any, alpha: bool | int | float | complex) -> None:
     """``x *= alpha`` in place; ``alpha`` of no higher kind than ``x`` (bool < int < float < complex)."""
 
 def sum(x: Any) -> int | float | complex:
-    """The sum of every element."""
+    """The sum of every element: NumPy's pairwise summation in the dtype's accumulator (float32 for
+    float32 and smaller floats, wrapping 64-bit integers); packed FP4/FP6 data included."""
 
 def signature(x: Any) -> int:
     """A hashable dispatch key: dtype (bits 0-31), rank (32-39), layout class (40-41: row-major,

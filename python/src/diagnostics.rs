@@ -4,14 +4,19 @@
 use dlspan::python::PyView;
 use pyo3::prelude::*;
 
-/// The number of view arguments alive (borrows registered): 0 between calls.
+/// The number of view arguments alive (the borrows dlspan's registry holds).
+///
+/// Returns
+/// -------
+/// int
+///     0 between calls: every call releases its arguments, whether it returns or raises.
 #[pyfunction]
 fn live_borrows(py: Python<'_>) -> usize {
     dlspan::python::live_borrows(py)
 }
 
-/// Test hook (not API): holds a view of `x` while `callback()` runs Python code, then sums the view
-/// — what an extension that calls back into Python does. The view's memory must stay alive.
+/// Test hook, not API: holds a view of ``x`` (one-axis float64) while ``callback()`` runs, then
+/// returns the view's sum, as an extension that calls back into Python does.
 #[pyfunction]
 fn _sum_during(x: PyView<'_, f64, 1>, callback: &Bound<'_, PyAny>) -> PyResult<f64> {
     let view = x.view();
@@ -20,7 +25,8 @@ fn _sum_during(x: PyView<'_, f64, 1>, callback: &Bound<'_, PyAny>) -> PyResult<f
 }
 
 /// The module's docstring.
-pub(crate) const DOC: &str = "What tests and debugging sessions ask of dlspan's Python layer (live_borrows).";
+pub(crate) const DOC: &str = "What tests and debugging sessions ask of dlspan: live_borrows, the number of view \
+                              arguments alive.";
 
 /// Fills the `dlspan.diagnostics` module.
 pub(crate) fn fill(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -4,22 +4,52 @@
 //! and `Particles`, a record array whose members NumPy and PyTorch see as strided tensors.
 
 use crate::particles::Particles;
-use dlspan::python::{DETACH_ELEMENTS, PyView, PyViewMut};
+use dlspan::python::{DETACH_ELEMENTS, InArgument, PyView, PyViewMut};
 use dlspan::view::Static;
-use dlspan::{DlpackError, LayoutRight, LayoutStride};
+use dlspan::{LayoutRight, LayoutStride};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-/// `y += alpha * x` for float32 vectors of any strides: the typed-argument pattern.
+/// ``y += alpha * x`` for float32 vectors, in place: the typed-argument pattern.
+///
+/// Parameters
+/// ----------
+/// alpha : float
+/// x : array
+///     A one-axis float32 array of any framework and strides.
+/// y : array
+///     A writable one-axis float32 array of the same length, sharing no memory with ``x``.
+///
+/// Raises
+/// ------
+/// TypeError
+///     An array is not float32, or not one-axis.
+/// ValueError
+///     The lengths differ, ``y`` is read-only or overlaps ``x``.
 #[pyfunction]
 fn axpy(py: Python<'_>, alpha: f32, x: PyView<'_, f32, 1>, mut y: PyViewMut<'_, f32, 1>) -> PyResult<()> {
     let x = x.view();
     let mut y = y.view_mut();
     let mut run = move || y.zip_with(&x, |y, &x| *y += alpha * x);
-    if x.size() >= DETACH_ELEMENTS { py.detach(run) } else { run() }?;
-    Ok(())
+    // A shape mismatch is `x`'s: `y` is the array updated.
+    if x.size() >= DETACH_ELEMENTS { py.detach(run) } else { run() }.in_argument("x")
 }
 
-/// The determinant of a 3×3 float64 matrix: static extents in the argument's type.
+/// The determinant of a 3x3 float64 matrix (its shape is part of the argument's type).
+///
+/// Parameters
+/// ----------
+/// m : array
+///     A 3x3 float64 array with positive strides.
+///
+/// Returns
+/// -------
+/// float
+///
+/// Raises
+/// ------
+/// ValueError
+///     ``m`` is not 3x3, or has a zero or negative stride.
 #[pyfunction]
 fn det3(m: PyView<'_, f64, 2, LayoutStride, (Static<3>, Static<3>)>) -> f64 {
     let m = m.view();
@@ -28,19 +58,38 @@ fn det3(m: PyView<'_, f64, 2, LayoutStride, (Static<3>, Static<3>)>) -> f64 {
         + m[[0, 2]] * (m[[1, 0]] * m[[2, 1]] - m[[1, 1]] * m[[2, 0]])
 }
 
-/// The trace of a square float64 matrix stored row-major (compact layout required).
+/// The trace of a square float64 matrix stored row-major (C-contiguous: the argument's type says so).
+///
+/// Parameters
+/// ----------
+/// m : array
+///     A square, C-contiguous float64 array.
+///
+/// Returns
+/// -------
+/// float
+///
+/// Raises
+/// ------
+/// ValueError
+///     ``m`` is not square, or not C-contiguous.
 #[pyfunction]
-fn trace(m: PyView<'_, f64, 2, LayoutRight>) -> PyResult<f64> {
+fn trace(py: Python<'_>, m: PyView<'_, f64, 2, LayoutRight>) -> PyResult<f64> {
     let m = m.view();
     if m.extent(0) != m.extent(1) {
-        return Err(DlpackError::ShapeMismatch { axis: 1, expected: m.extent(0), found: m.extent(1) }.into());
+        let err =
+            PyValueError::new_err(format!("expected a square matrix, got shape ({}, {})", m.extent(0), m.extent(1)));
+        let _ = err.value(py).setattr("kind", "ShapeMismatch");
+        return Err(err).in_argument("m");
     }
     Ok((0..m.extent(0)).map(|i| m[[i, i]]).sum())
 }
 
 /// The module's docstring.
-pub(crate) const DOC: &str = "Functions written with dlspan's typed view arguments, for extension authors to copy \
-                              (axpy, det3, trace), and a record array (Particles).";
+pub(crate) const DOC: &str = "Functions written with dlspan's typed view arguments, for extension authors to \
+                              copy: axpy (a float32 kernel), det3 (a 3x3 shape in the argument's type), trace \
+                              (a C-contiguous layout required); and Particles, a record array whose members \
+                              NumPy and PyTorch see as strided arrays.";
 
 /// Fills the `dlspan.examples` module.
 pub(crate) fn fill(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -41,8 +41,33 @@ fn device_of(device: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
     Ok(DLDevice { device_type, device_id })
 }
 
-/// A zeroed tensor of `shape` and `dtype` (a name, a NumPy or PyTorch dtype), 64-byte aligned; with
-/// `like`, in its framework (a NumPy array, a `torch.Tensor`, a JAX array), as NumPy's `like=`.
+/// A new array filled with zeros, row-major: a ``Tensor`` in a 64-byte-aligned CPU buffer, or
+/// with ``like``, an array of that framework.
+///
+/// Parameters
+/// ----------
+/// shape : int or sequence of int
+///     The extent of each axis.
+/// dtype : str, NumPy dtype or PyTorch dtype, optional
+///     The data type: a name (``"float32"``, ``"bfloat16"``, ``"float4_e2m1fn"``), a NumPy dtype or
+///     scalar type, a PyTorch dtype, or ``bool``, ``int``, ``float``, ``complex``. ``float32`` by
+///     default. FP6 and FP4 values are packed (several to a byte), as DLPack stores them.
+/// like : array, optional
+///     An array whose framework the result takes (a NumPy array, a ``torch.Tensor``, a JAX array),
+///     as NumPy's ``like=``; a ``Tensor`` for dtypes that framework cannot hold.
+///
+/// Returns
+/// -------
+/// Tensor or array
+///
+/// Raises
+/// ------
+/// TypeError
+///     ``dtype`` is not a data type dlspan holds (the message lists those it holds).
+/// ValueError
+///     An extent is negative.
+/// BufferError
+///     The tensor's size does not fit in memory.
 #[pyfunction]
 #[pyo3(signature = (shape, dtype = None, *, like = None))]
 fn zeros<'py>(
@@ -64,7 +89,33 @@ fn zeros<'py>(
     Output::new(py, Framework::of(like)?, dtype, &shape)?.finish()
 }
 
-/// Imports any DLPack producer (NumPy, PyTorch, JAX, a capsule) as a `dlspan.Tensor`.
+/// A ``Tensor`` sharing the memory of any DLPack producer: a NumPy array, a PyTorch tensor, a JAX
+/// array, any object with ``__dlpack__``, or a DLPack capsule.
+///
+/// Parameters
+/// ----------
+/// x : object
+///     The producer (or a capsule, which is consumed).
+/// copy : bool, optional
+///     ``True`` always copies (into memory only the new tensor holds), ``False`` never does (an
+///     error if the producer can only give a copy), ``None`` shares the producer's memory.
+/// device : str or tuple of (int, int), optional
+///     The device the tensor must be on (``"cpu"``, ``"cuda:0"`` or DLPack's ``(type, id)``);
+///     dlspan moves no memory between devices.
+///
+/// Returns
+/// -------
+/// Tensor
+///     Read-only when the producer's memory is (a JAX array, a non-writeable NumPy array).
+///
+/// Raises
+/// ------
+/// BufferError
+///     The producer cannot export the tensor, or not to ``device``; the capsule was consumed.
+/// TypeError
+///     ``x`` is no DLPack producer.
+/// ValueError
+///     ``copy=False`` and only a copy can be given.
 #[pyfunction]
 #[pyo3(signature = (x, *, copy = None, device = None))]
 fn from_dlpack<'py>(
@@ -96,7 +147,24 @@ fn add_submodule(
     Ok(())
 }
 
-/// The `dlspan` module.
+/// NumPy, PyTorch and JAX arrays as typed, checked views, without copying.
+///
+/// dlspan is a Rust library that makes DLPack tensors typed and safe; this package is its Python
+/// side:
+///
+/// - ``Tensor``: memory dlspan owns, of any dtype (FP8, FP6 and FP4 included), exchanged with any
+///   framework through DLPack and the buffer protocol;
+/// - ``from_dlpack``, ``zeros``, ``arange``: tensors from any DLPack producer, or new ones;
+/// - ``add``, ``mul``, ``scale_``, ``sum``, ``signature``: functions over arrays of any framework,
+///   dtype, shape and strides, reading them in place.
+///
+/// Extensions written in Rust on dlspan take NumPy arrays, PyTorch tensors and JAX arrays as typed,
+/// checked arguments; ``dlspan.examples`` holds a few to copy, ``dlspan.diagnostics`` what tests
+/// ask of the views alive.
+///
+/// Errors are the array API's exceptions (``BufferError``, ``TypeError``, ``ValueError``) with a
+/// ``kind`` attribute (the name of the error) and, where the error has them, ``expected`` and
+/// ``found``; an error about an argument carries the note ``while processing 'x'``.
 #[pymodule(name = "dlspan")]
 fn dlspan_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // First: this module's registry and `Tensor` class are the process's (rule Y18).

@@ -1,18 +1,23 @@
 //! Functions over tensors of any data type and rank, written once with dynamic view arguments and
-//! the dtype dispatch: `add`, `mul`, `scale_`, `sum`, `arange`, `signature`; results
-//! without an `out` argument are made by `Output`, in the caller's framework.
+//! the dtype dispatch: `add`, `mul`, `scale_`, `sum`, `arange`, `signature`; results without an
+//! `out` argument are made by `Output`, in the caller's framework.
 //!
-//! The pattern: take `PyDynView` / `PyDynViewMut` arguments (any framework's tensor, checked and
-//! borrow-registered), dispatch on the output's dtype and rank to a generic body over
-//! `T: Numeric` and `const R`, make typed views there (the inputs must have the same dtype and
-//! shape: `typed` and `zip2_with` say which axis or type differs), and run the kernel — with the GIL
-//! released when the tensor is large.
+//! The pattern: take the tensors as objects and extract them with `extract_argument` as
+//! `PyDynView` / `PyDynViewMut` (any framework's tensor, checked and borrow-registered, named in the
+//! conflicts it takes part in), dispatch on the first input's dtype and rank to a generic body over
+//! `T: Numeric` and `const R`, make typed views there (each error noted with its argument by
+//! `in_argument`: the inputs must have one dtype and shape), and run the kernel — with the GIL
+//! released when the tensor is large. FP6 and FP4 data, packed by default, reach `visit_subbyte`,
+//! which reads and writes it value by value through packed views.
 
-use dlspan::dtype::{Numeric, TensorVisitor, cast, dispatch_tensor};
+use dlspan::dtype::{Numeric, PlainBits, TensorVisitor, cast, dispatch_tensor};
 use dlspan::ffi::DLDataTypeCode;
 use dlspan::num_complex::Complex;
-use dlspan::python::{DETACH_ELEMENTS, Framework, Output, PyDynView, PyDynViewMut, dtype_from_py};
-use dlspan::{DlpackError, HostMdspanMut, LayoutStrideRelaxed};
+use dlspan::python::{
+    DETACH_ELEMENTS, Framework, InArgument, Output, PyDynView, PyDynViewMut, dtype_from_py, extract_argument,
+};
+use dlspan::view::{Iter, PackedIter};
+use dlspan::{DlpackError, DynMdspanMut, HostMdspanMut, LayoutStrideRelaxed};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
@@ -22,27 +27,87 @@ fn run<R: Send>(py: Python<'_>, elements: usize, kernel: impl FnOnce() -> R + Se
     if elements >= DETACH_ELEMENTS { py.detach(kernel) } else { kernel() }
 }
 
-/// Where a result is written: an `out` argument, or a new tensor in the caller's framework.
+/// Refuses `x` (argument `name`) unless its shape is `shape`: the first axis that differs, as
+/// [`DlpackError::ShapeMismatch`] noted with the argument.
+fn same_shape(name: &str, x: &[usize], shape: &[usize]) -> PyResult<()> {
+    if x.len() != shape.len() {
+        let found = i32::try_from(x.len()).unwrap_or(i32::MAX);
+        return Err(DlpackError::RankMismatch { expected: shape.len(), found }).in_argument(name);
+    }
+    match (0..shape.len()).find(|&axis| x[axis] != shape[axis]) {
+        Some(axis) => Err(DlpackError::ShapeMismatch { axis, expected: shape[axis], found: x[axis] }).in_argument(name),
+        None => Ok(()),
+    }
+}
+
+/// The values of a sub-byte argument in logical order, padded (one value per byte: a typed view)
+/// or packed.
+enum Values<'v, T, const R: usize> {
+    Padded(Iter<'v, T, R>),
+    Packed(PackedIter<'v, T, R>),
+}
+
+impl<T: Numeric + PlainBits, const R: usize> Iterator for Values<'_, T, R> {
+    type Item = T;
+
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        match self {
+            Self::Padded(values) => values.next().copied(),
+            Self::Packed(values) => values.next(),
+        }
+    }
+}
+
+/// The values of sub-byte argument `name`, after its shape is checked against `shape`.
+fn values<'v, T: Numeric + PlainBits, const R: usize>(
+    x: &'v PyDynView<'_>,
+    name: &str,
+    shape: &[usize],
+) -> PyResult<Values<'v, T, R>> {
+    let view = x.view().in_argument(name)?;
+    same_shape(name, view.shape(), shape)?;
+    Ok(if view.is_subbyte_padded() {
+        Values::Padded(x.typed::<T, R, LayoutStrideRelaxed>().in_argument(name)?.iter())
+    } else {
+        Values::Packed(view.typed_packed::<T, R, LayoutStrideRelaxed>().in_argument(name)?.iter())
+    })
+}
+
+/// Where a result is written: an `out` argument, or a new tensor in the caller's framework. Errors
+/// are noted with the argument `out`.
 trait Target {
-    fn typed_mut<T: Numeric, const R: usize>(
-        &mut self,
-    ) -> Result<HostMdspanMut<'_, T, R, LayoutStrideRelaxed>, DlpackError>;
+    fn typed_mut<T: Numeric, const R: usize>(&mut self) -> PyResult<HostMdspanMut<'_, T, R, LayoutStrideRelaxed>>;
+    fn dynamic(&mut self) -> PyResult<DynMdspanMut<'_>>;
 }
 
 impl Target for PyDynViewMut<'_> {
-    fn typed_mut<T: Numeric, const R: usize>(
-        &mut self,
-    ) -> Result<HostMdspanMut<'_, T, R, LayoutStrideRelaxed>, DlpackError> {
-        PyDynViewMut::typed_mut(self)
+    #[inline]
+    fn typed_mut<T: Numeric, const R: usize>(&mut self) -> PyResult<HostMdspanMut<'_, T, R, LayoutStrideRelaxed>> {
+        PyDynViewMut::typed_mut(self).in_argument("out")
+    }
+
+    fn dynamic(&mut self) -> PyResult<DynMdspanMut<'_>> {
+        self.view_mut().in_argument("out")
     }
 }
 
 impl Target for Output<'_> {
-    fn typed_mut<T: Numeric, const R: usize>(
-        &mut self,
-    ) -> Result<HostMdspanMut<'_, T, R, LayoutStrideRelaxed>, DlpackError> {
-        self.view_mut_as()
+    #[inline]
+    fn typed_mut<T: Numeric, const R: usize>(&mut self) -> PyResult<HostMdspanMut<'_, T, R, LayoutStrideRelaxed>> {
+        Ok(self.view_mut_as()?)
     }
+
+    fn dynamic(&mut self) -> PyResult<DynMdspanMut<'_>> {
+        Ok(self.view_mut_as()?)
+    }
+}
+
+/// Whether a dynamic argument holds packed sub-byte data (a `PyDynView` knows only its producer's
+/// description; the view it gives decides).
+fn packed(x: &PyDynView<'_>, name: &str) -> PyResult<bool> {
+    let view = x.view().in_argument(name)?;
+    Ok(view.element_bits() < 8 && !view.is_subbyte_padded())
 }
 
 /// A binary element-wise operation into `out`.
@@ -78,14 +143,49 @@ impl Op for MulOp {
 }
 
 impl<O: Target, F: Op> TensorVisitor for Binary<'_, '_, '_, O, F> {
-    type Output = Result<(), DlpackError>;
+    type Output = PyResult<()>;
 
     fn visit<T: Numeric, const R: usize>(self) -> Self::Output {
-        let a = self.a.typed::<T, R, LayoutStrideRelaxed>()?;
-        let b = self.b.typed::<T, R, LayoutStrideRelaxed>()?;
+        let a = self.a.typed::<T, R, LayoutStrideRelaxed>().in_argument("a")?;
+        let b = self.b.typed::<T, R, LayoutStrideRelaxed>().in_argument("b")?;
         let mut out = self.out.typed_mut::<T, R>()?;
+        let shape = out.extents();
+        same_shape("a", &a.extents(), &shape)?;
+        same_shape("b", &b.extents(), &shape)?;
         let op = self.op;
-        run(self.py, out.size(), move || out.zip2_with(&a, &b, |o, &a, &b| *o = op.apply(a, b)))
+        Ok(run(self.py, out.size(), move || out.zip2_with(&a, &b, |o, &a, &b| *o = op.apply(a, b)))?)
+    }
+
+    fn visit_subbyte<T: Numeric + PlainBits, const R: usize>(self) -> Self::Output {
+        let out_packed = {
+            let out = self.out.dynamic()?;
+            out.element_bits() < 8 && !out.is_subbyte_padded()
+        };
+        if !packed(self.a, "a")? && !packed(self.b, "b")? && !out_packed {
+            return self.visit::<T, R>();
+        }
+        // Packed data is read and written value by value, in logical order.
+        let op = self.op;
+        let out = self.out.dynamic()?;
+        if out.rank() != R {
+            // The dispatch took `a`'s rank.
+            let found = i32::try_from(out.rank()).unwrap_or(i32::MAX);
+            return Err(DlpackError::RankMismatch { expected: R, found }).in_argument("out");
+        }
+        let shape = out.shape().to_vec();
+        let (mut a, mut b) = (values::<T, R>(self.a, "a", &shape)?, values::<T, R>(self.b, "b", &shape)?);
+        let mut next = move || match (a.next(), b.next()) {
+            (Some(a), Some(b)) => op.apply(a, b),
+            _ => T::ZERO, // never: the three shapes are one
+        };
+        if out.is_subbyte_padded() {
+            let mut out = out.into_typed::<T, R, LayoutStrideRelaxed>().in_argument("out")?;
+            out.iter_mut().for_each(|o| *o = next());
+        } else {
+            let mut out = out.into_typed_packed::<T, R, LayoutStrideRelaxed>().in_argument("out")?;
+            out.update(|_| next());
+        }
+        Ok(())
     }
 }
 
@@ -93,51 +193,101 @@ impl<O: Target, F: Op> TensorVisitor for Binary<'_, '_, '_, O, F> {
 /// its framework: a NumPy array for NumPy inputs, a `torch.Tensor` for PyTorch inputs), returned.
 fn binary<'py>(
     py: Python<'py>,
-    a: &PyDynView<'_>,
-    b: &PyDynView<'_>,
-    out: Option<PyDynViewMut<'_>>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    out: Option<&Bound<'_, PyAny>>,
     op: impl Op,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let rank = a.rank();
-    match out {
-        Some(mut out) => {
-            let (dtype, rank) = (out.dtype(), out.rank());
-            dispatch_tensor(dtype, rank, Binary { a, b, out: &mut out, py, op })??;
+    let a: PyDynView<'_> = extract_argument(a, "a")?;
+    let b: PyDynView<'_> = extract_argument(b, "b")?;
+    // The inputs' dtype decides: an output of another dtype is the argument in error.
+    let (dtype, rank) = (a.dtype(), a.rank());
+    match out.filter(|out| !out.is_none()) {
+        Some(out) => {
+            let mut out: PyDynViewMut<'_> = extract_argument(out, "out")?;
+            dispatch_tensor(dtype, rank, Binary { a: &a, b: &b, out: &mut out, py, op }).in_argument("a")??;
             Ok(None)
         }
         None => {
-            let shape = a.view()?.shape().to_vec();
-            let mut out = Output::like(py, a, a.dtype(), &shape)?;
-            dispatch_tensor(a.dtype(), rank, Binary { a, b, out: &mut out, py, op })??;
+            let shape = a.view().in_argument("a")?.shape().to_vec();
+            let mut out = Output::like(py, &a, dtype, &shape)?;
+            dispatch_tensor(dtype, rank, Binary { a: &a, b: &b, out: &mut out, py, op }).in_argument("a")??;
             Ok(Some(out.finish()?))
         }
     }
 }
 
-/// `out = a + b`, element by element, for any dtype (the three alike) and any strides; without
-/// `out`, a new tensor in `a`'s framework, returned.
+/// Element-wise sum of two arrays: ``out = a + b``.
+///
+/// Parameters
+/// ----------
+/// a, b : array
+///     NumPy arrays, PyTorch tensors, JAX arrays, ``dlspan.Tensor`` or any DLPack producer in host
+///     memory, of one dtype and one shape, with any strides.
+/// out : array, optional
+///     A writable array of the same dtype and shape. It may not share memory with ``a`` or ``b``
+///     (unless they are interleaved without overlap, such as ``x[::2]`` and ``x[1::2]``).
+///
+/// Returns
+/// -------
+/// array or None
+///     Without ``out``, a new array of ``a``'s dtype and shape in ``a``'s framework (a NumPy array
+///     for NumPy inputs, a ``torch.Tensor`` for PyTorch inputs, a JAX array for JAX inputs,
+///     otherwise a ``Tensor``); with ``out``, None.
+///
+/// Raises
+/// ------
+/// TypeError
+///     The arrays' dtypes or numbers of dimensions differ.
+/// ValueError
+///     Their shapes differ, ``out`` is read-only or overlaps an input.
+/// BufferError
+///     An array is not in host memory.
+///
+/// Every error names its argument in a note (``while processing 'out'``).
 #[pyfunction]
 #[pyo3(signature = (a, b, out = None))]
 pub(crate) fn add<'py>(
     py: Python<'py>,
-    a: PyDynView<'_>,
-    b: PyDynView<'_>,
-    out: Option<PyDynViewMut<'_>>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    out: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    binary(py, &a, &b, out, AddOp)
+    binary(py, a, b, out, AddOp)
 }
 
-/// `out = a * b`, element by element, for any dtype and any strides; without `out`, a new tensor
-/// in `a`'s framework, returned.
+/// Element-wise product of two arrays: ``out = a * b``.
+///
+/// Parameters
+/// ----------
+/// a, b : array
+///     Arrays of any framework in host memory, of one dtype and one shape, with any strides.
+/// out : array, optional
+///     A writable array of the same dtype and shape, sharing no memory with ``a`` or ``b``.
+///
+/// Returns
+/// -------
+/// array or None
+///     Without ``out``, a new array like ``a`` in its framework (as for ``add``); with ``out``,
+///     None.
+///
+/// Raises
+/// ------
+/// TypeError
+///     The arrays' dtypes or numbers of dimensions differ.
+/// ValueError
+///     Their shapes differ, ``out`` is read-only or overlaps an input.
+/// BufferError
+///     An array is not in host memory.
 #[pyfunction]
 #[pyo3(signature = (a, b, out = None))]
 pub(crate) fn mul<'py>(
     py: Python<'py>,
-    a: PyDynView<'_>,
-    b: PyDynView<'_>,
-    out: Option<PyDynViewMut<'_>>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    out: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    binary(py, &a, &b, out, MulOp)
+    binary(py, a, b, out, MulOp)
 }
 
 /// A Python scalar, in the widest Rust type of its kind.
@@ -173,7 +323,10 @@ impl Scalar {
         } else if let Ok(float) = value.extract::<f64>() {
             Self::Float(float)
         } else {
-            return Err(PyTypeError::new_err("alpha must be a Python number"));
+            let name = value.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+            return Err(PyTypeError::new_err(format!(
+                "alpha must be a number (bool, int, float or complex), got {name}"
+            )));
         })
     }
 
@@ -184,6 +337,10 @@ impl Scalar {
             Self::Float(_) => 2,
             Self::Complex(_) => 3,
         }
+    }
+
+    fn kind_name(self) -> &'static str {
+        ["bool", "int", "float", "complex"][usize::from(self.kind())]
     }
 
     fn to<T: Numeric>(self) -> T {
@@ -203,29 +360,59 @@ struct Scale<'v, 'x, 'py> {
 }
 
 impl TensorVisitor for Scale<'_, '_, '_> {
-    type Output = Result<(), DlpackError>;
+    type Output = PyResult<()>;
 
     fn visit<T: Numeric, const R: usize>(self) -> Self::Output {
         let alpha: T = self.alpha.to();
-        let mut x = self.x.typed_mut::<T, R, LayoutStrideRelaxed>()?;
+        let mut x = self.x.typed_mut::<T, R, LayoutStrideRelaxed>().in_argument("x")?;
         run(self.py, x.size(), move || x.for_each_unordered(|v| *v = v.mul(alpha)));
+        Ok(())
+    }
+
+    fn visit_subbyte<T: Numeric + PlainBits, const R: usize>(self) -> Self::Output {
+        if !packed(self.x, "x")? {
+            return self.visit::<T, R>();
+        }
+        let alpha: T = self.alpha.to();
+        let mut x =
+            self.x.view_mut().in_argument("x")?.into_typed_packed::<T, R, LayoutStrideRelaxed>().in_argument("x")?;
+        x.update(|v| v.mul(alpha));
         Ok(())
     }
 }
 
-/// `x *= alpha` in place, for any dtype and strides. `alpha` may not be of a higher kind than `x`
-/// (bool < integer < float < complex), as NumPy's `same_kind` casting says.
+/// Multiplies an array by a scalar in place: ``x *= alpha``.
+///
+/// Parameters
+/// ----------
+/// x : array
+///     A writable array of any framework in host memory, of any dtype and strides.
+/// alpha : bool, int, float or complex
+///     The factor, rounded into ``x``'s dtype. It may not be of a higher kind than ``x``
+///     (bool < integer < float < complex), as NumPy's ``same_kind`` casting says.
+///
+/// Raises
+/// ------
+/// TypeError
+///     ``alpha`` is not a number, or of a higher kind than ``x`` (``kind`` is ``"ScalarKind"``).
+/// ValueError
+///     ``x`` is read-only, or a PyTorch tensor that requires grad while gradients are recorded.
 #[pyfunction]
 #[pyo3(name = "scale_")]
-pub(crate) fn scale(py: Python<'_>, mut x: PyDynViewMut<'_>, alpha: &Bound<'_, PyAny>) -> PyResult<()> {
-    let alpha = Scalar::extract(alpha)?;
+pub(crate) fn scale(py: Python<'_>, x: &Bound<'_, PyAny>, alpha: &Bound<'_, PyAny>) -> PyResult<()> {
+    let mut x: PyDynViewMut<'_> = extract_argument(x, "x")?;
+    let alpha = Scalar::extract(alpha).in_argument("alpha")?;
     let (dtype, rank) = (x.dtype(), x.rank());
     if alpha.kind() > rank_of_kind(dtype.code) {
-        let err = PyTypeError::new_err(format!("cannot scale a {dtype} tensor by a scalar of a higher kind in place"));
+        let err = PyTypeError::new_err(format!(
+            "cannot scale a {dtype} array in place by a {}: alpha may not be of a higher kind than the array \
+             (bool < int < float < complex)",
+            alpha.kind_name()
+        ));
         let _ = err.value(py).setattr("kind", "ScalarKind");
-        return Err(err);
+        return Err(err).in_argument("alpha");
     }
-    Ok(dispatch_tensor(dtype, rank, Scale { x: &mut x, alpha, py })??)
+    dispatch_tensor(dtype, rank, Scale { x: &mut x, alpha, py }).in_argument("x")?
 }
 
 struct Sum<'v, 'x, 'py> {
@@ -233,12 +420,9 @@ struct Sum<'v, 'x, 'py> {
     py: Python<'py>,
 }
 
-impl<'py> TensorVisitor for Sum<'_, '_, 'py> {
-    type Output = PyResult<Bound<'py, PyAny>>;
-
-    fn visit<T: Numeric, const R: usize>(self) -> Self::Output {
-        let x = self.x.typed::<T, R, LayoutStrideRelaxed>()?;
-        let total = run(self.py, x.size(), move || x.fold_unordered(T::Acc::ZERO, |acc, &v| acc.add(v.to_acc())));
+impl<'py> Sum<'_, '_, 'py> {
+    /// A total in the accumulator type as a Python number.
+    fn number<T: Numeric>(self, total: T::Acc) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         Ok(match rank_of_kind(T::DTYPE.code) {
             0 | 1 => cast::<T::Acc, i128>(total).into_pyobject(py)?.into_any(),
@@ -251,11 +435,47 @@ impl<'py> TensorVisitor for Sum<'_, '_, 'py> {
     }
 }
 
-/// The sum of every element, as a Python number (summed in the dtype's accumulator: 64-bit
-/// integers, `float32` for the small floats, the dtype itself otherwise).
+impl<'py> TensorVisitor for Sum<'_, '_, 'py> {
+    type Output = PyResult<Bound<'py, PyAny>>;
+
+    fn visit<T: Numeric, const R: usize>(self) -> Self::Output {
+        let x = self.x.typed::<T, R, LayoutStrideRelaxed>().in_argument("x")?;
+        // Pairwise, in the accumulator type (wrapping for integers), as NumPy sums.
+        let total = run(self.py, x.size(), move || x.sum_with(T::Acc::ZERO, |&v| v.to_acc(), Numeric::add));
+        self.number::<T>(total)
+    }
+
+    fn visit_subbyte<T: Numeric + PlainBits, const R: usize>(self) -> Self::Output {
+        if !packed(self.x, "x")? {
+            return self.visit::<T, R>();
+        }
+        let x = self.x.view().in_argument("x")?.typed_packed::<T, R, LayoutStrideRelaxed>().in_argument("x")?;
+        let total = run(self.py, x.size(), move || x.sum_with(T::Acc::ZERO, |v| v.to_acc(), Numeric::add));
+        self.number::<T>(total)
+    }
+}
+
+/// The sum of every element of an array, as a Python number.
+///
+/// Pairwise summation (NumPy's algorithm: a contiguous array, or one axis of positive stride, gives
+/// ``np.sum``'s result bit for bit) in the dtype's accumulator: ``float32`` for ``float32`` and the smaller floats
+/// (``float16``, ``bfloat16``, FP8, FP6, FP4), ``float64`` for ``float64``, 64-bit integers for
+/// integers and ``bool`` (wrapping on overflow, as NumPy's do).
+///
+/// Parameters
+/// ----------
+/// x : array
+///     An array of any framework in host memory, of any dtype, shape and strides (packed FP4 and
+///     FP6 data included).
+///
+/// Returns
+/// -------
+/// int, float or complex
+///     ``int`` for integers and ``bool``, ``complex`` for complex dtypes, ``float`` otherwise.
 #[pyfunction]
-pub(crate) fn sum<'py>(py: Python<'py>, x: PyDynView<'_>) -> PyResult<Bound<'py, PyAny>> {
-    dispatch_tensor(x.dtype(), x.rank(), Sum { x: &x, py })?
+pub(crate) fn sum<'py>(py: Python<'py>, x: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let x: PyDynView<'_> = extract_argument(x, "x")?;
+    dispatch_tensor(x.dtype(), x.rank(), Sum { x: &x, py }).in_argument("x")?
 }
 
 struct Iota<'v, 'py>(&'v mut Output<'py>);
@@ -272,10 +492,44 @@ impl TensorVisitor for Iota<'_, '_> {
         }
         Ok(())
     }
+
+    fn visit_subbyte<T: Numeric + PlainBits, const R: usize>(self) -> Self::Output {
+        let x = self.0.view_mut_as::<DynMdspanMut<'_>>()?;
+        if x.is_subbyte_padded() {
+            return self.visit::<T, R>();
+        }
+        // Packed sub-byte data (DLPack's default), value by value.
+        let mut x = x.into_typed_packed::<T, 1, dlspan::LayoutRight>()?;
+        let mut i = 0i128;
+        x.update(|_| {
+            i += 1;
+            cast(i - 1)
+        });
+        Ok(())
+    }
 }
 
-/// `0, 1, …, n-1` as a tensor of `dtype` (values rounded into it); with `like`, in its framework
-/// (a NumPy array, a `torch.Tensor`, a JAX array), as NumPy's `like=`.
+/// A new one-axis array of the values ``0, 1, ..., n - 1``.
+///
+/// Parameters
+/// ----------
+/// n : int
+///     The number of values.
+/// dtype : str, NumPy dtype or PyTorch dtype, optional
+///     The data type (as for ``zeros``), ``int64`` by default. Values are rounded into it (to
+///     nearest, ties to even; narrow floats saturate or overflow by their format's rule).
+/// like : array, optional
+///     An array whose framework the result takes (a NumPy array, a ``torch.Tensor``, a JAX array),
+///     as NumPy's ``like=``; a ``Tensor`` by default, and for dtypes that framework cannot hold.
+///
+/// Returns
+/// -------
+/// Tensor or array
+///
+/// Raises
+/// ------
+/// TypeError
+///     ``dtype`` is not a data type dlspan holds.
 #[pyfunction]
 #[pyo3(signature = (n, dtype = None, *, like = None))]
 pub(crate) fn arange<'py>(
@@ -319,10 +573,20 @@ fn layout_class(shape: &[usize], strides: &[isize]) -> u64 {
     }
 }
 
-/// A compact, hashable dispatch key of any tensor: one integer packing the dtype (code, bits,
-/// lanes: bits 0–31), the rank (32–39), the layout class (40–41: 0 row-major, 1 column-major, 2
-/// positive strides, 3 zero or negative strides), the device type (42–49) and id (50–57) and
-/// read-only (58). Equal keys mean a kernel compiled for one serves the other.
+/// A compact, hashable dispatch key of an array: equal keys mean that a kernel compiled for one
+/// array serves the other.
+///
+/// Parameters
+/// ----------
+/// x : array
+///     An array of any framework, dtype and device.
+///
+/// Returns
+/// -------
+/// int
+///     The dtype (DLPack's code, bits and lanes: bits 0-31), the number of axes (32-39), the layout
+///     class (40-41: 0 row-major, 1 column-major, 2 positive strides, 3 zero or negative strides),
+///     the device type (42-49) and id (50-57), and whether it is read-only (58).
 #[pyfunction]
 pub(crate) fn signature(x: PyDynView<'_>) -> PyResult<u64> {
     let view = x.view()?;

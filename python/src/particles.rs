@@ -18,12 +18,17 @@ pub(crate) struct Particle {
     charge: f32,
 }
 
-/// `dlspan.examples.Particles(n)`: `n` particles in one 64-byte-aligned buffer, numbered by `id`.
+/// ``n`` particles, records of 24 bytes in one 64-byte-aligned buffer, numbered by ``id``.
 ///
-/// `fields()` gives each member as a `dlspan.Tensor` viewing the records in place: `position` of
-/// shape `(n, 3)` and strides `(6, 1)`, the scalars of shape `(n,)` and stride 6 (elements of 4
-/// bytes in 24-byte records), each at its member's byte offset. Writes through NumPy or PyTorch
-/// land in the records; `record(i)` reads them back from Rust.
+/// ``fields()`` gives each member as a ``dlspan.Tensor`` viewing the records in place:
+/// ``position`` of shape ``(n, 3)`` and strides ``(6, 1)``, the scalars ``mass``, ``id`` and
+/// ``charge`` of shape ``(n,)`` and stride 6 (4-byte elements in 24-byte records). Writes through
+/// NumPy or PyTorch land in the records; ``record(i)`` reads them back.
+///
+/// Parameters
+/// ----------
+/// n : int
+///     The number of particles.
 #[pyclass(module = "dlspan.examples", frozen, weakref)]
 pub(crate) struct Particles {
     /// The records, reached only through `base` once shared.
@@ -79,7 +84,13 @@ impl Particles {
         self.len
     }
 
-    /// The members, as tensors viewing the records (zero-copy).
+    /// The members as tensors viewing the records in place.
+    ///
+    /// Returns
+    /// -------
+    /// dict of str to Tensor
+    ///     ``position`` (float32, ``(n, 3)``), ``mass`` (float32), ``id`` (uint32), ``charge``
+    ///     (float32).
     fn fields<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
         let fields = PyDict::new(slf.py());
         fields.set_item("position", Self::member::<f32, _>(slf, Particle::POSITION, 3)?)?;
@@ -89,7 +100,21 @@ impl Particles {
         Ok(fields)
     }
 
-    /// Record `i` as `(position, mass, id, charge)`, read through borrow-checked views.
+    /// Record ``i``, read through borrow-checked views of the members.
+    ///
+    /// Parameters
+    /// ----------
+    /// i : int
+    ///
+    /// Returns
+    /// -------
+    /// tuple
+    ///     ``(position, mass, id, charge)``, ``position`` a list of three floats.
+    ///
+    /// Raises
+    /// ------
+    /// IndexError
+    ///     ``i`` is out of range.
     fn record(slf: &Bound<'_, Self>, i: usize) -> PyResult<([f32; 3], f32, u32, f32)> {
         let fields = Self::fields(slf)?;
         let item = |name: &str| fields.get_item(name).map(|f| f.expect("every member is listed"));
@@ -107,7 +132,16 @@ impl Particles {
         ))
     }
 
-    /// Scales every mass in place from Rust, through a borrow-checked mutable view.
+    /// Multiplies every mass by ``factor`` in place, through a borrow-checked mutable view.
+    ///
+    /// Parameters
+    /// ----------
+    /// factor : float
+    ///
+    /// Raises
+    /// ------
+    /// ValueError
+    ///     A view of the masses is alive elsewhere (a borrow conflict).
     fn scale_masses(slf: &Bound<'_, Self>, factor: f32) -> PyResult<()> {
         let mass = Self::member::<f32, _>(slf, Particle::MASS, 1)?;
         let mut mass: PyViewMut<'_, f32, 1> = mass.bind(slf.py()).extract()?;

@@ -128,3 +128,117 @@ def _consumed():
     capsule = np.zeros(2).__dlpack__(max_version=(1, 0))
     dlspan.from_dlpack(capsule)
     dlspan.from_dlpack(capsule)
+
+
+# Words of the Rust API that a Python caller never chose: view types, layouts, Rust types, DLPack's
+# enum names.
+JARGON = ("view's rank", "ndim is", "layout_right", "layout_left", "layout_stride", "LayoutStride", "Mdspan",
+          "PyView", "dtype::Bool", "Rust bool", "proven", "kDL", "feature `cuda`", "static extent")
+
+
+def test_messages_speak_python(torch):
+    y = np.zeros(3, np.float32)
+    cases = [
+        (lambda: dlspan.examples.axpy(1.0, np.zeros((3, 1), np.float32), y), "expected a 1-d array, got 2-d"),
+        (lambda: dlspan.examples.axpy(1.0, np.zeros(3), y), "expected a float32 array, got float64"),
+        (lambda: dlspan.examples.det3(np.zeros((2, 3))), "expected 3 elements along axis 0, got 2"),
+        (lambda: dlspan.examples.trace(np.zeros((3, 3)).T), "expected a C-contiguous (row-major) array"),
+        (lambda: dlspan.examples.trace(np.zeros((3, 3)).T), "np.ascontiguousarray(x), or x.contiguous()"),
+        (lambda: dlspan.examples.det3(np.zeros((3, 3))[::-1]), "expected positive strides, got -3 on axis 0"),
+        (lambda: dlspan.examples.axpy(1.0, y, torch.zeros(1).expand(3)), "elements may share memory"),
+        (lambda: dlspan.zeros(1).__dlpack__(dl_device=(2, 0)), "a tensor on cpu cannot be delivered to cuda:0"),
+        (lambda: dlspan.examples.trace(np.zeros((2, 3))), "expected a square matrix, got shape (2, 3)"),
+        (lambda: dlspan.zeros(1, "float33"), "bfloat16, complex32"),  # unknown names list the known ones
+    ]
+    for call, words in cases:
+        with pytest.raises(Exception) as err:
+            call()
+        assert words in str(err.value), (words, str(err.value))
+
+
+def test_no_rust_jargon_in_any_message(torch):
+    """Every case of `test_class_of_every_kind`, and the malformed tensors, in Python's words."""
+    y = np.zeros(3, np.float32)
+    calls = [
+        lambda: dlspan.examples.axpy(1.0, np.zeros(3), y),
+        lambda: dlspan.examples.axpy(1.0, np.zeros((3, 1), np.float32), y),
+        lambda: dlspan.examples.det3(np.zeros((2, 3))),
+        lambda: dlspan.examples.trace(np.zeros((3, 3)).T),
+        lambda: dlspan.examples.trace(np.broadcast_to(np.zeros(3), (3, 3))),
+        lambda: dlspan.examples.det3(np.zeros((3, 3))[::-1]),
+        lambda: dlspan.examples.axpy(1.0, y, torch.zeros(1).expand(3)),
+        lambda: dlspan.add(y, y[:2], np.zeros(3, np.float32)),
+        lambda: dlspan.examples.axpy(1.0, y, y),
+        lambda: dlspan.sum(np.array([2], np.uint8).view(np.bool_)),  # fine: a nonzero byte is True
+        lambda: dlspan.zeros(1).__dlpack__(dl_device=(2, 0)),
+        lambda: dlspan.from_dlpack(np.zeros(2)).__dlpack__(),
+    ] + [lambda kind=kind: dlspan.from_dlpack(Crafted(**MALFORMED[kind]).capsule) for kind in MALFORMED]
+    for call in calls:
+        try:
+            call()
+        except Exception as err:  # noqa: BLE001 - every exception's message is checked
+            message = str(err)
+            assert not any(word in message for word in JARGON), message
+
+
+def test_layout_errors_suggest_a_copy_of_the_right_layout():
+    with pytest.raises(ValueError) as err:
+        dlspan.examples.trace(np.asfortranarray(np.eye(3)))
+    assert "np.ascontiguousarray" in str(err.value)
+    assert (err.value.expected, err.value.found) == (3, 1)
+
+
+def test_borrow_conflicts_name_both_arguments():
+    y = np.arange(4, dtype=np.float32)
+    with pytest.raises(ValueError) as err:
+        dlspan.add(y, y, y)
+    message = str(err.value)
+    assert "argument 'out' would be written" in message and "read through argument 'a'" in message, message
+    assert (err.value.argument, err.value.holder) == ("out", "a")
+    assert (err.value.requested_mutable, err.value.held_mutable) == (True, False)
+    assert err.value.__notes__ == ["while processing 'out'"]
+    with pytest.raises(ValueError) as err:
+        dlspan.add(y[:2], y[1:3], y[2:])  # out overlaps b only (at y[2])
+    assert err.value.holder == "b"
+    # Arguments PyO3 extracts are named by its note when refused; the holder, which PyO3 never
+    # named, is described (here: the same array, passed twice).
+    with pytest.raises(ValueError) as err:
+        dlspan.examples.axpy(1.0, y, y)
+    assert "the same numpy.ndarray" in str(err.value) and err.value.__notes__ == ["while processing 'y'"]
+    assert err.value.holder is None
+
+
+def test_errors_raised_inside_a_function_name_their_argument(torch):
+    y = np.zeros(3, np.float32)
+    cases = [
+        (lambda: dlspan.add(y, y, np.zeros(3)), TypeError, "DtypeMismatch", "out"),  # the output's dtype
+        (lambda: dlspan.add(y, np.zeros(3), np.zeros(3, np.float32)), TypeError, "DtypeMismatch", "b"),
+        (lambda: dlspan.add(y, y[:2], np.zeros(3, np.float32)), ValueError, "ShapeMismatch", "b"),
+        (lambda: dlspan.mul(y[:2], y, np.zeros(3, np.float32)), ValueError, "ShapeMismatch", "a"),
+        (lambda: dlspan.examples.axpy(1.0, y[:2], np.zeros(3, np.float32)), ValueError, "ShapeMismatch", "x"),
+        (lambda: dlspan.examples.trace(np.zeros((2, 3))), ValueError, "ShapeMismatch", "m"),
+        (lambda: dlspan.scale_(np.zeros(2, np.int8), 1.5), TypeError, "ScalarKind", "alpha"),
+        (lambda: dlspan.sum(torch.ones(2, dtype=torch.complex64).conj()), BufferError, "ConjugateBit", "x"),
+        (lambda: dlspan.scale_(torch.ones(2, requires_grad=True), 2.0), ValueError, "RequiresGrad", "x"),
+    ]
+    for call, exception, kind, argument in cases:
+        with pytest.raises(exception) as err:
+            call()
+        assert err.value.kind == kind, (kind, err.value)
+        assert err.value.__notes__ == [f"while processing '{argument}'"], (kind, err.value.__notes__)
+
+
+def test_meta_tensors_are_refused_cleanly(torch):
+    meta = torch.zeros(3, device="meta")
+    for call in (
+        lambda: dlspan.sum(meta),
+        lambda: dlspan.add(meta, meta, torch.zeros(3)),
+        lambda: dlspan.examples.axpy(1.0, meta, np.zeros(3, np.float32)),
+        lambda: dlspan.from_dlpack(meta),
+    ):
+        with pytest.raises(BufferError) as err:
+            call()
+        assert err.value.kind == "MetaTensor"
+        message = str(err.value)
+        assert "meta device" in message and "\n" not in message and "frame #" not in message, message
+        assert err.value.__cause__ is None and err.value.__context__ is None

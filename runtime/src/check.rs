@@ -149,11 +149,14 @@ pub(crate) fn compact<const R: usize>(
     if size != 0 {
         for (axis, (&found, &expected)) in strides.iter().zip(&expected).enumerate() {
             if found != expected {
+                let accepted_by =
+                    if strides.iter().all(|&s| s > 0) { LayoutKind::Stride } else { LayoutKind::StrideRelaxed };
                 return Err(DlpackError::StridesIncompatible {
                     layout: kind,
                     axis,
                     expected: expected as i64,
                     found: found as i64,
+                    accepted_by,
                 });
             }
         }

@@ -135,8 +135,12 @@ pub enum DlpackError {
         expected: i64,
         /// The stride found.
         found: i64,
+        /// The strided layout that takes these strides: [`LayoutKind::Stride`] when every stride is
+        /// positive, [`LayoutKind::StrideRelaxed`] otherwise (what the message suggests).
+        accepted_by: LayoutKind,
     },
-    /// `layout_stride` requires every stride to be positive.
+    /// `layout_stride` requires every stride to be positive
+    /// ([`LayoutStrideRelaxed`](crate::LayoutStrideRelaxed) takes zero and negative strides).
     NonPositiveStride {
         /// The axis.
         axis: usize,
@@ -313,12 +317,19 @@ impl fmt::Display for DlpackError {
                  (this one is {}.{})",
                 version.major, version.minor
             ),
-            Self::StridesIncompatible { layout, axis, expected, found } => {
-                write!(f, "stride {found} of axis {axis} is incompatible with {layout} (expected {expected})")
+            Self::StridesIncompatible { layout, axis, expected, found, accepted_by } => {
+                write!(f, "stride {found} of axis {axis} is incompatible with {layout} (expected {expected}); ")?;
+                f.write_str(if accepted_by == LayoutKind::Stride {
+                    "LayoutStride takes these strides"
+                } else {
+                    "LayoutStrideRelaxed takes these strides (some are zero or negative)"
+                })
             }
-            Self::NonPositiveStride { axis, stride } => {
-                write!(f, "stride {stride} of axis {axis} is not positive, which layout_stride requires")
-            }
+            Self::NonPositiveStride { axis, stride } => write!(
+                f,
+                "stride {stride} of axis {axis} is not positive, which layout_stride requires; LayoutStrideRelaxed \
+                 takes zero and negative strides"
+            ),
             Self::SpanOverflow => {
                 f.write_str("extents, strides and offset reach beyond what isize or the address space holds")
             }

@@ -53,6 +53,10 @@ pub struct DlpackTensor<'a, const R: usize> {
 /// The consumer must not write through `shape` or `strides`, and must not write elements of a
 /// tensor exported from a shared view.
 ///
+/// The handle is what the borrow tracks: a `DLTensor` copied out of it (`*handle`; every C struct
+/// of [`ffi`](crate::ffi) is `Copy`) holds raw pointers into the export and the view, valid only
+/// while they live, as any pointer handed to C.
+///
 /// ```
 /// # let data = [1u8];
 /// # let md = dlspan::HostMdspan::<u8, 1>::from_slice(&data, [1]).unwrap();

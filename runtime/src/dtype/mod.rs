@@ -113,6 +113,7 @@ use num_complex::Complex;
     message = "`{Self}` is not a DLPack element type",
     label = "`{Self}` has no DLPack data type",
     note = "built-in element types: bool, i8..i128, u8..u128, f32, f64, half::f16, half::bf16, Complex<f16|f32|f64>, the FP8/FP6/FP4 storage types and the vector types of `dlspan::dtype`",
+    note = "not `usize` or `isize`, whose width is the target's (DLPack has no such integer): use `u64` or `i64`",
     note = "for your own type, use #[derive(DlElement)] on a #[repr(transparent)] newtype or a #[repr(C)] struct whose fields share one element type"
 )]
 pub unsafe trait DlElement: Copy + Send + Sync + 'static {

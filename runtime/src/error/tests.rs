@@ -167,6 +167,7 @@ fn produced() -> Vec<DlpackError> {
 
     // StridesIncompatible (import and mapping), NonPositiveStride (import and slice).
     errors.push(Tensor::cpu(&DATA, &[2, 3], &[1, 2]).host::<i32, 2, LayoutRight>());
+    errors.push(Tensor::cpu(&DATA, &[2, 3], &[0, 1]).host::<i32, 2, LayoutRight>()); // broadcast rows
     errors.push(Mapping::<2, crate::Dims<2>, crate::LayoutLeft>::from_strides([2, 3], [3, 1]).unwrap_err());
     errors.push(Tensor::cpu(&DATA, &[2, 3], &[0, 1]).host::<i32, 2, LayoutStride>());
     errors.push(HostMdspan::<i32, 1, LayoutStride>::from_slice_strided(&DATA, [2], [-1]).map(|_| ()).unwrap_err());
@@ -405,18 +406,23 @@ fn claims(err: &DlpackError) -> usize {
             assert!(version >= DLPackVersion { major: 1, minor: 2 });
             12
         }
-        DlpackError::StridesIncompatible { layout, axis, expected, found } => {
+        DlpackError::StridesIncompatible { layout, axis, expected, found, accepted_by } => {
             names(&layout);
             names(&axis);
             names(&expected);
             names(&found);
             assert_ne!(expected, found);
+            // The suggestion: the strided layout that takes these strides.
+            let relaxed = text.contains("LayoutStrideRelaxed takes");
+            assert!(relaxed || text.contains("LayoutStride takes"), "{text:?} suggests no layout");
+            assert_eq!(relaxed, accepted_by == LayoutKind::StrideRelaxed, "{text:?}");
             13
         }
         DlpackError::NonPositiveStride { axis, stride } => {
             names(&axis);
             names(&stride);
             assert!(stride <= 0);
+            assert!(text.contains("LayoutStrideRelaxed takes"), "{text:?} suggests no layout");
             14
         }
         DlpackError::SpanOverflow => 15,

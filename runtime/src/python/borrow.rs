@@ -8,17 +8,22 @@
 //! congruent to its first element modulo the gcd of its byte strides, and two views whose element
 //! starts fall in different residue classes far enough apart never share a byte.
 //!
+//! Each borrow remembers the object it views and, when it was extracted by
+//! [`extract_argument`](super::extract_argument), the argument's name, so that a conflict names
+//! both sides: PyO3 names only the argument whose extraction failed (its note `while processing
+//! 'y'`), and knows nothing of the one extracted before it that holds the memory.
+//!
 //! A view's [`Footprint`] is measured here too: of a typed view ([`footprint`]), of a dynamic view
 //! ([`dyn_footprint`]), and directly from a tensor's metadata ([`quick_footprint`]).
 
-use super::capi::{CFootprint, Provider, provider};
+use super::capi::{CFootprint, CHeld, Provider, provider};
 use super::error::ExchangeError;
 use super::gil::Shared;
 use crate::ffi::{DLDevice, DLTensor};
 use crate::space::MemorySpace;
 use crate::view::{DynMdspan, Extents, Layout, Mdspan};
 use core::ffi::c_int;
-use pyo3::Python;
+use pyo3::prelude::*;
 
 /// The address space a device's pointers live in: one for the host and every device of the
 /// process's unified virtual address space (CPU, pinned and managed memory, CUDA and ROCm devices:
@@ -184,6 +189,10 @@ struct Entry {
     id: u64,
     footprint: Footprint,
     mutable: bool,
+    /// The object viewed (kept for the messages of conflicts: the argument already keeps it alive).
+    object: Py<PyAny>,
+    /// The argument's name, when it was extracted by [`extract_argument`](super::extract_argument).
+    name: Option<&'static str>,
 }
 
 struct Registry {
@@ -206,69 +215,138 @@ pub(crate) struct Borrow<'py> {
     registry: Provider,
 }
 
-/// Registers a view's footprint, in the process's one registry (the package's, or this build's own).
+/// The live borrow a new one would overlap.
+pub(crate) struct Held {
+    /// The object it views (`None` where the registry could not say).
+    pub(crate) object: Option<Py<PyAny>>,
+    /// Its argument's name, when it was extracted by name.
+    pub(crate) name: Option<&'static str>,
+    /// Whether it is mutable.
+    pub(crate) mutable: bool,
+}
+
+/// Registers the footprint of a view of `object`, the argument `name` when its extraction was
+/// named ([`extract_argument`](super::extract_argument)), in the process's one registry (the
+/// package's, or this build's own).
 ///
 /// # Errors
 ///
-/// [`ExchangeError::BorrowConflict`] when it may overlap a live borrow and one of the two is mutable.
-pub(crate) fn register(py: Python<'_>, footprint: Footprint, mutable: bool) -> Result<Borrow<'_>, ExchangeError> {
+/// [`ExchangeError::BorrowConflict`] when it may overlap a live borrow and one of the two is
+/// mutable, with a message naming both sides.
+pub(crate) fn register<'py>(
+    object: &Bound<'py, PyAny>,
+    name: Option<&'static str>,
+    footprint: Footprint,
+    mutable: bool,
+) -> PyResult<Borrow<'py>> {
+    let py = object.py();
     let registry = provider(py);
-    let id = match registry {
-        Provider::Own => register_own(py, footprint, mutable)?,
+    let issued = match registry {
+        Provider::Own => register_own(object, name, footprint, mutable),
         Provider::Package(table) => {
-            let c = CFootprint {
-                space_type: footprint.space.0,
-                space_id: footprint.space.1,
-                low: footprint.low as u64,
-                high: footprint.high as u64,
-                anchor: footprint.anchor as u64,
-                period: footprint.period as u64,
-                size: footprint.size as u64,
+            let c = footprint.to_c();
+            let (name_ptr, name_len) = name.map_or((core::ptr::null(), 0), |name| (name.as_ptr(), name.len()));
+            let mut id = 0u64;
+            let mut held = CHeld::default();
+            // SAFETY: the package's `register`, called attached (`py`), with a live footprint, a
+            // live object, a name that lives as long as this library (a `&'static str`, and
+            // CPython never unloads extension modules) and two writable slots on our stack (the
+            // C API's contract).
+            let refused = unsafe {
+                (table.0.register)(&c, c_int::from(mutable), object.as_ptr(), name_ptr, name_len, &mut id, &mut held)
             };
-            let (mut id, mut held_mutable) = (0u64, 0);
-            // SAFETY: the package's `register`, called attached (`py`), with a live footprint and
-            // two writable slots on our stack (the C API's contract).
-            let refused = unsafe { (table.0.register)(&c, c_int::from(mutable), &mut id, &mut held_mutable) };
-            if refused != 0 {
-                return Err(ExchangeError::BorrowConflict {
-                    requested_mutable: mutable,
-                    held_mutable: held_mutable != 0,
-                });
+            if refused == 0 {
+                Ok(id)
+            } else {
+                // SAFETY: on refusal `held` holds a new reference (or null) and a name that lives as
+                // long as the process (the C API's contract).
+                Err(unsafe { held.take(py) })
             }
-            id
         }
     };
-    Ok(Borrow { py, id, registry })
+    match issued {
+        Ok(id) => Ok(Borrow { py, id, registry }),
+        Err(held) => Err(conflict_error(object, name, mutable, held)),
+    }
 }
 
-/// Registers a footprint in this build's own registry, returning the borrow's id.
-pub(crate) fn register_own(py: Python<'_>, footprint: Footprint, mutable: bool) -> Result<u64, ExchangeError> {
+/// Registers a footprint in this build's own registry, returning the borrow's id, or the borrow in
+/// the way.
+pub(crate) fn register_own(
+    object: &Bound<'_, PyAny>,
+    name: Option<&'static str>,
+    footprint: Footprint,
+    mutable: bool,
+) -> Result<u64, Held> {
+    let py = object.py();
     REGISTRY.with(py, |registry| {
         if let Some(held) =
             registry.entries.iter().find(|held| (mutable || held.mutable) && held.footprint.may_overlap(&footprint))
         {
-            return Err(ExchangeError::BorrowConflict { requested_mutable: mutable, held_mutable: held.mutable });
+            return Err(Held { object: Some(held.object.clone_ref(py)), name: held.name, mutable: held.mutable });
         }
         let id = registry.next_id;
         registry.next_id += 1;
-        registry.entries.push(Entry { id, footprint, mutable });
+        registry.entries.push(Entry { id, footprint, mutable, object: object.clone().unbind(), name });
         Ok(id)
     })
 }
 
 /// Ends the borrow `id` of this build's own registry (an unknown id is ignored).
 pub(crate) fn release_own(py: Python<'_>, id: u64) {
-    REGISTRY.with(py, |registry| {
+    let removed = REGISTRY.with(py, |registry| {
         // Borrows end mostly in reverse order: search from the end.
-        if let Some(at) = registry.entries.iter().rposition(|e| e.id == id) {
-            registry.entries.swap_remove(at);
-        }
+        registry.entries.iter().rposition(|e| e.id == id).map(|at| registry.entries.swap_remove(at))
     });
+    // Outside the lock: releasing the entry's reference to its object may run Python code (a
+    // finaliser), which may reach the registry. As a `Bound`, the reference is released at once,
+    // without asking whether the thread is attached (it is: `py`).
+    drop(removed.map(|entry| entry.object.into_bound(py)));
 }
 
 /// The number of borrows in this build's own registry.
 pub(crate) fn live_own(py: Python<'_>) -> usize {
     REGISTRY.with(py, |registry| registry.entries.len())
+}
+
+/// The exception of a borrow conflict: `ValueError`, `kind` `BorrowConflict`, the names of both
+/// arguments where known (`argument`, `holder`) and the message naming or describing them.
+fn conflict_error(object: &Bound<'_, PyAny>, name: Option<&str>, mutable: bool, held: Held) -> PyErr {
+    let py = object.py();
+    let type_name = |object: &Bound<'_, PyAny>| {
+        let class = object.get_type();
+        let module = class.module().map(|m| m.to_string()).unwrap_or_default();
+        let name = class.qualname().map(|n| n.to_string()).unwrap_or_default();
+        if module.is_empty() || module == "builtins" { name } else { format!("{module}.{name}") }
+    };
+    let this = name.map_or_else(|| "this argument".to_owned(), |name| format!("argument '{name}'"));
+    let held_object = held.object.map(|object| object.into_bound(py));
+    let that = match (held.name, &held_object) {
+        (Some(held_name), _) => format!("argument '{held_name}'"),
+        (None, Some(held_object)) if held_object.is(object) => {
+            format!("another argument (the same {})", type_name(held_object))
+        }
+        (None, Some(held_object)) => format!("another argument (a {})", type_name(held_object)),
+        (None, None) => "another argument".to_owned(),
+    };
+    let held_mutable = held.mutable;
+    let (verb, held_verb) = (if mutable { "written" } else { "read" }, if held_mutable { "written" } else { "read" });
+    let message = format!(
+        "{this} would be {verb} while its memory is {held_verb} through {that}; memory that is written may be \
+         reached through no other argument: pass a separate output array, or a copy"
+    );
+    let err = PyErr::from(ExchangeError::BorrowConflict { requested_mutable: mutable, held_mutable });
+    let value = err.value(py);
+    let set = || -> PyResult<()> {
+        value.setattr("args", (message,))?;
+        value.setattr("argument", name)?;
+        value.setattr("holder", held.name)?;
+        value.setattr("requested_mutable", mutable)?;
+        value.setattr("held_mutable", held_mutable)
+    };
+    // The attributes are a convenience: an exception that refuses them keeps its first message.
+    let _ = set();
+    err
 }
 
 impl Drop for Borrow<'_> {
@@ -282,23 +360,9 @@ impl Drop for Borrow<'_> {
     }
 }
 
-impl Footprint {
-    /// The footprint a [`CFootprint`] carries (as the package's registry receives it).
-    pub(crate) fn from_c(c: &CFootprint) -> Self {
-        Self {
-            space: (c.space_type, c.space_id),
-            low: c.low as usize,
-            high: c.high as usize,
-            anchor: c.anchor as usize,
-            period: c.period as usize,
-            size: c.size as usize,
-        }
-    }
-}
-
-/// The number of view arguments alive (registered borrows) in the process's registry, for tests
-/// and diagnostics: every path out of a `#[pyfunction]`, errors included, releases its arguments'
-/// borrows.
+/// The number of view arguments alive (registered borrows) in the process's one registry, for
+/// tests and diagnostics: every path out of a `#[pyfunction]`, errors included, releases its
+/// arguments' borrows.
 ///
 /// ```
 /// use pyo3::prelude::*;
@@ -310,6 +374,33 @@ pub fn live_borrows(py: Python<'_>) -> usize {
         Provider::Own => live_own(py),
         // SAFETY: the package's `live`, called attached.
         Provider::Package(table) => unsafe { (table.0.live)() },
+    }
+}
+
+impl Footprint {
+    /// The footprint as it crosses the package's C API.
+    pub(crate) fn to_c(self) -> CFootprint {
+        CFootprint {
+            space_type: self.space.0,
+            space_id: self.space.1,
+            low: self.low as u64,
+            high: self.high as u64,
+            anchor: self.anchor as u64,
+            period: self.period as u64,
+            size: self.size as u64,
+        }
+    }
+
+    /// The footprint a [`CFootprint`] carries (as the package's registry receives it).
+    pub(crate) fn from_c(c: &CFootprint) -> Self {
+        Self {
+            space: (c.space_type, c.space_id),
+            low: c.low as usize,
+            high: c.high as usize,
+            anchor: c.anchor as usize,
+            period: c.period as usize,
+            size: c.size as usize,
+        }
     }
 }
 

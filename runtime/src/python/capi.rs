@@ -47,11 +47,62 @@ pub(crate) struct CFootprint {
     pub(crate) size: u64,
 }
 
-/// `register`: records a footprint in the package's registry. Returns 0 and the borrow's id in
-/// `*id` when registered; otherwise refuses (1), with `*held_mutable` saying whether the borrow in
-/// the way is mutable. Never fails otherwise (a caught panic refuses, as a mutable borrow would).
-pub(crate) type RegisterFn =
-    unsafe extern "C" fn(footprint: *const CFootprint, mutable: c_int, id: *mut u64, held_mutable: *mut c_int) -> c_int;
+/// The borrow in the way of a refused registration, as it crosses the C API.
+#[repr(C)]
+#[derive(Debug)]
+pub(crate) struct CHeld {
+    /// A new reference to the object it views, or null.
+    pub(crate) object: *mut pyo3::ffi::PyObject,
+    /// Its argument's name (UTF-8, `name_len` bytes, alive for the process: a static string of the
+    /// library that registered it, which CPython never unloads), or null.
+    pub(crate) name: *const u8,
+    /// The name's length in bytes.
+    pub(crate) name_len: usize,
+    /// Whether it is mutable (0 or 1).
+    pub(crate) mutable: c_int,
+}
+
+impl Default for CHeld {
+    fn default() -> Self {
+        Self { object: core::ptr::null_mut(), name: core::ptr::null(), name_len: 0, mutable: 1 }
+    }
+}
+
+impl CHeld {
+    /// What the refusal said, owned.
+    ///
+    /// # Safety
+    ///
+    /// Attached; `object` is null or a new reference this call takes; `name` is null or `name_len`
+    /// bytes of UTF-8 alive for the process.
+    pub(crate) unsafe fn take(self, py: Python<'_>) -> super::borrow::Held {
+        // SAFETY: a new reference or null (caller), taken once here.
+        let object = unsafe { Bound::from_owned_ptr_or_opt(py, self.object) }.map(Bound::unbind);
+        let name = if self.name.is_null() {
+            None
+        } else {
+            // SAFETY: `name_len` bytes alive for the process (caller).
+            let bytes: &'static [u8] = unsafe { core::slice::from_raw_parts(self.name, self.name_len) };
+            core::str::from_utf8(bytes).ok()
+        };
+        super::borrow::Held { object, name, mutable: self.mutable != 0 }
+    }
+}
+
+/// `register`: records a footprint in the package's registry, for a view of `object` (borrowed; the
+/// registry keeps a reference while the borrow lives) extracted as the argument named by `name`
+/// (`name_len` bytes of UTF-8 alive for the process, or null). Returns 0 and the borrow's id in
+/// `*id` when registered; otherwise refuses (1) and fills `*held` with the borrow in the way. Never
+/// fails otherwise (a caught panic refuses, as under a mutable borrow).
+pub(crate) type RegisterFn = unsafe extern "C" fn(
+    footprint: *const CFootprint,
+    mutable: c_int,
+    object: *mut pyo3::ffi::PyObject,
+    name: *const u8,
+    name_len: usize,
+    id: *mut u64,
+    held: *mut CHeld,
+) -> c_int;
 
 /// `release`: ends the borrow `id` (each id once).
 pub(crate) type ReleaseFn = unsafe extern "C" fn(id: u64);
@@ -181,7 +232,15 @@ mod tests {
     use super::*;
     use pyo3::types::{PyCapsule, PyModule};
 
-    unsafe extern "C" fn register(_: *const CFootprint, _: c_int, _: *mut u64, _: *mut c_int) -> c_int {
+    unsafe extern "C" fn register(
+        _: *const CFootprint,
+        _: c_int,
+        _: *mut pyo3::ffi::PyObject,
+        _: *const u8,
+        _: usize,
+        _: *mut u64,
+        _: *mut CHeld,
+    ) -> c_int {
         1
     }
     unsafe extern "C" fn release(_: u64) {}

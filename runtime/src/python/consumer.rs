@@ -21,7 +21,7 @@ use super::device::{device_of, host_readable, wait_for_host};
 use super::dialect::{Dialect, dialect};
 use super::error::ExchangeError;
 use super::producer::copied_managed;
-use super::torch::check_lazy_bits;
+use super::torch::{check_lazy_bits, explain};
 use crate::error::DlpackError;
 use crate::ffi::{DLDevice, DLDeviceType};
 use crate::owned::ManagedTensor;
@@ -87,12 +87,13 @@ pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResul
         take_capsule(object)?
     } else {
         let dialect = dialect(object)?;
+        let torch = matches!(dialect, Dialect::Exchange { torch: Some(_), .. });
         if let Dialect::Exchange { torch: Some(base), .. } = dialect {
             // PyTorch's `__dlpack__` refuses the conjugate bit but exports the negation bit
             // unresolved; this path is slow anyway, so both are checked for every dtype.
             check_lazy_bits(object, base, true)?;
         }
-        let tensor = import_protocol(object, &request)?;
+        let tensor = import_protocol(object, &request).map_err(|err| if torch { explain(object, err) } else { err })?;
         match dialect {
             Dialect::Protocol { immutable: true } if !tensor.is_read_only() => read_only(tensor)?,
             _ => tensor,

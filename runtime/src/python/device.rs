@@ -2,6 +2,7 @@
 //! when the host may read a device's memory (rule Y16).
 
 use super::error::ExchangeError;
+pub(crate) use super::error::device_name;
 use crate::ffi::{DLDevice, DLDeviceType};
 use pyo3::prelude::*;
 
@@ -42,22 +43,4 @@ pub(crate) fn wait_for_host(device: DLDevice) -> PyResult<()> {
 pub(crate) fn device_of(value: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
     let (device_type, device_id): (i32, i32) = value.extract()?;
     Ok(DLDevice { device_type: DLDeviceType(device_type), device_id })
-}
-
-/// A device as Python prints it: `cpu`, `cuda:0`.
-pub(crate) fn device_name(device: DLDevice) -> String {
-    let kind = match device.device_type {
-        DLDeviceType::kDLCPU => return "cpu".into(),
-        DLDeviceType::kDLCUDA => "cuda",
-        DLDeviceType::kDLCUDAHost => "cuda_host",
-        DLDeviceType::kDLCUDAManaged => "cuda_managed",
-        DLDeviceType::kDLROCM => "rocm",
-        DLDeviceType::kDLROCMHost => "rocm_host",
-        DLDeviceType::kDLMetal => "metal",
-        DLDeviceType::kDLVulkan => "vulkan",
-        DLDeviceType::kDLOpenCL => "opencl",
-        DLDeviceType::kDLOneAPI => "oneapi",
-        other => return format!("device{}:{}", other.0, device.device_id),
-    };
-    format!("{kind}:{}", device.device_id)
 }

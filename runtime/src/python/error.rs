@@ -12,9 +12,18 @@
 //!   bytes a `bool` cannot hold, a read-only or borrowed buffer given where a mutable view is
 //!   needed, a tensor that requires grad, a stream the device cannot honour, a copy forbidden by
 //!   `copy=False` on import (as the array API's `from_dlpack` says).
+//!
+//! The exceptions speak Python's words, not Rust's: "expected a 1-d array, got 2-d", devices as
+//! `cuda:0`, layouts as C- or F-contiguous, and what to do about it (`np.ascontiguousarray`,
+//! `.contiguous()`, a copy). The `Display` texts of [`DlpackError`] stay in the Rust user's words
+//! (the view's rank, `layout_right`, `LayoutStride`, `dtype::Bool`), which name the types a Rust
+//! caller chose; a Python caller chose none of them and sees only arrays and arguments. An error
+//! raised inside a function's body (after its arguments were extracted) names its argument as
+//! PyO3 names an argument it could not extract, with the note `while processing 'x'`
+//! ([`InArgument`]).
 
-use crate::error::DlpackError;
-use crate::ffi::{DLDataType, DLDevice};
+use crate::error::{DlpackError, LayoutKind};
+use crate::ffi::{DLDataType, DLDevice, DLDeviceType};
 use core::fmt;
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -68,6 +77,9 @@ pub enum ExchangeError {
         /// The tensor's device.
         device: DLDevice,
     },
+    /// A PyTorch tensor on the `meta` device: a shape and a dtype without memory (what PyTorch's
+    /// DLPack export refuses with a C++ backtrace).
+    MetaTensor,
     /// The tensor was asked for on a device it cannot be delivered to (dlspan moves no memory
     /// between devices, and reads only host-accessible memory on the host).
     DeviceUnavailable {
@@ -100,6 +112,7 @@ impl fmt::Display for ExchangeError {
                 "tensor on device {:?}:{} cannot be delivered to device {:?}:{}",
                 found.device_type, found.device_id, requested.device_type, requested.device_id
             ),
+            Self::MetaTensor => f.write_str("a PyTorch tensor on the meta device has no data"),
             Self::StorageMismatch => f.write_str(
                 "the storage PyTorch returned does not hold the tensor's memory (a __torch_function__ mode or \
                  override answered untyped_storage()): the view could not be kept alive",
@@ -177,6 +190,7 @@ fn exchange_class(err: &ExchangeError) -> Class {
         | E::CapsuleConsumed
         | E::DeviceUnavailable { .. }
         | E::StorageMismatch
+        | E::MetaTensor
         | E::HostAccessUnordered { .. } => Class::Buffer,
     }
 }
@@ -203,7 +217,7 @@ variant_names!(kind, DlpackError:
 
 variant_names!(exchange_kind, ExchangeError:
     BorrowConflict, RequiresGrad, ConjugateBit, NegativeBit, CapsuleConsumed, NotDlpackCapsule, InvalidStream,
-    DeviceUnavailable, HostAccessUnordered, StorageMismatch,
+    DeviceUnavailable, HostAccessUnordered, StorageMismatch, MetaTensor,
 );
 
 /// `expected` and `found`, for the variants that have them.
@@ -274,7 +288,186 @@ fn raise(class: Class, kind: &'static str, message: String, details: Details) ->
 /// The exception for an error met while exporting (`__dlpack__`, the exchange table's producer
 /// functions): `BufferError`, "cannot be exported", for everything but invalid arguments.
 pub(crate) fn export_error(err: DlpackError) -> PyErr {
-    raise(Class::Buffer, kind(&err), err.to_string(), details(&err))
+    let message = match err {
+        DlpackError::ReadOnly => "a read-only tensor has no legacy DLPack capsule (which cannot mark memory \
+                                  read-only): ask for max_version=(1, 0) or later, or copy=True"
+            .to_owned(),
+        DlpackError::PaddedSubbyteExport => "padded sub-byte data has no legacy DLPack capsule (which means \
+                                             packed data): ask for max_version=(1, 0) or later"
+            .to_owned(),
+        DlpackError::CopyRequired => {
+            "copy=False, but the tensor can only be delivered to that device by a copy".to_owned()
+        }
+        _ => python_message(&err),
+    };
+    raise(Class::Buffer, kind(&err), message, details(&err))
+}
+
+/// A device as Python prints it: `cpu`, `cuda:0`.
+pub(crate) fn device_name(device: DLDevice) -> String {
+    let kind = match device.device_type {
+        DLDeviceType::kDLCPU => return "cpu".into(),
+        DLDeviceType::kDLCUDA => "cuda",
+        DLDeviceType::kDLCUDAHost => "cuda_host",
+        DLDeviceType::kDLCUDAManaged => "cuda_managed",
+        DLDeviceType::kDLROCM => "rocm",
+        DLDeviceType::kDLROCMHost => "rocm_host",
+        DLDeviceType::kDLMetal => "metal",
+        DLDeviceType::kDLVulkan => "vulkan",
+        DLDeviceType::kDLOpenCL => "opencl",
+        DLDeviceType::kDLOneAPI => "oneapi",
+        other => return format!("device{}:{}", other.0, device.device_id),
+    };
+    format!("{kind}:{}", device.device_id)
+}
+
+/// A device type as Python names it (`cpu`, `cuda`).
+fn device_type_name(device_type: DLDeviceType) -> String {
+    let name = device_name(DLDevice { device_type, device_id: 0 });
+    name.strip_suffix(":0").map_or(name.clone(), str::to_owned)
+}
+
+/// What a malformed DLPack tensor's message ends with: the producer's fault, not the caller's.
+const MALFORMED: &str = "(a malformed DLPack tensor from its producer)";
+
+/// The message of `err` for a Python caller: arrays, arguments and what to do, where the
+/// `Display` text speaks of views, layouts and Rust types.
+fn python_message(err: &DlpackError) -> String {
+    use DlpackError as E;
+    match *err {
+        E::DeviceMismatch { expected, found } => {
+            let expected = if expected == DLDeviceType::kDLCPU {
+                "a CPU array (or pinned host memory)".to_owned()
+            } else {
+                format!("an array on {}", device_type_name(expected))
+            };
+            format!("expected {expected}, got one on {}", device_name(found))
+        }
+        E::NegativeDeviceId { device } => {
+            format!(
+                "device id {} of {} is negative {MALFORMED}",
+                device.device_id,
+                device_type_name(device.device_type)
+            )
+        }
+        E::RankMismatch { expected, found } => format!("expected a {expected}-d array, got {found}-d"),
+        E::DtypeMismatch { expected, found } => format!("expected a {expected} array, got {found}"),
+        E::SubbytePacking { element_padded, tensor_padded } => format!(
+            "expected {} sub-byte data, got {}",
+            if element_padded { "padded (one value per byte)" } else { "packed" },
+            if tensor_padded { "padded data (one value per byte)" } else { "packed data" }
+        ),
+        E::NullData => format!("the array has elements but its data pointer is null {MALFORMED}"),
+        E::ByteOffsetOverflow { byte_offset } => {
+            format!("the array's data pointer plus byte_offset {byte_offset} overflows the address space {MALFORMED}")
+        }
+        E::ByteOffsetNotElementMultiple { byte_offset, element_size } => format!(
+            "the array starts {byte_offset} bytes into its buffer, which is not a whole number of its \
+             {element_size}-byte elements; pass a copy"
+        ),
+        E::Misaligned { address, alignment } => format!(
+            "the array's data at {address:#x} is not aligned to its {alignment}-byte elements; pass a copy \
+             (np.ascontiguousarray(x) or x.clone() allocate aligned memory)"
+        ),
+        E::Underaligned { address, required, found } => format!(
+            "this argument needs data aligned to {required} bytes, and the array's first element at {address:#x} \
+             is aligned to {found}; pass an aligned copy"
+        ),
+        E::NullShape => format!("the array has dimensions but no shape {MALFORMED}"),
+        E::NegativeExtent { axis, extent } => format!("extent {extent} of axis {axis} is negative"),
+        E::ExtentMismatch { axis, expected, found } => {
+            format!("expected {expected} elements along axis {axis}, got {found}")
+        }
+        E::NullStrides { version } => {
+            format!("the array has no strides, which DLPack {}.{} requires {MALFORMED}", version.major, version.minor)
+        }
+        E::StridesIncompatible { layout, axis, expected, found, .. } => {
+            let (wanted, fix) = match layout {
+                LayoutKind::Left => {
+                    ("an F-contiguous (column-major) array", "np.asfortranarray(x), or x.mT.contiguous().mT")
+                }
+                _ => ("a C-contiguous (row-major) array", "np.ascontiguousarray(x), or x.contiguous()"),
+            };
+            format!(
+                "expected {wanted}, got stride {found} on axis {axis} where {expected} is needed (in elements); \
+                 pass a contiguous copy: {fix}"
+            )
+        }
+        E::NonPositiveStride { axis, stride } => format!(
+            "expected positive strides, got {stride} on axis {axis} (a reversed or broadcast array); pass a copy"
+        ),
+        E::SpanOverflow => "the array's shape and strides reach beyond the address space".to_owned(),
+        E::NegativeReach { lowest } => {
+            format!("the array's strides reach {} elements before its data pointer {MALFORMED}", lowest.unsigned_abs())
+        }
+        E::OverlappingStrides => "cannot write to an array whose elements may share memory (a broadcast array, \
+                                  or strides that repeat or interleave elements in a way dlspan cannot tell \
+                                  apart); pass a copy"
+            .to_owned(),
+        E::InvalidBool { found } => format!("a bool array holds the byte {found}, where a bool is 0 or 1"),
+        E::LengthMismatch { expected, found } => {
+            format!("{found} elements given where the shape holds {expected}")
+        }
+        E::TooFewElements { required, found } => {
+            format!("{found} elements given where the shape and strides reach {required}")
+        }
+        E::ShapeMismatch { axis, expected, found } => format!(
+            "extent {found} on axis {axis} does not match the extent {expected} of the array it is combined with"
+        ),
+        E::SubviewOutOfBounds { axis, start, end, extent } => {
+            if start > end {
+                format!("index range {start}:{end} of axis {axis} is reversed")
+            } else {
+                format!("index range {start}:{end} of axis {axis} is out of bounds for its extent {extent}")
+            }
+        }
+        E::PaddedSubbyteExport => {
+            "padded sub-byte data has no legacy DLPack capsule (which means packed data)".to_owned()
+        }
+        E::UnsupportedVersion { version } => format!(
+            "the DLPack capsule has version {}.{}, and dlspan reads major version 1",
+            version.major, version.minor
+        ),
+        E::NullManagedTensor => "the DLPack capsule holds a null pointer".to_owned(),
+        E::ReadOnly => "cannot write to a read-only array (a non-writeable NumPy array, a JAX array, or a \
+                        read-only DLPack export); pass a writable copy"
+            .to_owned(),
+        E::Aliased => "the tensor's memory is also reachable through the object it was imported from, so it \
+                       gives no view; pass that object itself, or import a copy (copy=True)"
+            .to_owned(),
+        E::CopyRequired => "copy=False, but the exchange needs a copy".to_owned(),
+        E::AllocationFailed { len, element_size, .. } => {
+            format!("could not allocate {len} elements of {element_size} bytes")
+        }
+        E::UnsupportedDtype { dtype } => format!("dlspan has no element type for the dtype {dtype}"),
+        E::UnsupportedRank { rank, max } => format!("a {rank}-d array has more axes than dlspan handles ({max})"),
+        E::NegativeNdim { ndim } => format!("the array has a negative number of dimensions ({ndim}) {MALFORMED}"),
+        E::PackedByteLength { required, found } => {
+            format!("{found} bytes given where the packed values take {required}")
+        }
+    }
+}
+
+/// The message of an exchange refusal for a Python caller (the `Display` text, but for the
+/// devices, named as Python names them, and the Rust feature, named as a build).
+fn exchange_message(err: &ExchangeError) -> String {
+    match *err {
+        ExchangeError::DeviceUnavailable { requested, found } => format!(
+            "a tensor on {} cannot be delivered to {} (dlspan moves no memory between devices)",
+            device_name(found),
+            device_name(requested)
+        ),
+        ExchangeError::HostAccessUnordered { device } => format!(
+            "memory on {} may still be written by its device, and this build of dlspan cannot wait for the \
+             device (it was built without CUDA support, or finds no CUDA driver); copy it to the CPU in its \
+             framework first",
+            device_name(device)
+        ),
+        ExchangeError::MetaTensor => "a PyTorch tensor on the meta device has a shape and a dtype but no data; \
+                                      pass a tensor with memory (torch.empty_like(x, device=\"cpu\"))"
+            .to_owned(),
+        _ => err.to_string(),
+    }
 }
 
 impl From<DlpackError> for PyErr {
@@ -303,7 +496,7 @@ impl From<DlpackError> for PyErr {
     /// # Ok::<(), PyErr>(())
     /// ```
     fn from(err: DlpackError) -> Self {
-        raise(class(&err), kind(&err), err.to_string(), details(&err))
+        raise(class(&err), kind(&err), python_message(&err), details(&err))
     }
 }
 
@@ -327,8 +520,54 @@ impl From<ExchangeError> for PyErr {
             ExchangeError::DeviceUnavailable { requested, found } => Details::Devices(requested, found),
             _ => Details::None,
         };
-        raise(exchange_class(&err), exchange_kind(&err), err.to_string(), details)
+        raise(exchange_class(&err), exchange_kind(&err), exchange_message(&err), details)
     }
+}
+
+/// Names the argument an error is about, as PyO3 names an argument it could not extract: the
+/// exception gets the note `while processing 'x'`. For the errors a function raises in its body,
+/// after its arguments were extracted — a typed view of a dynamic argument of another dtype,
+/// extents that do not match another argument's — so that every error of a call names its
+/// argument.
+///
+/// ```
+/// use dlspan::python::{InArgument, PyView, PyViewMut};
+/// use pyo3::prelude::*;
+///
+/// #[pyfunction]
+/// fn copy(x: PyView<'_, f32, 1>, mut y: PyViewMut<'_, f32, 1>) -> PyResult<()> {
+///     y.view_mut().copy_from(&x.view()).in_argument("x")
+/// }
+/// # Python::initialize();
+/// Python::attach(|py| {
+///     # let tensor = |n: usize| dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0f32; n], [n])?);
+///     let (x, y) = (tensor(2)?, tensor(3)?);
+///     let err = wrap_pyfunction!(copy, py)?.call1((x, y)).unwrap_err();
+///     let notes: Vec<String> = err.value(py).getattr("__notes__")?.extract()?;
+///     assert_eq!(notes, ["while processing 'x'"]);
+///     Ok::<_, PyErr>(())
+/// })?;
+/// # Ok::<(), PyErr>(())
+/// ```
+pub trait InArgument<T> {
+    /// The result, its error converted into its Python exception and noted with `name`.
+    fn in_argument(self, name: &str) -> PyResult<T>;
+}
+
+impl<T, E: Into<PyErr>> InArgument<T> for Result<T, E> {
+    #[inline]
+    fn in_argument(self, name: &str) -> PyResult<T> {
+        self.map_err(|err| note_argument(err.into(), name))
+    }
+}
+
+/// Adds PyO3's note naming argument `name` to `err` (a note is a convenience: an exception that
+/// refuses it keeps its message).
+pub(crate) fn note_argument(err: PyErr, name: &str) -> PyErr {
+    Python::attach(|py| {
+        let _ = err.value(py).call_method1(pyo3::intern!(py, "add_note"), (format!("while processing '{name}'"),));
+    });
+    err
 }
 
 #[cfg(test)]

@@ -18,7 +18,9 @@
 //!   caller's type — a NumPy array, a `torch.Tensor`, a JAX array — without copying (rule Y19).
 //! - **Errors**: every [`DlpackError`](crate::DlpackError) and [`ExchangeError`] converts into the
 //!   exception the array API names (`PyErr::from`, so `?` raises it in a `#[pyfunction]`), with
-//!   `kind`, `expected` and `found` attributes.
+//!   `kind`, `expected` and `found` attributes and a message in Python's words; [`InArgument`] names
+//!   the argument of an error raised in a function's body, and [`extract_argument`] names an
+//!   argument in the borrow conflicts it takes part in.
 //!
 //! # The rules of the Python exchange
 //!
@@ -84,13 +86,13 @@ mod tensor_methods;
 mod torch;
 mod values;
 
-pub use arg::{PyDynView, PyDynViewMut, PyView, PyViewMut};
+pub use arg::{NamedArgument, PyDynView, PyDynViewMut, PyView, PyViewMut, extract_argument};
 pub use borrow::live_borrows;
 pub use capsule::{EXCHANGE_API_CAPSULE, LEGACY, USED_LEGACY, USED_VERSIONED, VERSIONED, into_capsule, take_capsule};
 pub use consumer::{ImportRequest, from_dlpack};
 pub use dialect::Framework;
 pub use dtype::{DTYPES, dtype_from_name, dtype_from_py};
-pub use error::ExchangeError;
+pub use error::{ExchangeError, InArgument};
 pub use exchange::exchange_api;
 pub use gil::DETACH_ELEMENTS;
 pub use meta::MAX_TENSOR_RANK;

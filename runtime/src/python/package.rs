@@ -3,7 +3,7 @@
 //! process's one `dlspan.Tensor` class in whichever build it runs.
 
 use super::borrow::{Footprint, live_own, register_own, release_own};
-use super::capi::{ABI_VERSION, CAPSULE, CApi, CFootprint, Provider, Table, provide, provider};
+use super::capi::{ABI_VERSION, CAPSULE, CApi, CFootprint, CHeld, Provider, Table, provide, provider};
 use super::exchange::exchange_api;
 use super::tensor::Tensor;
 use crate::error::DlpackError;
@@ -69,33 +69,49 @@ pub fn export_c_api(module: &Bound<'_, PyModule>) -> PyResult<()> {
 ///
 /// # Safety
 ///
-/// Attached; `footprint` points to a live footprint, `id` and `held_mutable` to writable slots.
+/// Attached; the arguments as [`RegisterFn`](super::capi::RegisterFn) says.
 unsafe extern "C" fn register(
     footprint: *const CFootprint,
     mutable: c_int,
+    object: *mut pyo3::ffi::PyObject,
+    name: *const u8,
+    name_len: usize,
     id: *mut u64,
-    held_mutable: *mut c_int,
+    held: *mut CHeld,
 ) -> c_int {
     // SAFETY: the C API is called attached (its contract).
     let py = unsafe { Python::assume_attached() };
     // SAFETY: a live footprint (caller).
     let footprint = Footprint::from_c(unsafe { &*footprint });
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| register_own(py, footprint, mutable != 0)));
+    // SAFETY: a live object, borrowed for the call (caller).
+    let object = unsafe { Bound::from_borrowed_ptr(py, object) };
+    let name = if name.is_null() {
+        None
+    } else {
+        // SAFETY: `name_len` bytes of UTF-8 alive for the process (caller: a static string of a
+        // library CPython never unloads).
+        let bytes: &'static [u8] = unsafe { core::slice::from_raw_parts(name, name_len) };
+        core::str::from_utf8(bytes).ok()
+    };
+    let result =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| register_own(&object, name, footprint, mutable != 0)));
     match result {
         Ok(Ok(issued)) => {
             // SAFETY: a writable slot (caller).
             unsafe { id.write(issued) };
             0
         }
-        Ok(Err(super::error::ExchangeError::BorrowConflict { held_mutable: held, .. })) => {
-            // SAFETY: a writable slot (caller).
-            unsafe { held_mutable.write(c_int::from(held)) };
+        Ok(Err(in_the_way)) => {
+            let (name, name_len) = in_the_way.name.map_or((core::ptr::null(), 0), |n| (n.as_ptr(), n.len()));
+            let object = in_the_way.object.map_or(core::ptr::null_mut(), Py::into_ptr);
+            // SAFETY: a writable slot (caller), which receives a new reference and a static name.
+            unsafe { held.write(CHeld { object, name, name_len, mutable: c_int::from(in_the_way.mutable) }) };
             1
         }
         // Refused as under a mutable borrow: registering nothing is the safe answer.
-        _ => {
+        Err(_) => {
             // SAFETY: a writable slot (caller).
-            unsafe { held_mutable.write(1) };
+            unsafe { held.write(CHeld::default()) };
             1
         }
     }

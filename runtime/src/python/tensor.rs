@@ -32,27 +32,62 @@ pub(crate) fn zeroed_bytes(bytes: usize) -> Result<(ManagedTensor, *mut c_void),
     Ok((owner, data))
 }
 
-/// `dlspan.Tensor`: memory of any data type, rank and device, owned by Rust, exchanged with
-/// NumPy, PyTorch, JAX and any DLPack consumer without copying.
-///
-/// Python sees `shape`, `strides` (in elements), `dtype` (NumPy's name), `device`, `readonly`,
-/// `__dlpack__` / `__dlpack_device__`, the class attribute `__dlpack_c_exchange_api__` and the
-/// buffer protocol (`memoryview(t)`, `np.asarray(t)`).
-///
-/// ```
-/// use dlspan::{ManagedTensor, python::Tensor};
-/// use pyo3::prelude::*;
-/// Python::initialize();
-/// Python::attach(|py| {
-///     let t = Tensor::from_managed(py, ManagedTensor::from_owner(vec![1.5f32; 6], [2, 3])?)?;
-///     assert_eq!(t.getattr("shape")?.extract::<(i64, i64)>()?, (2, 3));
-///     assert_eq!(t.getattr("dtype")?.extract::<String>()?, "float32");
-///     let view = pyo3::types::PyMemoryView::from(t.as_any())?;
-///     assert_eq!(view.call_method0("tolist")?.extract::<Vec<Vec<f32>>>()?, [[1.5; 3]; 2]);
-///     Ok::<_, PyErr>(())
-/// })?;
-/// # Ok::<(), PyErr>(())
-/// ```
+/// A tensor whose memory dlspan owns: any dtype, shape and device, exchanged with NumPy, PyTorch,
+/// JAX and any DLPack consumer without copying.
+//
+// The rest of Python's docstring (PyO3 turns doc attributes into it), then the rest of the Rust
+// documentation, each hidden from the other: the docstring's NumPy-style sections are indented,
+// which rustdoc would read as code blocks, and the doctest is Rust.
+#[cfg_attr(
+    not(any(doc, doctest)),
+    doc = r#"
+Tensors come from ``dlspan.zeros``, ``dlspan.arange`` and ``dlspan.from_dlpack``, and from
+extensions built on dlspan. Other frameworks read them in place: ``np.from_dlpack(t)``,
+``torch.from_dlpack(t)``, ``jax.dlpack.from_dlpack(t)``, and through the buffer protocol
+``np.asarray(t)`` and ``memoryview(t)``. The memory is 64-byte aligned, so JAX imports it without
+a copy.
+
+Attributes
+----------
+shape : tuple of int
+    The extent of each axis.
+strides : tuple of int
+    The step of each axis, in elements (PyTorch's convention; NumPy's are in bytes).
+dtype : str
+    The data type, as NumPy names it (``"float32"``, ``"bfloat16"``, ``"float4_e2m1fn"``).
+device : str
+    ``"cpu"``, ``"cuda:0"``, ...
+readonly : bool
+    Whether consumers must not write the memory.
+ndim, size, nbytes : int
+    The number of axes, of elements, and of bytes the elements take stored compactly."#
+)]
+#[cfg_attr(
+    any(doc, doctest),
+    doc = r#"
+The type of `dlspan.Tensor`: Python sees `shape`, `strides` (in elements), `dtype` (NumPy's
+name), `device`, `readonly`, `__dlpack__` / `__dlpack_device__`, the class attribute
+`__dlpack_c_exchange_api__` and the buffer protocol (`memoryview(t)`, `np.asarray(t)`); Rust makes
+tensors with [`Tensor::from_managed`], [`Tensor::from_object`] and [`Tensor::zeros`].
+
+```
+use dlspan::{ManagedTensor, python::Tensor};
+use pyo3::prelude::*;
+Python::initialize();
+Python::attach(|py| {
+    let t = Tensor::from_managed(py, ManagedTensor::from_owner(vec![1.5f32; 6], [2, 3])?)?;
+    assert_eq!(t.getattr("shape")?.extract::<(i64, i64)>()?, (2, 3));
+    assert_eq!(t.getattr("dtype")?.extract::<String>()?, "float32");
+    let view = pyo3::types::PyMemoryView::from(t.as_any())?;
+    assert_eq!(view.call_method0("tolist")?.extract::<Vec<Vec<f32>>>()?, [[1.5; 3]; 2]);
+    // Python's docstring is Python's: no Rust in it.
+    let doc: String = t.get_type().getattr("__doc__")?.extract()?;
+    assert!(doc.contains("Attributes") && !doc.contains("Rust"));
+    Ok::<_, PyErr>(())
+})?;
+# Ok::<(), PyErr>(())
+```"#
+)]
 #[pyclass(module = "dlspan", name = "Tensor", frozen, weakref)]
 pub struct Tensor {
     pub(crate) meta: Meta,

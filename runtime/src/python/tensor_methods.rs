@@ -20,37 +20,38 @@ use pyo3::types::{PyBytes, PyCapsule, PyString, PyTuple, PyType};
 
 #[pymethods]
 impl Tensor {
-    /// The extents.
+    /// The extent of each axis, a tuple of ints.
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(py, self.meta.shape.iter())
     }
 
-    /// The strides, in elements.
+    /// The step of each axis in elements, a tuple of ints (PyTorch's convention; NumPy's
+    /// ``strides`` are in bytes).
     #[getter]
     fn strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(py, self.meta.strides.iter())
     }
 
-    /// The data type, as NumPy names it (`float32`, `bfloat16`, `float8_e4m3fn`).
+    /// The data type, as NumPy names it: ``"float32"``, ``"bfloat16"``, ``"float8_e4m3fn"``, ...
     #[getter]
     fn dtype(&self) -> String {
         self.meta.dtype.to_string()
     }
 
-    /// The device: `cpu`, `cuda:0`, …
+    /// The device: ``"cpu"``, ``"cuda:0"``, ...
     #[getter]
     fn device(&self) -> String {
         device_name(self.meta.device)
     }
 
-    /// Whether consumers must not write the memory.
+    /// Whether consumers must not write the memory (a bool).
     #[getter]
     fn readonly(&self) -> bool {
         self.meta.read_only
     }
 
-    /// The rank.
+    /// The number of axes.
     #[getter]
     fn ndim(&self) -> usize {
         self.meta.shape.len()
@@ -62,7 +63,7 @@ impl Tensor {
         self.meta.numel
     }
 
-    /// The bytes the elements take stored compactly (NumPy's `nbytes`: a broadcast tensor counts
+    /// The bytes the elements take stored compactly (NumPy's ``nbytes``: a broadcast tensor counts
     /// every element, although its memory holds fewer).
     #[getter]
     fn nbytes(&self) -> PyResult<usize> {
@@ -79,13 +80,13 @@ impl Tensor {
     /// The values, summarised and aligned as NumPy prints arrays (`Tensor([0., 1.5], dtype=float32)`);
     /// shape and data type only for memory the host cannot read.
     fn __repr__(slf: &Bound<'_, Self>) -> String {
-        values::repr(slf.py(), &slf.get().meta)
+        values::repr(slf.as_any(), &slf.get().meta)
     }
 
     /// The values as nested lists of Python scalars (`bool`, `int`, `float`, `complex`); a 0-d
     /// tensor's as one scalar. BufferError for memory the host cannot read.
     fn tolist<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        values::to_list(slf.py(), &slf.get().meta)
+        values::to_list(slf.as_any(), &slf.get().meta)
     }
 
     /// Pickling, by copy: the values' bytes (compact, row-major), the data type, the shape and the
@@ -94,7 +95,7 @@ impl Tensor {
         let py = slf.py();
         let meta = &slf.get().meta;
         let bytes = {
-            let _borrow = values::hold(py, meta)?;
+            let _borrow = values::hold(slf.as_any(), meta)?;
             let length = meta.compact_bytes().ok_or(DlpackError::SpanOverflow)?;
             PyBytes::new_with(py, length, |target| {
                 // SAFETY: `meta` is validated and its host memory ready and alive (the tensor is
@@ -162,12 +163,45 @@ impl Tensor {
         if needs_copy { array.call_method0(pyo3::intern!(py, "copy")) } else { Ok(array) }
     }
 
-    /// `(device_type, device_id)`, DLPack's codes.
+    /// The device as DLPack codes it: ``(device_type, device_id)``.
+    ///
+    /// Returns
+    /// -------
+    /// tuple of (int, int)
+    ///     ``(1, 0)`` for CPU memory, ``(2, n)`` for CUDA device ``n``, ... (DLPack's ``DLDeviceType``).
     fn __dlpack_device__(&self) -> (i32, i32) {
         (self.meta.device.device_type.0, self.meta.device.device_id)
     }
 
-    /// A DLPack capsule of this tensor (the array API's `__dlpack__`).
+    /// A DLPack capsule of this tensor, for another framework's ``from_dlpack`` (the array API's
+    /// ``__dlpack__``).
+    ///
+    /// Parameters
+    /// ----------
+    /// stream : int, optional
+    ///     The consumer's stream, for device memory: ``None`` or ``-1`` for CPU memory (``0`` is never
+    ///     valid).
+    /// max_version : tuple of (int, int), optional
+    ///     The highest DLPack version the consumer reads. Without it the capsule is a legacy one
+    ///     (``dltensor``), which read-only memory cannot be exported as; with it, a versioned one
+    ///     (``dltensor_versioned``) of version ``min(max_version, (1, 3))``.
+    /// dl_device : tuple of (int, int), optional
+    ///     The device the consumer wants the data on; only the tensor's own device can be delivered.
+    /// copy : bool, optional
+    ///     ``True`` exports a copy (flagged ``IS_COPIED``), ``False`` refuses any copy, ``None`` shares
+    ///     the memory.
+    ///
+    /// Returns
+    /// -------
+    /// PyCapsule
+    ///     The capsule; the tensor's memory stays alive until the consumer releases it.
+    ///
+    /// Raises
+    /// ------
+    /// BufferError
+    ///     The tensor cannot be exported as asked: read-only memory as a legacy capsule, another device.
+    /// ValueError
+    ///     ``stream`` is not valid for the tensor's device.
     #[pyo3(signature = (*, stream = None, max_version = None, dl_device = None, copy = None))]
     fn __dlpack__<'py>(
         slf: &Bound<'py, Self>,
@@ -180,7 +214,8 @@ impl Tensor {
         Self::dlpack(slf, &ExportRequest { stream, max_version, dl_device, copy })
     }
 
-    /// The DLPack C exchange API table (`dlpack_exchange_api` capsule).
+    /// The DLPack C exchange API table (a ``dlpack_exchange_api`` capsule), which frameworks read
+    /// tensors through without a capsule per call.
     #[classattr]
     fn __dlpack_c_exchange_api__(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
         api_capsule(py)

@@ -55,9 +55,20 @@ fn fill(object: &Bound<'_, PyAny>, api: Api) -> PyResult<DLTensor> {
     // SAFETY: the table was found on this object's exact type (the exchange API's requirement),
     // the GIL is held, and `tensor` is a writable struct on our stack.
     if unsafe { fill(object.as_ptr().cast(), &mut tensor) } != 0 {
-        return Err(PyErr::fetch(object.py()));
+        return Err(explain(object, PyErr::fetch(object.py())));
     }
     Ok(tensor)
+}
+
+/// The error to raise for PyTorch's refusal `err` to export `object`: [`ExchangeError::MetaTensor`]
+/// for a tensor on the meta device, whose refusal carries PyTorch's C++ backtrace; `err` otherwise.
+/// Asked only after a refusal, so that exports that succeed pay nothing.
+pub(crate) fn explain(object: &Bound<'_, PyAny>, err: PyErr) -> PyErr {
+    let py = object.py();
+    match object.getattr(intern!(py, "is_meta")).and_then(|meta| meta.is_truthy()) {
+        Ok(true) => ExchangeError::MetaTensor.into(),
+        _ => err,
+    }
 }
 
 /// Refuses a PyTorch tensor whose lazy negation bit, or (when `complex`) conjugate bit, is set —

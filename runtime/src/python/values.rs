@@ -134,8 +134,8 @@ pub(crate) enum Unreadable {
 
 impl<'m, 'py> Elements<'m, 'py> {
     /// Prepares to read `meta`'s elements.
-    pub(crate) fn new(py: Python<'py>, meta: &'m Meta) -> Result<Self, Unreadable> {
-        let borrow = hold(py, meta).map_err(Unreadable::Memory)?;
+    pub(crate) fn new(object: &Bound<'py, PyAny>, meta: &'m Meta) -> Result<Self, Unreadable> {
+        let borrow = hold(object, meta).map_err(Unreadable::Memory)?;
         let reader = dispatch(meta.dtype, ReaderOf { packed: meta.item_size == 0 }).map_err(|_| Unreadable::Dtype)?;
         Ok(Self { meta, reader, _borrow: borrow })
     }
@@ -159,7 +159,7 @@ impl<'m, 'py> Elements<'m, 'py> {
 /// Makes `meta`'s memory ready for the host to read (rule Y16: device memory refused, pinned and
 /// managed memory waited for) and registers it as a shared borrow while the returned value lives
 /// (none for an empty tensor), so that no mutable view argument writes it meanwhile (rule Y8).
-pub(crate) fn hold<'py>(py: Python<'py>, meta: &Meta) -> PyResult<Option<Borrow<'py>>> {
+pub(crate) fn hold<'py>(object: &Bound<'py, PyAny>, meta: &Meta) -> PyResult<Option<Borrow<'py>>> {
     wait_for_host(meta.device)?;
     if meta.numel == 0 {
         return Ok(None);
@@ -168,7 +168,7 @@ pub(crate) fn hold<'py>(py: Python<'py>, meta: &Meta) -> PyResult<Option<Borrow<
     let tensor = meta.dl_tensor();
     // SAFETY: only metadata is read, from a validated tensor whose arrays `meta` holds.
     let view = unsafe { DynMdspan::<Host>::from_dltensor_with(&tensor, options) }?;
-    Ok(Some(register(py, dyn_footprint(&view), false)?))
+    Ok(Some(register(object, None, dyn_footprint(&view), false)?))
 }
 
 /// Elements shown per end of a summarised axis, and the element count beyond which a tensor is
@@ -379,7 +379,7 @@ fn layout(shape: &[i64], summarise: bool, texts: &mut impl Iterator<Item = Strin
 /// `Tensor([[0., 1.], [2., 3.]], dtype=float32)` (with `shape=` when summarised or empty), or,
 /// for memory the host cannot read now (a device's, pinned memory without feature `cuda`) or
 /// values with no Python scalar, its shape and data type only.
-pub(crate) fn repr(py: Python<'_>, meta: &Meta) -> String {
+pub(crate) fn repr(object: &Bound<'_, PyAny>, meta: &Meta) -> String {
     let shape: Vec<String> = meta.shape.iter().map(i64::to_string).collect();
     let comma = if shape.len() == 1 { "," } else { "" };
     let shape = format!("shape=({}{comma})", shape.join(", "));
@@ -389,7 +389,7 @@ pub(crate) fn repr(py: Python<'_>, meta: &Meta) -> String {
             if meta.device.device_type == DLDeviceType::kDLCPU { String::new() } else { format!(", device={device}") };
         format!("Tensor({shape}, dtype={}{device})", meta.dtype)
     };
-    let Ok(elements) = Elements::new(py, meta) else {
+    let Ok(elements) = Elements::new(object, meta) else {
         // Not readable here: the error is not the caller's (`repr` does not fail).
         return without_values();
     };
@@ -423,8 +423,9 @@ pub(crate) fn repr(py: Python<'_>, meta: &Meta) -> String {
 
 /// The tensor's values as nested Python lists of Python scalars (`bool`, `int`, `float`,
 /// `complex`); a rank-0 tensor's as one scalar.
-pub(crate) fn to_list<'py>(py: Python<'py>, meta: &Meta) -> PyResult<Bound<'py, PyAny>> {
-    let elements = Elements::new(py, meta).map_err(|unreadable| match unreadable {
+pub(crate) fn to_list<'py>(object: &Bound<'py, PyAny>, meta: &Meta) -> PyResult<Bound<'py, PyAny>> {
+    let py = object.py();
+    let elements = Elements::new(object, meta).map_err(|unreadable| match unreadable {
         Unreadable::Memory(err) => err,
         Unreadable::Dtype => pyo3::exceptions::PyTypeError::new_err(format!(
             "data type {} has no Python scalar: tolist() reads one value per element",

@@ -9,6 +9,7 @@
 //! [`rank`](PyDynView::rank) the producer gave).
 
 use super::locate::{Source, host_ready, locate};
+use super::{NamedArgument, Sealed};
 use crate::convert::ImportOptions;
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
@@ -192,8 +193,7 @@ pub struct PyDynViewMut<'py, S: MemorySpace = Host> {
 impl<'py, S: MemorySpace> PyDynView<'py, S> {
     /// Locates `object`'s tensor, measures and registers its footprint, and copies its shape and
     /// strides.
-    fn from_object(object: Borrowed<'_, 'py, PyAny>, mutable: bool) -> PyResult<Self> {
-        let object = object.to_owned();
+    fn from_object(object: Bound<'py, PyAny>, mutable: bool, name: Option<&'static str>) -> PyResult<Self> {
         let mut strides = [0i64; DYN_INLINE_AXES];
         let located = locate(&object, mutable, &mut strides, None)?;
         if mutable && located.read_only {
@@ -216,7 +216,7 @@ impl<'py, S: MemorySpace> PyDynView<'py, S> {
         let Some(dims) = dims else { return Err(DlpackError::NullShape.into()) };
         host_ready::<S>(located.tensor.device)?;
         let borrow = match footprint {
-            Some(footprint) => Some(register(object.py(), footprint, mutable)?),
+            Some(footprint) => Some(register(&object, name, footprint, mutable)?),
             None => None,
         };
         Ok(Self {
@@ -502,7 +502,7 @@ impl<'a, 'py, S: MemorySpace> FromPyObject<'a, 'py> for PyDynView<'py, S> {
 
     #[inline]
     fn extract(object: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        Self::from_object(object, false)
+        Self::from_object(object.to_owned(), false, None)
     }
 }
 
@@ -511,6 +511,24 @@ impl<'a, 'py, S: MemorySpace> FromPyObject<'a, 'py> for PyDynViewMut<'py, S> {
 
     #[inline]
     fn extract(object: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        Ok(Self { arg: PyDynView::from_object(object, true)? })
+        Ok(Self { arg: PyDynView::from_object(object.to_owned(), true, None)? })
+    }
+}
+
+impl<S: MemorySpace> Sealed for PyDynView<'_, S> {}
+
+impl<'py, S: MemorySpace> NamedArgument<'py> for PyDynView<'py, S> {
+    #[inline]
+    fn extract_named(object: Bound<'py, PyAny>, name: Option<&'static str>) -> PyResult<Self> {
+        Self::from_object(object, false, name)
+    }
+}
+
+impl<S: MemorySpace> Sealed for PyDynViewMut<'_, S> {}
+
+impl<'py, S: MemorySpace> NamedArgument<'py> for PyDynViewMut<'py, S> {
+    #[inline]
+    fn extract_named(object: Bound<'py, PyAny>, name: Option<&'static str>) -> PyResult<Self> {
+        Ok(Self { arg: PyDynView::from_object(object, true, name)? })
     }
 }

@@ -3,6 +3,7 @@
 //! borrow registry while they live.
 
 use super::locate::{Source, host_ready, locate};
+use super::{NamedArgument, Sealed};
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
 use crate::ffi::DLTensor;
@@ -170,7 +171,20 @@ impl<'a, 'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemoryS
 
     #[inline]
     fn extract(object: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        let object = object.to_owned();
+        Self::extract_named(object.to_owned(), None)
+    }
+}
+
+impl<'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace> Sealed
+    for PyView<'py, T, R, L, E, S>
+{
+}
+
+impl<'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace> NamedArgument<'py>
+    for PyView<'py, T, R, L, E, S>
+{
+    #[inline]
+    fn extract_named(object: Bound<'py, PyAny>, name: Option<&'static str>) -> PyResult<Self> {
         let mut strides = [0i64; R];
         let located = locate(&object, false, &mut strides, Some(R))?;
         // SAFETY: the view copies the extents and strides out of `located.tensor` and keeps only
@@ -182,7 +196,7 @@ impl<'a, 'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemoryS
         // borrow registry refuses overlapping mutable views).
         let view = unsafe { Mdspan::<'py, T, R, E, L, S>::from_dltensor_with(tensor, located.options) }?;
         host_ready::<S>(located.tensor.device)?;
-        let borrow = if view.is_empty() { None } else { Some(register(object.py(), footprint(&view), false)?) };
+        let borrow = if view.is_empty() { None } else { Some(register(&object, name, footprint(&view), false)?) };
         Ok(Self { view, _borrow: borrow, _source: located.source, framework: located.framework })
     }
 }
@@ -194,7 +208,20 @@ impl<'a, 'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemoryS
 
     #[inline]
     fn extract(object: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        let object = object.to_owned();
+        Self::extract_named(object.to_owned(), None)
+    }
+}
+
+impl<'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace> Sealed
+    for PyViewMut<'py, T, R, L, E, S>
+{
+}
+
+impl<'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace> NamedArgument<'py>
+    for PyViewMut<'py, T, R, L, E, S>
+{
+    #[inline]
+    fn extract_named(object: Bound<'py, PyAny>, name: Option<&'static str>) -> PyResult<Self> {
         let mut strides = [0i64; R];
         let located = locate(&object, true, &mut strides, Some(R))?;
         if located.read_only {
@@ -207,7 +234,7 @@ impl<'a, 'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemoryS
         let view = unsafe { MdspanMut::<'py, T, R, E, L, S>::from_dltensor_with(tensor, located.options) }?;
         host_ready::<S>(located.tensor.device)?;
         let borrow =
-            if view.is_empty() { None } else { Some(register(object.py(), footprint(&view.as_view()), true)?) };
+            if view.is_empty() { None } else { Some(register(&object, name, footprint(&view.as_view()), true)?) };
         Ok(Self { view, _borrow: borrow, _source: located.source, framework: located.framework })
     }
 }

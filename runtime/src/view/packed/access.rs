@@ -9,6 +9,7 @@ use crate::dtype::{DlElement, PlainBits};
 use crate::error::DlpackError;
 use crate::index::{Extents, Layout};
 use crate::space::HostAccessible;
+use crate::view::elementwise::pairwise_sum_iter;
 use crate::view::iter::Cursor;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
@@ -106,6 +107,21 @@ impl<'a, T: DlElement + PlainBits, const R: usize, E: Extents<R>, L: Layout, S: 
     #[inline]
     pub fn to_vec(&self) -> Vec<T> {
         self.iter().collect()
+    }
+
+    /// The sum of every value mapped into the accumulator type `A` by `map`, with `add` as the
+    /// addition and `identity` as its zero: pairwise summation, as
+    /// [`Mdspan::sum_with`](crate::Mdspan::sum_with) (blocks of 128 values in logical order,
+    /// combined pairwise), the values decoded one by one.
+    ///
+    /// ```
+    /// # let bytes = [0x21u8, 0x07];
+    /// # let view = dlspan::PackedMdspan::<dlspan::dtype::Float4E2m1fn, 1>::from_bytes(&bytes, [3])?;
+    /// assert_eq!(view.sum_with(0.0f64, |x| f64::from(x.to_f32()), |a, b| a + b), 7.5);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    pub fn sum_with<A: Copy>(&self, identity: A, map: impl Fn(T) -> A, add: impl Fn(A, A) -> A) -> A {
+        pairwise_sum_iter(self.iter(), identity, map, add)
     }
 
     /// The values packed compact row-major into bytes of their own, low bits first: the copy that
