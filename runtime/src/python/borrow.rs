@@ -16,7 +16,7 @@
 //! A view's [`Footprint`] is measured here too: of a typed view ([`footprint`]), of a dynamic view
 //! ([`dyn_footprint`]), and directly from a tensor's metadata ([`quick_footprint`]).
 
-use super::capi::{CFootprint, CHeld, Provider, provider};
+use super::capi::{CFootprint, CHeld, Held, Provider, provider};
 use super::error::ExchangeError;
 use super::gil::Shared;
 use crate::ffi::{DLDevice, DLTensor};
@@ -213,16 +213,6 @@ pub(crate) struct Borrow<'py> {
     /// The registry that issued `id` (the decision is fixed per process, and kept here anyway so
     /// that a borrow is released where it was recorded whatever happens).
     registry: Provider,
-}
-
-/// The live borrow a new one would overlap.
-pub(crate) struct Held {
-    /// The object it views (`None` where the registry could not say).
-    pub(crate) object: Option<Py<PyAny>>,
-    /// Its argument's name, when it was extracted by name.
-    pub(crate) name: Option<&'static str>,
-    /// Whether it is mutable.
-    pub(crate) mutable: bool,
 }
 
 /// Registers the footprint of a view of `object`, the argument `name` when its extraction was

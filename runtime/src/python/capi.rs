@@ -47,6 +47,16 @@ pub(crate) struct CFootprint {
     pub(crate) size: u64,
 }
 
+/// The live borrow a new one would overlap.
+pub(crate) struct Held {
+    /// The object it views (`None` where the registry could not say).
+    pub(crate) object: Option<Py<PyAny>>,
+    /// Its argument's name, when it was extracted by name.
+    pub(crate) name: Option<&'static str>,
+    /// Whether it is mutable.
+    pub(crate) mutable: bool,
+}
+
 /// The borrow in the way of a refused registration, as it crosses the C API.
 #[repr(C)]
 #[derive(Debug)]
@@ -75,7 +85,7 @@ impl CHeld {
     ///
     /// Attached; `object` is null or a new reference this call takes; `name` is null or `name_len`
     /// bytes of UTF-8 alive for the process.
-    pub(crate) unsafe fn take(self, py: Python<'_>) -> super::borrow::Held {
+    pub(crate) unsafe fn take(self, py: Python<'_>) -> Held {
         // SAFETY: a new reference or null (caller), taken once here.
         let object = unsafe { Bound::from_owned_ptr_or_opt(py, self.object) }.map(Bound::unbind);
         let name = if self.name.is_null() {
@@ -85,7 +95,7 @@ impl CHeld {
             let bytes: &'static [u8] = unsafe { core::slice::from_raw_parts(self.name, self.name_len) };
             core::str::from_utf8(bytes).ok()
         };
-        super::borrow::Held { object, name, mutable: self.mutable != 0 }
+        Held { object, name, mutable: self.mutable != 0 }
     }
 }
 
