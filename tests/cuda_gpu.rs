@@ -92,8 +92,8 @@ impl<T: DlElement> Launch<T, T> for Same {
             KernelKind::Copy => stream.copy(&inputs[0], out),
             KernelKind::Fill => stream.fill(out, scalar),
             KernelKind::Add => stream.add(&inputs[0], &inputs[1], out),
-            // `scale` is in place: the input is copied into the output first.
-            KernelKind::Scale => stream.copy(&inputs[0], out).and_then(|()| stream.scale(out, scalar)),
+            // `scale` is in place (its case has no input).
+            KernelKind::Scale => stream.scale(out, scalar),
             KernelKind::Axpy => stream.axpy(out, scalar, &inputs[0]),
             KernelKind::Cast => stream.cast(&inputs[0], out),
         }

@@ -16,7 +16,7 @@ use cuda_support::{
 };
 use dlspan::DlElement;
 use dlspan::cuda::KernelKind;
-use dlspan::cuda::kernel::{IndexWidth, KernelShape, ModuleKey, Operand, plan};
+use dlspan::cuda::kernel::{IndexWidth, KernelShape, ModuleKey, Operand, plan, prepare};
 use dlspan::dtype::*;
 use dlspan::half::{bf16, f16};
 use std::collections::BTreeSet;
@@ -54,11 +54,14 @@ fn run_case<Out: TestElement, In: TestElement, const R: usize>(
     for (l, buf) in case.in_layouts.iter().zip(&case.in_buffers) {
         operands.push(Operand::new(buf.as_ptr().wrapping_add(l.offset) as usize as u64, l.strides, size_in));
     }
-    if key.kind == KernelKind::Axpy {
-        operands.push(out_op);
-    }
-    let mut p = plan(case.extents, &operands).expect("plannable").expect("not empty");
-    p.params.scalar.0[0][..size_out].copy_from_slice(bytes(core::slice::from_ref(&case.scalar)));
+    // The launch's own planning (scalars placed where the kernel reads them; tiles for copies).
+    let scalar = bytes(core::slice::from_ref(&case.scalar));
+    let scalars: &[&[u8]] = if matches!(key.kind(), Some(KernelKind::Fill | KernelKind::Scale | KernelKind::Axpy)) {
+        &[scalar]
+    } else {
+        &[]
+    };
+    let p = prepare(key, case.extents, &operands, scalars).expect("plannable").expect("not empty");
     // Half the cases run on a grid far smaller than the data: the grid-stride loops must cover it.
     let grid = if rng.chance(50) { p.grid } else { 1 + rng.below(2) as u32 };
     let block = if grid == p.grid { p.block } else { 1 + rng.below(64) as u32 };
@@ -69,11 +72,11 @@ fn run_case<Out: TestElement, In: TestElement, const R: usize>(
         panic!(
             "{} kernel {:?}/{:?} ({} <- {}) differs from the CPU reference: extents {:?}, output {out_layout:?}, \
              inputs {:?}, grid {grid}x{block}; first at buffer index {first}: {:?} vs expected {:?}",
-            key.kind,
+            key.name(),
             p.shape,
             p.index,
-            key.out,
-            key.input,
+            key.out(),
+            key.input(),
             case.extents,
             case.in_layouts,
             actual[first],
@@ -95,22 +98,17 @@ fn cases<Out: TestElement, In: TestElement>(
 ) {
     let mut rng = Rng::new(seed);
     let rng = &mut rng;
+    let kind = key.kind().expect("a built-in kernel");
     for i in 0..count {
         match i % 8 {
-            0 => run_case(kernels, key, &Case::<Out, In, 1>::random(rng, key.kind, 7, value), reference, rng, coverage),
-            1 => run_case(kernels, key, &Case::<Out, In, 2>::random(rng, key.kind, 7, value), reference, rng, coverage),
-            2 => run_case(kernels, key, &Case::<Out, In, 3>::random(rng, key.kind, 7, value), reference, rng, coverage),
-            3 => run_case(kernels, key, &Case::<Out, In, 4>::random(rng, key.kind, 7, value), reference, rng, coverage),
-            4 => run_case(kernels, key, &Case::<Out, In, 6>::random(rng, key.kind, 3, value), reference, rng, coverage),
-            5 => {
-                run_case(kernels, key, &Case::<Out, In, 2>::random(rng, key.kind, 45, value), reference, rng, coverage)
-            }
-            6 => {
-                run_case(kernels, key, &Case::<Out, In, 3>::random(rng, key.kind, 20, value), reference, rng, coverage)
-            }
-            _ => {
-                run_case(kernels, key, &Case::<Out, In, 4>::random(rng, key.kind, 12, value), reference, rng, coverage)
-            }
+            0 => run_case(kernels, key, &Case::<Out, In, 1>::random(rng, kind, 7, value), reference, rng, coverage),
+            1 => run_case(kernels, key, &Case::<Out, In, 2>::random(rng, kind, 7, value), reference, rng, coverage),
+            2 => run_case(kernels, key, &Case::<Out, In, 3>::random(rng, kind, 7, value), reference, rng, coverage),
+            3 => run_case(kernels, key, &Case::<Out, In, 4>::random(rng, kind, 7, value), reference, rng, coverage),
+            4 => run_case(kernels, key, &Case::<Out, In, 6>::random(rng, kind, 3, value), reference, rng, coverage),
+            5 => run_case(kernels, key, &Case::<Out, In, 2>::random(rng, kind, 45, value), reference, rng, coverage),
+            6 => run_case(kernels, key, &Case::<Out, In, 3>::random(rng, kind, 20, value), reference, rng, coverage),
+            _ => run_case(kernels, key, &Case::<Out, In, 4>::random(rng, kind, 12, value), reference, rng, coverage),
         }
     }
 }
@@ -258,8 +256,8 @@ fn check_cast<Out: CastInput, In: CastInput>(kernels: &HostKernels, inputs: &[In
         let i = (0..n).find(|&i| bytes(&actual[i..=i]) != bytes(&expected[i..=i])).expect("a difference");
         panic!(
             "cast {} <- {}: input {:?} (bits {:02x?}) gave {:?} (bits {:02x?}), the CPU cast {:?} (bits {:02x?})",
-            key.out,
-            key.input,
+            key.out(),
+            key.input(),
             inputs[i],
             bytes(&inputs[i..=i]),
             actual[i],

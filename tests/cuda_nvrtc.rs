@@ -127,7 +127,7 @@ fn compile_all(keys: &[ModuleKey]) -> Vec<usize> {
                     let Some(i) = next.lock().unwrap().next() else { break };
                     let key = &keys[i];
                     let ptx = compile_ptx(key, "compute_90")
-                        .unwrap_or_else(|e| panic!("{} {} <- {}: {e}", key.kind, key.out, key.input));
+                        .unwrap_or_else(|e| panic!("{} {} <- {}: {e}", key.name(), key.out(), key.input()));
                     let mut count = 0;
                     for shape in key.shapes() {
                         for index in [IndexWidth::I32, IndexWidth::I64] {
@@ -152,7 +152,7 @@ fn row(name: &str, types: &[ElementType], keys: &[ModuleKey], kernels: &[usize])
         let counts: Vec<usize> = keys
             .iter()
             .zip(kernels)
-            .filter(|(key, _)| key.kind == kind && types.contains(&key.out))
+            .filter(|(key, _)| key.kind() == Some(kind) && types.contains(&key.out()))
             .map(|(_, &n)| n)
             .collect();
         let (low, high) = (counts.iter().min(), counts.iter().max());
@@ -163,7 +163,7 @@ fn row(name: &str, types: &[ElementType], keys: &[ModuleKey], kernels: &[usize])
             _ => "-".to_owned(),
         });
     }
-    let casts = keys.iter().filter(|key| key.kind == KernelKind::Cast && types.contains(&key.input)).count();
+    let casts = keys.iter().filter(|key| key.kind() == Some(KernelKind::Cast) && types.contains(&key.input())).count();
     cells.push(if casts == 0 { "-".to_owned() } else { format!("{casts}") });
     format!("{name:<24} {}", cells.iter().map(|c| format!("{c:>7}")).collect::<Vec<_>>().join(" "))
 }
@@ -198,7 +198,7 @@ fn every_kernel_and_element_type_compiles_to_ptx() {
         }
     }
     // Copy and fill for every type; arithmetic for every integer and IEEE-like float.
-    let arithmetic = keys.iter().filter(|k| k.kind == KernelKind::Add).count();
+    let arithmetic = keys.iter().filter(|k| k.kind() == Some(KernelKind::Add)).count();
     assert_eq!(arithmetic, 14, "i8..i128, u8..u128, f16, bf16, f32, f64");
     // Casts between every pair of scalar types, each module holding every shape and rank class.
     let mut scalars = Vec::new();

@@ -50,6 +50,7 @@
 //! ```
 
 mod abi;
+mod elementwise;
 mod error;
 mod export;
 mod gpu;
