@@ -333,6 +333,19 @@ pub trait Value: Copy + core::fmt::Debug + dlspan::DlElement {
     fn same(&self, other: &Self) -> bool {
         bytes(core::slice::from_ref(self)) == bytes(core::slice::from_ref(other))
     }
+
+    /// The units in the last place between two values of a float type (0 for the same bits or two
+    /// NaNs); for other types 0 when `same`, else infinity.
+    fn ulps(&self, other: &Self) -> f64 {
+        if self.same(other) { 0.0 } else { f64::INFINITY }
+    }
+}
+
+/// A float's bits as a monotonic integer (the order of the values, -0 next to +0).
+fn ordered(bits: u64, width: u32) -> i128 {
+    let sign = 1u64 << (width - 1);
+    let magnitude = i128::from(bits & (sign - 1));
+    if bits & sign != 0 { -magnitude } else { magnitude }
 }
 
 macro_rules! int_values {
@@ -370,6 +383,18 @@ macro_rules! float_values {
 
             fn same(&self, other: &Self) -> bool {
                 self.to_bits() == other.to_bits() || (self.is_nan() && other.is_nan())
+            }
+
+            fn ulps(&self, other: &Self) -> f64 {
+                if self.same(other) {
+                    return 0.0;
+                }
+                if self.is_nan() || other.is_nan() {
+                    return f64::INFINITY;
+                }
+                let width = 8 * core::mem::size_of::<$t>() as u32;
+                let (a, b) = (ordered(u64::from(self.to_bits()), width), ordered(u64::from(other.to_bits()), width));
+                (a - b).unsigned_abs() as f64
             }
         }
     )*};
@@ -440,10 +465,16 @@ impl<T: Value, const R: usize> Output<T, R> {
 
     /// Compares the two runs' whole buffers, element by element ([`Value::same`]).
     pub fn check(&self, what: &str) {
+        self.check_within(what, 0.0);
+    }
+
+    /// Compares the two runs' whole buffers, element by element, within `ulps` units in the last
+    /// place (0: [`Value::same`]).
+    pub fn check_within(&self, what: &str, ulps: f64) {
         for (k, (a, e)) in self.actual.iter().zip(&self.expected).enumerate() {
             assert!(
-                a.same(e),
-                "{what}: buffer element {k} is {a:?}, expected {e:?} (layout {:?}, before {:?})",
+                a.ulps(e) <= ulps,
+                "{what}: buffer element {k} is {a:?}, expected {e:?} (within {ulps} ulp; layout {:?}, before {:?})",
                 self.layout,
                 self.before[k]
             );

@@ -6,12 +6,12 @@
 //! launch planned and ordered with each view's other uses ([rule C6](crate::rules#c6)).
 
 use super::error::CudaError;
-use super::kernel::{ModuleKey, Operand};
+use super::kernel::elementwise_plan;
 use super::operand::KernelSpace;
-use super::order::{EventRef, Order, event_of};
+use super::order::{EventRef, Order, event_of, run, schedule};
 use super::stream::Stream;
 use crate::dtype::DlElement;
-use crate::kernel::{Call, Executor, Instance, RawOperand, Read, ViewArgs, Write, broadcast, sealed, widen};
+use crate::kernel::{Call, Executor, Instance, RawOperand, Read, ViewArgs, Write, sealed, widen};
 use crate::view::{Extents, Layout, Mdspan, MdspanMut};
 
 const _: () = assert!(crate::kernel::MAX_VIEWS == super::kernel::MAX_OPERANDS);
@@ -85,19 +85,16 @@ impl Stream {
         if let Some(found) = operands.iter().find_map(|op| op.extra.ordinal.filter(|&o| o != expected)) {
             return Err(CudaError::WrongDevice { expected, found });
         }
-        let def = instance.def();
-        let slots = def.slots();
-        let shape = broadcast(operands, slots[0])?;
-        let mut kernel_operands = [Operand::new(0, [0; R], 1); crate::kernel::MAX_VIEWS];
+        let Some((key, plan)) = elementwise_plan(instance, operands, scalars)? else {
+            return Ok(());
+        };
+        let function = self.gpu().function(&key, &plan)?;
+        // Ordered by each view, in slot order (an event shared by two views is waited for once).
         let mut orders = [Order::Caller; crate::kernel::MAX_VIEWS];
-        for (slot, &k) in slots.iter().enumerate() {
-            let raw = operands[k].raw;
-            kernel_operands[slot] = Operand::new(raw.ptr.addr() as u64, raw.strides, raw.size);
+        for (slot, k) in instance.def().slots().enumerate() {
             orders[slot] = operands[k].extra.order;
         }
-        let count = slots.len();
-        let key = ModuleKey::Elementwise(instance);
-        self.launch(&key, shape, &kernel_operands[..count], &orders[..count], scalars)
+        run(&**self.cudarc(), &schedule(&orders[..operands.len()]), || self.enqueue(&function, &plan))
     }
 }
 

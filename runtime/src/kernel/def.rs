@@ -87,11 +87,11 @@ impl ElementwiseDef {
     }
 
     /// The views in the order a launch passes them: the primary view first, then the others in
-    /// declaration order (`slots()[k]` is the declaration index of slot `k`).
-    pub fn slots(&self) -> Vec<usize> {
+    /// declaration order (the `k`-th item is the declaration index of slot `k`).
+    pub fn slots(&self) -> impl Iterator<Item = usize> + '_ {
         let primary = self.primary();
         let count = self.views().count();
-        core::iter::once(primary).chain((0..count).filter(|&k| k != primary)).collect()
+        core::iter::once(primary).chain((0..count).filter(move |&k| k != primary))
     }
 }
 

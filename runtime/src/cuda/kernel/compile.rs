@@ -105,6 +105,8 @@ fn user_log(instance: &Instance, log: &str) -> String {
                 let text = def.lines.iter().find(|(l, _)| *l == number).map_or("", |(_, text)| *text);
                 let _ = writeln!(ours, "{}:{number}: {message}\n    {number} | {text}", def.file);
             }
+            // NVRTC's closing count ("1 error detected in the compilation of ...") says nothing new.
+            None if line.contains("detected in the compilation of") => {}
             None if line.contains("error") || line.contains("warning") => {
                 let _ = writeln!(generated, "    {line}");
             }

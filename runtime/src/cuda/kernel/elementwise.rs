@@ -48,7 +48,7 @@ const CAST_SOURCES: [ScalarType; 23] = [
 /// The element types of the views, in slot order.
 fn slot_types(instance: &Instance) -> Vec<TypeInfo> {
     let views: Vec<_> = instance.def().views().collect();
-    instance.def().slots().into_iter().map(|k| instance.ty(views[k].ty)).collect()
+    instance.def().slots().map(|k| instance.ty(views[k].ty)).collect()
 }
 
 /// Every kernel shape an element-wise module holds: flat (every vector width its views' element
@@ -187,7 +187,7 @@ fn kernel(instance: &Instance, offsets: &[usize], shape: KernelShape, index: Ind
     let def = instance.def();
     let name = entry_name(instance, shape, index);
     let views: Vec<_> = def.views().collect();
-    let slots = def.slots();
+    let slots: Vec<usize> = def.slots().collect();
     // The slot of each view (declaration order).
     let slot_of: Vec<usize> = (0..views.len()).map(|k| slots.iter().position(|&s| s == k).expect("a slot")).collect();
     let mut s = String::new();

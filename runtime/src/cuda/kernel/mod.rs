@@ -31,6 +31,6 @@ pub use super::abi::{
 pub use compile::{compile_ptx, preamble};
 pub use element::{ElementType, ScalarType};
 pub use module::ModuleKey;
-pub use plan::{MAX_GRID, Operand, Plan, TILE_MIN_EXTENT, plan, plan_with, prepare};
+pub use plan::{MAX_GRID, Operand, Plan, TILE_MIN_EXTENT, elementwise_plan, plan, plan_with, prepare};
 
 pub(crate) use compile::compile;

@@ -8,6 +8,7 @@ use crate::cuda::abi::{
     TILE, TILE_MAX_ELEMENT,
 };
 use crate::cuda::error::CudaError;
+use crate::kernel::{Executor, Instance, broadcast};
 
 /// The most blocks a launch uses; the kernels' grid-stride loops cover any larger extent.
 pub const MAX_GRID: u32 = 1 << 16;
@@ -271,6 +272,32 @@ pub fn prepare<const R: usize>(
         }
     }
     Ok(Some(plan))
+}
+
+/// The module and plan of an element-wise kernel's launch over `operands` (declaration order, the
+/// views of any executor): the inputs broadcast to the primary (first written) view's shape, the
+/// views passed in slot order (the primary first), the scalars (declaration order) placed; `None`
+/// when there are no elements. The launch path of a stream, and the host-logic tier's.
+///
+/// # Errors
+///
+/// [`DlpackError::ShapeMismatch`](crate::DlpackError::ShapeMismatch) (in [`CudaError::View`]) for
+/// a view that is not the primary view's shape (written views) or does not broadcast to it (read
+/// views); [`CudaError::RankTooLarge`], [`CudaError::ScalarTooLarge`].
+pub fn elementwise_plan<E: Executor, const R: usize>(
+    instance: Instance,
+    operands: &mut [crate::kernel::Operand<'_, E, R>],
+    scalars: &[&[u8]],
+) -> Result<Option<(ModuleKey, Plan)>, CudaError> {
+    let def = instance.def();
+    let shape = broadcast(operands, def.primary())?;
+    let mut kernel_operands = [Operand::new(0, [0; R], 1); MAX_OPERANDS];
+    for (slot, k) in def.slots().enumerate() {
+        let raw = operands[k].raw;
+        kernel_operands[slot] = Operand::new(raw.ptr.addr() as u64, raw.strides, raw.size);
+    }
+    let key = ModuleKey::Elementwise(instance);
+    Ok(prepare(&key, shape, &kernel_operands[..operands.len()], scalars)?.map(|plan| (key, plan)))
 }
 
 /// The merged axis to tile with the output's innermost (the last) in a launch of one input: the
