@@ -12,6 +12,8 @@ target="${CARGO_TARGET_DIR:-target}"
 out="$target/criterion"
 rm -f "$out/allocations.tsv"
 cargo bench --locked -p dlspan-benches "$@"
+# The launch benchmark needs dlspan's CUDA module (no driver, no GPU).
+cargo bench --locked -p dlspan-benches --features cuda --bench launch "$@"
 
 mkdir -p "$out"
 cargo build --locked --release -p dlspan-benches --bin import_instructions --bin export_instructions

@@ -6,7 +6,7 @@
 //! launch planned and ordered with each view's other uses ([rule C6](crate::rules#c6)).
 
 use super::error::CudaError;
-use super::kernel::elementwise_plan;
+use super::kernel::{ModuleKey, Plan, elementwise_plan_into};
 use super::operand::KernelSpace;
 use super::order::{EventRef, Order, event_of, run, schedule};
 use super::stream::Stream;
@@ -85,10 +85,11 @@ impl Stream {
         if let Some(found) = operands.iter().find_map(|op| op.extra.ordinal.filter(|&o| o != expected)) {
             return Err(CudaError::WrongDevice { expected, found });
         }
-        let Some((key, plan)) = elementwise_plan(instance, operands, scalars)? else {
+        let mut plan = Plan::EMPTY;
+        if !elementwise_plan_into(instance, operands, scalars, &mut plan)? {
             return Ok(());
-        };
-        let function = self.gpu().function(&key, &plan)?;
+        }
+        let function = self.gpu().function(&ModuleKey::Elementwise(instance), &plan)?;
         // Ordered by each view, in slot order (an event shared by two views is waited for once).
         let mut orders = [Order::Caller; crate::kernel::MAX_VIEWS];
         for (slot, k) in instance.def().slots().enumerate() {

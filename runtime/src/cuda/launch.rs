@@ -3,7 +3,7 @@
 //! between the waits and records that order it with its operands' other uses ([`run`]).
 
 use super::error::CudaError;
-use super::kernel::{ModuleKey, Operand, Plan, prepare};
+use super::kernel::{ModuleKey, Operand, Plan, prepare_into};
 use super::order::{EventRef, Order, run, schedule};
 use super::stream::Stream;
 use crate::dtype::DlElement;
@@ -54,9 +54,10 @@ impl Stream {
         operands: &[Operand<R>],
         scalars: &[&[u8]],
     ) -> Result<Option<(CudaFunction, Plan)>, CudaError> {
-        let Some(plan) = prepare(key, extents, operands, scalars)? else {
+        let mut plan = Plan::EMPTY;
+        if !prepare_into(key, extents, operands, scalars, &mut plan)? {
             return Ok(None);
-        };
+        }
         let function = self.gpu().function(key, &plan)?;
         Ok(Some((function, plan)))
     }

@@ -12,9 +12,10 @@
 //! cast kernels), `module` ([`ModuleKey`]: which operations have kernels for which types), `plan`
 //! (launch planning, pure arithmetic), `source` (the copy and cast generator, over `preamble.cu`),
 //! `elementwise` (the modules of element-wise kernels, over `elementwise.cu`), `program` (any module's
-//! source, names and shapes), `compile` (NVRTC). The launch ABI they share (operations, kernel shapes, index widths, limits, the
+//! source, names and shapes), `compile` (NVRTC), `cache` (the modules compiled, by key). The launch ABI they share (operations, kernel shapes, index widths, limits, the
 //! parameter block) is `cuda/abi.rs`, below the error type.
 
+mod cache;
 mod cast;
 mod compile;
 mod element;
@@ -28,9 +29,13 @@ pub use super::abi::{
     BLOCK, IndexWidth, KernelShape, MAX_OPERANDS, ParamOperand, Params, SCALAR_BYTES, ScalarArgs, TILE,
     TILE_MAX_ELEMENT,
 };
+pub use cache::{FunctionTable, KeyHasher, ModuleCache};
 pub use compile::{compile_ptx, preamble};
 pub use element::{ElementType, ScalarType};
 pub use module::ModuleKey;
-pub use plan::{MAX_GRID, Operand, Plan, TILE_MIN_EXTENT, elementwise_plan, plan, plan_with, prepare};
+pub use plan::{
+    MAX_GRID, Operand, Plan, TILE_MIN_EXTENT, elementwise_plan, elementwise_plan_into, plan, plan_into, plan_with,
+    prepare, prepare_into,
+};
 
 pub(crate) use compile::compile;

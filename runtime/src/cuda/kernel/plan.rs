@@ -71,6 +71,26 @@ pub struct Plan {
     pub params: Params,
 }
 
+impl Plan {
+    /// A plan with every field zero (what [`plan_into`] fills).
+    pub const EMPTY: Self = Self {
+        shape: KernelShape::Flat { vector: 1 },
+        index: IndexWidth::I32,
+        grid: 0,
+        block: 0,
+        params: Params {
+            n: 0,
+            ndim: 0,
+            reserved: 0,
+            extent: [0; MAX_KERNEL_RANK],
+            magic: [0; MAX_KERNEL_RANK],
+            shift: [0; MAX_KERNEL_RANK],
+            op: [ParamOperand { ptr: 0, stride: [0; MAX_KERNEL_RANK] }; MAX_OPERANDS],
+            scalar: ScalarArgs([0; SCALAR_BYTES]),
+        },
+    };
+}
+
 /// Plans an element-wise launch over `extents`: `operands[0]` is the output, the others inputs of
 /// the same extents (zero strides broadcast), at most [`MAX_OPERANDS`]. `None` when there are no
 /// elements.
@@ -107,16 +127,34 @@ pub fn plan<const R: usize>(extents: [usize; R], operands: &[Operand<R>]) -> Res
 /// # Errors
 ///
 /// As [`plan`].
-#[inline]
 pub fn plan_with<const R: usize>(
     extents: [usize; R],
     operands: &[Operand<R>],
     tiles: bool,
 ) -> Result<Option<Plan>, CudaError> {
+    let mut plan = Plan::EMPTY;
+    Ok(plan_into(extents, operands, tiles, &mut plan)?.then_some(plan))
+}
+
+/// As [`plan_with`], into `plan` (what a launch does: the parameter block, 1.5 KB, is filled where
+/// it is passed from): `false` when there are no elements. Fields the kernel does not read for this
+/// launch (axes past `ndim`, operands past the last, scalar bytes between scalars) keep what `plan`
+/// held ([`Plan::EMPTY`]'s zeros for a fresh plan).
+///
+/// # Errors
+///
+/// As [`plan`].
+#[inline]
+pub fn plan_into<const R: usize>(
+    extents: [usize; R],
+    operands: &[Operand<R>],
+    tiles: bool,
+    plan: &mut Plan,
+) -> Result<bool, CudaError> {
     let count = operands.len();
     assert!((1..=MAX_OPERANDS).contains(&count), "a launch has one to {MAX_OPERANDS} operands");
     if extents.contains(&0) {
-        return Ok(None);
+        return Ok(false);
     }
     let n: usize = extents.iter().product();
     // Axes of extent > 1, outermost (largest output stride) first.
@@ -170,16 +208,14 @@ pub fn plan_with<const R: usize>(
             .try_fold(0usize, |acc, &(e, s)| acc.checked_add((e - 1).checked_mul(s[k].unsigned_abs())?))
             .is_some_and(|reach| reach <= i32::MAX as usize)
     });
-    let mut params = Params {
-        n: n as u64,
-        ndim: rank as i32,
-        reserved: 0,
-        extent: [0; MAX_KERNEL_RANK],
-        magic: [0; MAX_KERNEL_RANK],
-        shift: [0; MAX_KERNEL_RANK],
-        op: [ParamOperand { ptr: 0, stride: [0; MAX_KERNEL_RANK] }; MAX_OPERANDS],
-        scalar: ScalarArgs([0; SCALAR_BYTES]),
-    };
+    // Only what the kernel reads is written: the axes below `ndim`, the operands it has.
+    let params = &mut plan.params;
+    params.n = n as u64;
+    params.ndim = rank as i32;
+    params.reserved = 0;
+    for (slot, op) in params.op.iter_mut().zip(operands) {
+        slot.ptr = op.address;
+    }
     let mut divisors = n <= i32::MAX as usize && reach_fits;
     for (axis, &(extent, strides)) in merged.iter().enumerate() {
         params.extent[axis] = extent as i64;
@@ -192,9 +228,6 @@ pub fn plan_with<const R: usize>(
         }
     }
     let index = if divisors { IndexWidth::I32 } else { IndexWidth::I64 };
-    for (slot, op) in params.op.iter_mut().zip(operands) {
-        slot.ptr = op.address;
-    }
 
     let shape = if tiled {
         KernelShape::Tiled
@@ -223,7 +256,8 @@ pub fn plan_with<const R: usize>(
         _ => n,
     };
     let grid = work.div_ceil(BLOCK as usize).clamp(1, MAX_GRID as usize) as u32;
-    Ok(Some(Plan { shape, index, grid, block: BLOCK, params }))
+    (plan.shape, plan.index, plan.grid, plan.block) = (shape, index, grid, BLOCK);
+    Ok(true)
 }
 
 /// Everything a launch does on the host before the driver call, but the module lookup: the plan of
@@ -245,16 +279,32 @@ pub fn plan_with<const R: usize>(
 /// assert_eq!(plan.params.scalar.0[..4], 2.5f32.to_ne_bytes());
 /// # Ok::<(), dlspan::cuda::CudaError>(())
 /// ```
-#[inline]
 pub fn prepare<const R: usize>(
     key: &ModuleKey,
     extents: [usize; R],
     operands: &[Operand<R>],
     scalars: &[&[u8]],
 ) -> Result<Option<Plan>, CudaError> {
-    let Some(mut plan) = plan_with(extents, operands, key.tiles())? else {
-        return Ok(None);
-    };
+    let mut plan = Plan::EMPTY;
+    Ok(prepare_into(key, extents, operands, scalars, &mut plan)?.then_some(plan))
+}
+
+/// As [`prepare`], into `plan` ([`plan_into`]): `false` when there are no elements.
+///
+/// # Errors
+///
+/// As [`prepare`].
+#[inline]
+pub fn prepare_into<const R: usize>(
+    key: &ModuleKey,
+    extents: [usize; R],
+    operands: &[Operand<R>],
+    scalars: &[&[u8]],
+    plan: &mut Plan,
+) -> Result<bool, CudaError> {
+    if !plan_into(extents, operands, key.tiles(), plan)? {
+        return Ok(false);
+    }
     if let ModuleKey::Elementwise(instance) = key {
         let mut end = 0usize;
         for (p, bytes) in instance.def().scalars().zip(scalars) {
@@ -271,7 +321,7 @@ pub fn prepare<const R: usize>(
             slot.copy_from_slice(bytes);
         }
     }
-    Ok(Some(plan))
+    Ok(true)
 }
 
 /// The module and plan of an element-wise kernel's launch over `operands` (declaration order, the
@@ -289,6 +339,23 @@ pub fn elementwise_plan<E: Executor, const R: usize>(
     operands: &mut [crate::kernel::Operand<'_, E, R>],
     scalars: &[&[u8]],
 ) -> Result<Option<(ModuleKey, Plan)>, CudaError> {
+    let mut plan = Plan::EMPTY;
+    Ok(elementwise_plan_into(instance, operands, scalars, &mut plan)?
+        .then_some((ModuleKey::Elementwise(instance), plan)))
+}
+
+/// As [`elementwise_plan`], into `plan`: `false` when there are no elements.
+///
+/// # Errors
+///
+/// As [`elementwise_plan`].
+#[inline]
+pub fn elementwise_plan_into<E: Executor, const R: usize>(
+    instance: Instance,
+    operands: &mut [crate::kernel::Operand<'_, E, R>],
+    scalars: &[&[u8]],
+    plan: &mut Plan,
+) -> Result<bool, CudaError> {
     let def = instance.def();
     let shape = broadcast(operands, def.primary())?;
     let mut kernel_operands = [Operand::new(0, [0; R], 1); MAX_OPERANDS];
@@ -296,8 +363,7 @@ pub fn elementwise_plan<E: Executor, const R: usize>(
         let raw = operands[k].raw;
         kernel_operands[slot] = Operand::new(raw.ptr.addr() as u64, raw.strides, raw.size);
     }
-    let key = ModuleKey::Elementwise(instance);
-    Ok(prepare(&key, shape, &kernel_operands[..operands.len()], scalars)?.map(|plan| (key, plan)))
+    prepare_into(&ModuleKey::Elementwise(instance), shape, &kernel_operands[..operands.len()], scalars, plan)
 }
 
 /// The merged axis to tile with the output's innermost (the last) in a launch of one input: the
@@ -329,6 +395,10 @@ fn tile_axis<const R: usize>(merged: &[(usize, [isize; MAX_OPERANDS])], operands
 fn divisor(d: usize) -> Option<(u32, u32)> {
     if d == 0 || d > i32::MAX as usize {
         return None;
+    }
+    if d.is_power_of_two() {
+        // (umulhi(x, 1) + x) >> log2(d) = x >> log2(d), with no division to make the multiplier.
+        return Some((1, d.trailing_zeros()));
     }
     let d = d as u64;
     let shift = 64 - (d - 1).leading_zeros() as u64;
