@@ -228,7 +228,8 @@ fn ulps(x: f32, reference: f64) -> f64 {
     if x.is_infinite() || rounded.is_infinite() {
         return if x == rounded { 0.0 } else { f64::INFINITY };
     }
-    let ulp = if rounded == 0.0 { f32::from_bits(1) } else { rounded.abs().next_up() - rounded.abs() };
+    let ulp =
+        if rounded == 0.0 { f32::from_bits(1) } else { f32::from_bits(rounded.abs().to_bits() + 1) - rounded.abs() };
     (f64::from(x) - reference).abs() / f64::from(ulp)
 }
 

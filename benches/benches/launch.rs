@@ -132,7 +132,6 @@ fn benches(c: &mut Criterion) {
         .unwrap();
     let table = modules.get_or_compile(&key, || Ok(FunctionTable::default())).unwrap();
     table.get_or_load(plan.shape, plan.index, || Ok(0xF00D)).unwrap();
-    drop((table, operands));
     let (key0, plan0) = (key, plan);
 
     let (stream, func) = (Stand(1), Stand(2));

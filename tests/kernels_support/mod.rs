@@ -5,6 +5,8 @@
 //! GPU with the CPU path.
 #![allow(dead_code, unreachable_pub, missing_docs)]
 
+// The CUDA tiers load this file through `cuda_support` too: one generator each.
+#[allow(clippy::duplicate_mod)]
 #[path = "../support/rng.rs"]
 mod rng;
 pub use rng::Rng;
@@ -234,9 +236,9 @@ impl<const R: usize> Layout<R> {
     /// The buffer index of logical index `index` of the broadcast shape.
     pub fn at(&self, index: [usize; R]) -> usize {
         let mut at = self.offset as isize;
-        for axis in 0..R {
-            let i = if self.extents[axis] == 1 { 0 } else { index[axis] };
-            at += i as isize * self.strides[axis];
+        for ((&i, &extent), &stride) in index.iter().zip(&self.extents).zip(&self.strides) {
+            let i = if extent == 1 { 0 } else { i };
+            at += i as isize * stride;
         }
         at as usize
     }

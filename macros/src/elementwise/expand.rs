@@ -163,7 +163,7 @@ fn element(kernel: &Kernel<'_>, lints: &[&syn::Attribute], stub: bool) -> TokenS
         /// reference the CUDA translation is tested against.
         #(#lints)*
         #[inline(always)]
-        #[allow(unused_mut, unused_parens, unused_variables, clippy::all)]
+        #[allow(unused_mut, unused_parens, unused_variables, clippy::all, clippy::multiple_bound_locations)]
         #vis fn element<#(#generics),*>(#(#params),*) where #where_clause #body
     }
 }
@@ -193,6 +193,7 @@ fn instance(kernel: &Kernel<'_>, analysis: &Analysis) -> TokenStream {
     });
     quote! {
         /// The kernel instantiated with these types, as the CUDA tiers compile it.
+        #[allow(clippy::multiple_bound_locations)]
         #vis fn instance<#(#params),*>() -> ::dlspan::kernel::Instance where #where_clause {
             #(#asserts)*
             ::dlspan::kernel::Instance::new(Self::def(), const { &[#(#infos),*] })
@@ -239,7 +240,7 @@ fn run(kernel: &Kernel<'_>) -> TokenStream {
         /// Runs the kernel over views: on [`dlspan::kernel::Cpu`] (host and managed views), or on a
         /// CUDA stream (`&dlspan::cuda::Stream`: device and managed views). Read views are
         /// broadcast to the shape of the first written view.
-        #[allow(clippy::too_many_arguments)]
+        #[allow(clippy::too_many_arguments, clippy::multiple_bound_locations)]
         #vis fn run<#executor, #(#user_params,)* #(#view_types,)* const #rank: usize>(
             self,
             __dlspan_on: #executor,

@@ -23,9 +23,9 @@ pub enum KernelKind {
     Fill,
     /// `out = a + b` (integers wrap; floats round once).
     Add,
-    /// `out = alpha * a`.
+    /// `x = alpha * x`, in place.
     Scale,
-    /// `out = alpha * a + b`, unfused (two roundings, as Rust computes it).
+    /// `y = alpha * x + y`, in place, unfused (two roundings, as Rust computes it).
     Axpy,
     /// `out = a` converted to the output's scalar type, as [`dtype::cast`](crate::dtype::cast).
     Cast,

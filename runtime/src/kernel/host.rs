@@ -83,8 +83,8 @@ impl<const R: usize, const N: usize> Walk<R, N> {
     fn new(shape: [usize; R], operands: &[RawOperand<R>; N], primary: usize) -> Self {
         let mut axes: [usize; R] = core::array::from_fn(|axis| axis);
         let mut count = 0;
-        for axis in 0..R {
-            if shape[axis] > 1 {
+        for (axis, &extent) in shape.iter().enumerate() {
+            if extent > 1 {
                 axes[count] = axis;
                 count += 1;
             }
@@ -161,15 +161,15 @@ impl<const R: usize, const N: usize> Walk<R, N> {
                 }
                 axis -= 1;
                 index[axis] += 1;
-                for k in 0..N {
-                    ptrs[k] = ptrs[k].wrapping_offset(self.strides[axis][k]);
+                for (ptr, &stride) in ptrs.iter_mut().zip(&self.strides[axis]) {
+                    *ptr = ptr.wrapping_offset(stride);
                 }
                 if index[axis] < self.extents[axis] {
                     break;
                 }
-                for k in 0..N {
-                    let back = self.strides[axis][k].wrapping_mul(self.extents[axis] as isize);
-                    ptrs[k] = ptrs[k].wrapping_offset(back.wrapping_neg());
+                for (ptr, &stride) in ptrs.iter_mut().zip(&self.strides[axis]) {
+                    let back = stride.wrapping_mul(self.extents[axis] as isize);
+                    *ptr = ptr.wrapping_offset(back.wrapping_neg());
                 }
                 index[axis] = 0;
             }

@@ -105,17 +105,17 @@ pub fn broadcast<E: Executor, const R: usize>(
 ) -> Result<[usize; R], DlpackError> {
     let shape = operands[primary].raw.extents;
     for op in operands.iter_mut() {
-        for axis in 0..R {
+        for (axis, &expected) in shape.iter().enumerate() {
             let found = op.raw.extents[axis];
-            if found == shape[axis] {
+            if found == expected {
                 continue;
             }
             if found == 1 && !op.writes {
-                op.raw.extents[axis] = shape[axis];
+                op.raw.extents[axis] = expected;
                 op.raw.strides[axis] = 0;
                 continue;
             }
-            return Err(DlpackError::ShapeMismatch { axis, expected: shape[axis], found });
+            return Err(DlpackError::ShapeMismatch { axis, expected, found });
         }
     }
     Ok(shape)
@@ -190,7 +190,7 @@ pub unsafe trait ViewRef<E: Executor, const R: usize> {
 }
 
 // SAFETY: references to elements of a view the caller borrows shared.
-unsafe impl<'r, Ex: Executor, const R: usize, X: Read<Ex, R>> ViewRef<Ex, R> for &'r X {
+unsafe impl<Ex: Executor, const R: usize, X: Read<Ex, R>> ViewRef<Ex, R> for &X {
     type Elem = X::Elem;
     type Item<'a> = &'a X::Elem;
     type Run<'a> = core::slice::Iter<'a, X::Elem>;
@@ -216,7 +216,7 @@ unsafe impl<'r, Ex: Executor, const R: usize, X: Read<Ex, R>> ViewRef<Ex, R> for
 
 // SAFETY: references to elements of a view the caller borrows uniquely (mutable views' elements are
 // distinct, and no other argument can reach them: the borrow checker holds the view).
-unsafe impl<'r, Ex: Executor, const R: usize, X: Write<Ex, R>> ViewRef<Ex, R> for &'r mut X {
+unsafe impl<Ex: Executor, const R: usize, X: Write<Ex, R>> ViewRef<Ex, R> for &mut X {
     type Elem = X::Elem;
     type Item<'a> = &'a mut X::Elem;
     type Run<'a> = core::slice::IterMut<'a, X::Elem>;

@@ -160,13 +160,13 @@ pub fn plan_into<const R: usize>(
     // Axes of extent > 1, outermost (largest output stride) first.
     let mut axes = [(0usize, [0isize; MAX_OPERANDS]); R];
     let mut found = 0;
-    for axis in 0..R {
-        if extents[axis] > 1 {
+    for (axis, &extent) in extents.iter().enumerate() {
+        if extent > 1 {
             let mut strides = [0isize; MAX_OPERANDS];
             for (slot, op) in strides.iter_mut().zip(operands) {
                 *slot = op.strides[axis];
             }
-            axes[found] = (extents[axis], strides);
+            axes[found] = (extent, strides);
             found += 1;
         }
     }
