@@ -492,27 +492,69 @@ def access_section():
 
 
 
+KERNEL_LAYOUTS = [("row", "row-major"), ("column", "column-major"), ("transposed", "transposed (strided)"),
+                  ("reversed", "reversed (relaxed)")]
+
+
+def kernel_counts(layout):
+    """Instructions per element of `kernel_time`'s variants for one layout (5 runs over 1024²)."""
+    counts = {}
+    try:
+        with open(os.path.join(CRITERION, f"kernel_{layout}.txt")) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 3 and "kernel_time::" in line:
+                    name = line.split("kernel_time::", 1)[1].split()[0]
+                    counts[name] = int(parts[0].replace(",", "")) / (5 * 1024 * 1024)
+    except OSError:
+        pass
+    return counts
+
+
+def kernel_times():
+    """Median µs per (layout label, variant) from `kernel_time`'s interleaved rounds."""
+    times = {}
+    try:
+        with open(os.path.join(CRITERION, "kernel_time.txt")) as f:
+            for line in f:
+                m = re.match(r"(.+?)\s+kernel\s+([\d.]+) µs\s+zip2_with\s+([\d.]+) µs\s+ndarray\s+([\d.]+) µs", line)
+                if m:
+                    times[m.group(1).strip()] = tuple(float(m.group(k)) for k in (2, 3, 4))
+    except OSError:
+        pass
+    return times
+
+
 def kernels_section():
     """Element-wise kernels: the CPU path beside zip2_with and ndarray's Zip, and the host-side
     cost of a cached launch beside cudarc's launch builder."""
     lines = ["## Element-wise kernels", ""]
-    lines.append("`out = a·x + b·y` over 1024×1024 float32, the three views in one layout over their own "
-                 "buffers: an `elementwise!` kernel run by `dlspan::kernel::Cpu` beside the same body through "
-                 "`MdspanMut::zip2_with` (hand-written) and ndarray's `Zip` (`benches/benches/kernels.rs`). Every "
-                 "loop streams 12 MB and is bound by memory: differences of a few percent are the machine's noise.")
+    lines.append("`out = a·x + b·y` over 1024×1024 float32, the three views in one layout over their own buffers: an "
+                 "`elementwise!` kernel run by `dlspan::kernel::Cpu` beside the same body through `MdspanMut::zip2_with` "
+                 "(hand-written) and ndarray's `Zip`. Every loop streams 12 MB and is bound by memory, so on this shared "
+                 "machine the times move by more than the variants differ: the timings are medians of interleaved rounds "
+                 "(`kernel_time`, every variant once per round), and the instruction counts (callgrind, deterministic) "
+                 "show what each variant does per element. Criterion's sequential groups (`--bench kernels`) are in "
+                 "`target/criterion`.")
     lines.append("")
+    times = kernel_times()
     rows = []
-    for key, label in LAYOUTS:
-        g = f"kernel_axpby_{key}_1024"
-        vals = {b: median(g, b) for b in ("dlspan_kernel", "dlspan_zip2_with", "ndarray_zip")}
-        r_zip = ratio(vals["dlspan_kernel"], vals["dlspan_zip2_with"])
-        r_nd = ratio(vals["dlspan_kernel"], vals["ndarray_zip"])
-        rows.append([label, fmt_ns(vals["dlspan_kernel"]), fmt_ns(vals["dlspan_zip2_with"]), fmt_ns(vals["ndarray_zip"]),
-                     fmt_ratio(r_zip), fmt_ratio(r_nd)])
-        if vals["dlspan_kernel"] is not None:
-            target(f"element-wise kernel ({label}, 1024²) within 5% of zip2_with", r_zip is not None and r_zip <= 1.05, fmt_ratio(r_zip))
-            target(f"element-wise kernel ({label}, 1024²) no slower than ndarray's Zip", r_nd is not None and r_nd <= NOISE, fmt_ratio(r_nd))
-    lines.append(table(["layout", "kernel (Cpu)", "zip2_with", "ndarray Zip", "kernel / zip2_with", "kernel / ndarray"], rows))
+    for key, label in KERNEL_LAYOUTS:
+        counts = kernel_counts(key)
+        t = times.get(label)
+        c = [counts.get(n) for n in ("kernel", "zip2_with", "ndarray_zip")]
+        rows.append([label] + ["–" if v is None else f"{v:.3f}" for v in c] +
+                    (["–"] * 3 if t is None else [fmt_ns(v * 1000) for v in t]) +
+                    ["–" if t is None else fmt_ratio(t[0] / t[1]), "–" if t is None else fmt_ratio(t[0] / t[2])])
+        if c[0] is not None and c[1] is not None:
+            target(f"element-wise kernel ({label}, 1024²) within 5% of zip2_with (instructions)", c[0] <= c[1] * 1.05,
+                   fmt_ratio(c[0] / c[1]))
+        if t is not None:
+            target(f"element-wise kernel ({label}, 1024²) within 5% of zip2_with (time)", t[0] <= t[1] * 1.05, fmt_ratio(t[0] / t[1]))
+            target(f"element-wise kernel ({label}, 1024²) no slower than ndarray's Zip (time)", t[0] <= t[2] * NOISE,
+                   fmt_ratio(t[0] / t[2]))
+    lines.append(table(["layout", "kernel (instr./element)", "zip2_with", "ndarray Zip", "kernel (time)", "zip2_with",
+                        "ndarray Zip", "kernel / zip2_with", "kernel / ndarray"], rows))
     lines.append("")
     g = "launch_axpby_1024x1024"
     ours, cudarc = median(g, "dlspan_marshal"), median(g, "cudarc_builder")
@@ -525,12 +567,13 @@ def kernels_section():
                  "(a, b, three slices with their events, the count, extents and strides) through cudarc's launch "
                  "builder. No driver here: cudarc's builder is a copy of its code over stand-ins, and the views carry "
                  "no event (the waits and records are driver calls, excluded on both sides) "
-                 "(`cargo bench -p dlspan-benches --features cuda --bench launch`).")
+                 "(`cargo bench -p dlspan-benches --features cuda --bench launch`; criterion medians).")
     lines.append("")
     rows = [["dlspan (operands, plan, scalars, cache lookups, one argument)", fmt_ns(ours)],
             ["cudarc launch builder (14 arguments, 3 slices' events)", fmt_ns(cudarc)],
             ["of which dlspan's plan", fmt_ns(median(g, "step_plan"))],
-            ["of which dlspan's module and kernel lookup", fmt_ns(median(g, "step_lookup"))]]
+            ["of which dlspan's module and kernel lookup", fmt_ns(median(g, "step_lookup"))],
+            ["dlspan / cudarc", fmt_ratio(ratio(ours, cudarc))]]
     lines.append(table(["", "median"], rows))
     lines.append("")
     if ours is not None:

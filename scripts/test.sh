@@ -77,6 +77,7 @@ done
 
 step "benches in test mode (each benchmark runs once)"
 cargo test --locked -p dlspan-benches --benches
+cargo test --locked -p dlspan-benches --features cuda --bench launch
 
 step "python: the dlspan module and its tests against NumPy, PyTorch and JAX"
 bash scripts/python.sh

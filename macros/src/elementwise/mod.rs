@@ -39,3 +39,11 @@ pub(crate) fn elementwise(tokens: TokenStream) -> TokenStream {
     });
     result.unwrap_or_else(|error| fallback::stub(&kernel, error))
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_view_limit_is_the_runtimes() {
+        assert_eq!(super::MAX_VIEWS, dlspan::kernel::MAX_VIEWS);
+    }
+}
