@@ -12,6 +12,8 @@ target="${CARGO_TARGET_DIR:-target}"
 out="$target/criterion"
 rm -f "$out/allocations.tsv"
 cargo bench --locked -p dlspan-benches "$@"
+# The launch benchmark needs dlspan's CUDA module (no driver, no GPU).
+cargo bench --locked -p dlspan-benches --features cuda --bench launch "$@"
 
 mkdir -p "$out"
 cargo build --locked --release -p dlspan-benches --bin import_instructions --bin export_instructions
@@ -45,6 +47,16 @@ for layout in row column transposed relaxed; do
   callgrind_annotate --inclusive=yes "$out/iteration_$layout.callgrind" > "$out/iteration_$layout.txt" 2> /dev/null
 done
 "$target/release/iteration_time" 21 > "$out/iteration_time.txt"
+
+# Element-wise kernels on host views: instructions per element of each variant and layout
+# (callgrind), and wall-clock medians of interleaved rounds.
+cargo build --locked --release -p dlspan-benches --bin kernel_time
+for layout in row column transposed reversed; do
+  valgrind --tool=callgrind --callgrind-out-file="$out/kernel_$layout.callgrind" \
+    "$target/release/kernel_time" 1 "$layout" > /dev/null 2>&1
+  callgrind_annotate --inclusive=yes "$out/kernel_$layout.callgrind" > "$out/kernel_$layout.txt" 2> /dev/null
+done
+"$target/release/kernel_time" 21 > "$out/kernel_time.txt"
 
 # Written aside first: the report keeps the sections of BENCHMARKS.md that other scripts write.
 python3 scripts/bench_report.py > "$out/BENCHMARKS.md"

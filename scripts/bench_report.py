@@ -492,6 +492,97 @@ def access_section():
     return lines
 
 
+
+KERNEL_LAYOUTS = [("row", "row-major"), ("column", "column-major"), ("transposed", "transposed (strided)"),
+                  ("reversed", "reversed (relaxed)")]
+
+
+def kernel_counts(layout):
+    """Instructions per element of `kernel_time`'s variants for one layout (5 runs over 1024²)."""
+    counts = {}
+    try:
+        with open(os.path.join(CRITERION, f"kernel_{layout}.txt")) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 3 and "kernel_time::" in line:
+                    name = line.split("kernel_time::", 1)[1].split()[0]
+                    counts[name] = int(parts[0].replace(",", "")) / (5 * 1024 * 1024)
+    except OSError:
+        pass
+    return counts
+
+
+def kernel_times():
+    """Median µs per (layout label, variant) from `kernel_time`'s interleaved rounds."""
+    times = {}
+    try:
+        with open(os.path.join(CRITERION, "kernel_time.txt")) as f:
+            for line in f:
+                m = re.match(r"(.+?)\s+kernel\s+([\d.]+) µs\s+zip2_with\s+([\d.]+) µs\s+ndarray\s+([\d.]+) µs", line)
+                if m:
+                    times[m.group(1).strip()] = tuple(float(m.group(k)) for k in (2, 3, 4))
+    except OSError:
+        pass
+    return times
+
+
+def kernels_section():
+    """Element-wise kernels: the CPU path beside zip2_with and ndarray's Zip, and the host-side
+    cost of a cached launch beside cudarc's launch builder."""
+    lines = ["## Element-wise kernels", ""]
+    lines.append("`out = a·x + b·y` over 1024×1024 float32, the three views in one layout over their own buffers: an "
+                 "`elementwise!` kernel run by `dlspan::kernel::Cpu` beside the same body through `MdspanMut::zip2_with` "
+                 "(hand-written) and ndarray's `Zip`. Every loop streams 12 MB and is bound by memory, so on this shared "
+                 "machine the times move by more than the variants differ: the timings are medians of interleaved rounds "
+                 "(`kernel_time`, every variant once per round), and the instruction counts (callgrind, deterministic) "
+                 "show what each variant does per element. Criterion's sequential groups (`--bench kernels`) are in "
+                 "`target/criterion`.")
+    lines.append("")
+    times = kernel_times()
+    rows = []
+    for key, label in KERNEL_LAYOUTS:
+        counts = kernel_counts(key)
+        t = times.get(label)
+        c = [counts.get(n) for n in ("kernel", "zip2_with", "ndarray_zip")]
+        rows.append([label] + ["–" if v is None else f"{v:.3f}" for v in c] +
+                    (["–"] * 3 if t is None else [fmt_ns(v * 1000) for v in t]) +
+                    ["–" if t is None else fmt_ratio(t[0] / t[1]), "–" if t is None else fmt_ratio(t[0] / t[2])])
+        if c[0] is not None and c[1] is not None:
+            target(f"element-wise kernel ({label}, 1024²) within 5% of zip2_with (instructions)", c[0] <= c[1] * 1.05,
+                   fmt_ratio(c[0] / c[1]))
+        if t is not None:
+            target(f"element-wise kernel ({label}, 1024²) within 5% of zip2_with (time)", t[0] <= t[1] * 1.05, fmt_ratio(t[0] / t[1]))
+            target(f"element-wise kernel ({label}, 1024²) no slower than ndarray's Zip (time)", t[0] <= t[2] * NOISE,
+                   fmt_ratio(t[0] / t[2]))
+    lines.append(table(["layout", "kernel (instr./element)", "zip2_with", "ndarray Zip", "kernel (time)", "zip2_with",
+                        "ndarray Zip", "kernel / zip2_with", "kernel / ndarray"], rows))
+    lines.append("")
+    g = "launch_axpby_1024x1024"
+    ours, cudarc = median(g, "dlspan_marshal"), median(g, "cudarc_builder")
+    lines.append("### Launching a cached kernel: the host side")
+    lines.append("")
+    lines.append("What `axpby.run(&stream, ..)` does before the driver's launch call, over 1024×1024 device views "
+                 "(a transposed input, a broadcast row): views to operands, broadcast, plan (axes merged, divisors, the "
+                 "1.5 KB parameter block), scalars, the module and kernel found in a device's caches, the parameter "
+                 "block pushed as the launch's argument; beside pushing a hand-written strided kernel's arguments "
+                 "(a, b, three slices with their events, the count, extents and strides) through cudarc's launch "
+                 "builder. No driver here: cudarc's builder is a copy of its code over stand-ins, and the views carry "
+                 "no event (the waits and records are driver calls, excluded on both sides) "
+                 "(`cargo bench -p dlspan-benches --features cuda --bench launch`; criterion medians).")
+    lines.append("")
+    rows = [["dlspan (operands, plan, scalars, cache lookups, one argument)", fmt_ns(ours)],
+            ["cudarc launch builder (14 arguments, 3 slices' events)", fmt_ns(cudarc)],
+            ["of which dlspan's plan", fmt_ns(median(g, "step_plan"))],
+            ["of which dlspan's module and kernel lookup", fmt_ns(median(g, "step_lookup"))],
+            ["dlspan / cudarc", fmt_ratio(ratio(ours, cudarc))]]
+    lines.append(table(["", "median"], rows))
+    lines.append("")
+    if ours is not None:
+        r = ratio(ours, cudarc)
+        target("cached launch's host side within 1.1× of cudarc's launch builder", r is not None and r <= 1.10, fmt_ratio(r))
+    return lines
+
+
 def kept_sections():
     """The sections other scripts write into BENCHMARKS.md (the Python exchange's, from
     `bash scripts/bench_python.sh`), kept as they are."""
@@ -512,6 +603,7 @@ def main():
     body += export_section()
     body += managed_section()
     body += access_section()
+    body += kernels_section()
     out = ["# dlspan benchmarks", ""]
     out.append(f"Generated by `bash scripts/bench.sh` on {datetime.date.today().isoformat()}: {machine()}. "
                "Medians of criterion runs; every ratio compares numbers measured in the same run (the machine "

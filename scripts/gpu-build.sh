@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds, on the development machine, what scripts/gpu.sh runs on a GPU machine that has no Rust
-# toolchain: the GPU test binary and the bandwidth benchmark (release, feature `cuda`), copied with
-# scripts/gpu.sh into target/gpu-bundle/, which must stay within the 64 MiB a device call carries.
+# toolchain: the GPU test binary, the bandwidth benchmark and the element-wise example (release,
+# feature `cuda`), copied with scripts/gpu.sh into target/gpu-bundle/, which must stay within the
+# 64 MiB a device call carries.
 # The binaries need only the driver and NVRTC at run time (cudarc loads both dynamically).
 #
 #   bash scripts/gpu-build.sh && (carry target/gpu-bundle) && bash target/gpu-bundle/gpu.sh
@@ -19,11 +20,12 @@ for l in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "cuda_gpu":
         print(m["executable"])')
 [ -n "$test_bin" ] || { echo "no cuda_gpu test binary found" >&2; exit 1; }
-cargo build --release --locked --features cuda --example cuda_bandwidth
+cargo build --release --locked --features cuda --example cuda_bandwidth --example elementwise
 cp "$test_bin" "$bundle/cuda_gpu"
 cp "$target/release/examples/cuda_bandwidth" "$bundle/cuda_bandwidth"
+cp "$target/release/examples/elementwise" "$bundle/elementwise"
 cp scripts/gpu.sh "$bundle/gpu.sh"
-strip "$bundle/cuda_gpu" "$bundle/cuda_bandwidth"
+strip "$bundle/cuda_gpu" "$bundle/cuda_bandwidth" "$bundle/elementwise"
 bytes=$(du -sb "$bundle" | cut -f1)
 limit=$((64 << 20))
 echo "bundle: $bundle, $((bytes >> 10)) KiB (limit $((limit >> 20)) MiB)"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs dlspan's prebuilt GPU binaries on a machine with a CUDA GPU and no Rust toolchain (built by
 # scripts/gpu-build.sh): the GPU tests (every kernel against the CPU reference on fresh random data,
-# outputs poisoned first; every cast pair on boundary inputs), the same tests under compute-sanitizer
-# memcheck and racecheck, and the bandwidth table (copies, transposes, casts). NVRTC comes from the
+# outputs poisoned first; every cast pair on boundary inputs; every element-wise test kernel against
+# the CPU path), the same tests under compute-sanitizer memcheck and racecheck, the element-wise
+# example, and the bandwidth table (copies, transposes, casts). NVRTC comes from the
 # system toolkit or the pip wheel `nvidia-cuda-nvrtc`.
 #
 #   bash gpu.sh            (from the bundle directory, or with DLSPAN_GPU_BUNDLE=dir)
@@ -38,6 +39,9 @@ else
   echo "compute-sanitizer not found" >&2
   failed=1
 fi
+
+step "the element-wise example on the GPU (the same results as on the CPU)"
+"$bundle/elementwise" || failed=1
 
 step "bandwidth (256 MiB tensors)"
 "$bundle/cuda_bandwidth" || failed=1

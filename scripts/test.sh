@@ -60,22 +60,24 @@ cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 step "cargo test (unit, integration, doc, UI)"
 # The NVRTC tier writes the kernel x dtype matrix it compiled here (test output is captured).
 matrix="${CARGO_TARGET_DIR:-$root/target}/tmp/nvrtc-matrix.txt"
-rm -f "$matrix"
+elementwise_list="${CARGO_TARGET_DIR:-$root/target}/tmp/nvrtc-elementwise.txt"
+rm -f "$matrix" "$elementwise_list"
 cargo test --workspace --all-features --locked
 
 step "kernels compiled to PTX by the NVRTC tier"
-cat "$matrix"
+cat "$matrix" "$elementwise_list"
 
 step "memcheck: test binaries under valgrind (invalid accesses and leaks fail)"
 bash scripts/valgrind.sh
 
 step "examples"
-for example in tour dlpack_to_mdspan mdspan_to_dlpack; do
+for example in tour dlpack_to_mdspan mdspan_to_dlpack elementwise; do
   cargo run --quiet --locked --example "$example" > /dev/null
 done
 
 step "benches in test mode (each benchmark runs once)"
 cargo test --locked -p dlspan-benches --benches
+cargo test --locked -p dlspan-benches --features cuda --bench launch
 
 step "python: the dlspan module and its tests against NumPy, PyTorch and JAX"
 bash scripts/python.sh

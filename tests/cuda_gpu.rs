@@ -5,6 +5,8 @@
 
 #[macro_use]
 mod cuda_support;
+#[macro_use]
+mod kernels_support;
 
 use cuda_support::{
     Arith, CAST_SCALARS, Case, CastInput, Reference, Rng, TestElement, arithmetic, bytes, cast, movement,
@@ -92,8 +94,8 @@ impl<T: DlElement> Launch<T, T> for Same {
             KernelKind::Copy => stream.copy(&inputs[0], out),
             KernelKind::Fill => stream.fill(out, scalar),
             KernelKind::Add => stream.add(&inputs[0], &inputs[1], out),
-            // `scale` is in place: the input is copied into the output first.
-            KernelKind::Scale => stream.copy(&inputs[0], out).and_then(|()| stream.scale(out, scalar)),
+            // `scale` is in place (its case has no input).
+            KernelKind::Scale => stream.scale(out, scalar),
             KernelKind::Axpy => stream.axpy(out, scalar, &inputs[0]),
             KernelKind::Cast => stream.cast(&inputs[0], out),
         }
@@ -556,4 +558,136 @@ fn a_managed_tensor_is_released_only_after_the_work_on_its_views() {
     for copy in &copies {
         assert_eq!(mismatches(&download(&b, copy), 5.0), []);
     }
+}
+
+/// One random case of an element-wise kernel on the GPU (arguments as `kernel_case!`): the CPU
+/// path into each output's `expected`, the kernel launched on device views of the same data (inputs
+/// uploaded, outputs uploaded poisoned) into its `actual`, compared within `$ulps` (0: bit for bit,
+/// for kernels of `+ - * /`, `sqrt`, `mul_add`, comparisons and casts; the math functions' bound of
+/// rule K4 for the others).
+macro_rules! gpu_case {
+    ($stream:expr, $rng:expr, $shape:expr, $ulps:expr, $kernel:ident $(::<$g:ty>)?; $($kind:ident $name:ident: $t:ty $(= $value:expr)?),* $(,)?) => {{
+        let shape = $shape;
+        $(kernel_case!(@make $kind $rng, shape, $name, $t, $($value)?);)*
+        $kernel.run(dlspan::kernel::Cpu, $(gpu_case!(@cpu $kind $name)),*).expect("the CPU path runs");
+        $(gpu_case!(@upload $stream, $kind $name);)*
+        $kernel.run($stream, $(gpu_case!(@gpu $kind $name)),*).expect("the kernel launches");
+        $(gpu_case!(@download $stream, $kind $name);)*
+        let what = format!("{} on the GPU against the CPU path, shape {shape:?}", stringify!($kernel $(::<$g>)?));
+        $(gpu_case!(@check $kind $name what $ulps);)*
+    }};
+    (@cpu s $name:ident) => { $name };
+    (@cpu i $name:ident) => { &$name.layout.view(&$name.buffer) };
+    (@cpu o $name:ident) => { &mut $name.layout.view_mut(&mut $name.expected) };
+    (@upload $stream:expr, s $name:ident) => {};
+    (@upload $stream:expr, i $name:ident) => { let $name = (upload($stream, &$name.buffer), $name); };
+    (@upload $stream:expr, o $name:ident) => { let mut $name = (upload($stream, &$name.before), $name); };
+    (@gpu s $name:ident) => { $name };
+    (@gpu i $name:ident) => {
+        &DeviceMdspan::<_, _, LayoutStrideRelaxed>::from_cuda_relaxed(&$name.0, $name.1.layout.extents, $name.1.layout.strides, $name.1.layout.offset).unwrap()
+    };
+    (@gpu o $name:ident) => {
+        &mut DeviceMdspanMut::<_, _, LayoutStrideRelaxed>::from_cuda_relaxed(&mut $name.0, $name.1.layout.extents, $name.1.layout.strides, $name.1.layout.offset).unwrap()
+    };
+    (@download $stream:expr, s $name:ident) => {};
+    (@download $stream:expr, i $name:ident) => {};
+    (@download $stream:expr, o $name:ident) => { $name.1.actual = download($stream, &$name.0); };
+    (@check s $name:ident $what:ident $ulps:expr) => {};
+    (@check i $name:ident $what:ident $ulps:expr) => {};
+    (@check o $name:ident $what:ident $ulps:expr) => { $name.1.check_within(&format!("{} output `{}`", $what, stringify!($name)), $ulps) };
+}
+
+/// Every test kernel once at rank `R` on the GPU.
+fn every_kernel_on_the_gpu<const R: usize>(stream: &Stream, rng: &mut kernels_support::Rng, max: usize) {
+    use dlspan::dtype::Float8E4m3fn;
+    use kernels_support::*;
+    // CUDA's documented bounds (rule K4) plus the CPU's libm error, in the output's own ulps.
+    const MATH: f64 = 8.0;
+    let shape = random_extents::<R>(rng, max, true);
+    gpu_case!(stream, rng, shape, 0.0, axpby::<f16>; s a: f16, s b: f16, i x: f16, i y: f16, o out: f16);
+    gpu_case!(stream, rng, shape, 0.0, axpby::<bf16>; s a: bf16, s b: bf16, i x: bf16, i y: bf16, o out: bf16);
+    gpu_case!(stream, rng, shape, 0.0, axpby::<f32>; s a: f32, s b: f32, i x: f32, i y: f32, o out: f32);
+    gpu_case!(stream, rng, shape, 0.0, axpby::<f64>; s a: f64, s b: f64, i x: f64, i y: f64, o out: f64);
+    gpu_case!(stream, rng, shape, 0.0, axpby::<i8>; s a: i8, s b: i8, i x: i8, i y: i8, o out: i8);
+    gpu_case!(stream, rng, shape, 0.0, axpby::<u32>; s a: u32, s b: u32, i x: u32, i y: u32, o out: u32);
+    gpu_case!(stream, rng, shape, 0.0, axpby::<i128>; s a: i128, s b: i128, i x: i128, i y: i128, o out: i128);
+    gpu_case!(stream, rng, shape, 0.0, gray; i px: Rgba, o out: u8);
+    gpu_case!(stream, rng, shape, 0.0, brighten; o px: Rgba, s by: u8);
+    gpu_case!(stream, rng, shape, MATH, soft::<f16>; i x: f16, s limit: f16, o out: f16);
+    gpu_case!(stream, rng, shape, MATH, soft::<f32>; i x: f32, s limit: f32, o out: f32);
+    gpu_case!(stream, rng, shape, MATH, soft::<f64>; i x: f64, s limit: f64, o out: f64);
+    for which in 0..UNARY {
+        // sqrt (0), floor, ceil, round, trunc, abs and negation (10 to 15) are exact.
+        let ulps = if which == 0 || which >= 10 { 0.0 } else { MATH };
+        gpu_case!(stream, rng, shape, ulps, unary::<bf16>; i x: bf16, s which: i32 = which, o out: bf16);
+        gpu_case!(stream, rng, shape, ulps, unary::<f32>; i x: f32, s which: i32 = which, o out: f32);
+        gpu_case!(stream, rng, shape, ulps, unary::<f64>; i x: f64, s which: i32 = which, o out: f64);
+    }
+    for which in 0..BINARY {
+        // `+ - * / %`, min, max, mul_add are exact; powf (5) is a math function.
+        let ulps = if which == 5 { MATH } else { 0.0 };
+        gpu_case!(stream, rng, shape, ulps, binary::<f16>; i x: f16, i y: f16, i z: f16, s which: i32 = which, o out: f16);
+        gpu_case!(stream, rng, shape, ulps, binary::<f32>; i x: f32, i y: f32, i z: f32, s which: i32 = which, o out: f32);
+        gpu_case!(stream, rng, shape, ulps, binary::<f64>; i x: f64, i y: f64, i z: f64, s which: i32 = which, o out: f64);
+    }
+    gpu_case!(stream, rng, shape, 0.0, integers::<i8>; i x: i8, i y: i8, o quotient: i8, o other: i8);
+    gpu_case!(stream, rng, shape, 0.0, integers::<u64>; i x: u64, i y: u64, o quotient: u64, o other: u64);
+    gpu_case!(stream, rng, shape, 0.0, integers::<i128>; i x: i128, i y: i128, o quotient: i128, o other: i128);
+    gpu_case!(stream, rng, shape, 0.0, mask::<f32>; i x: f32, s low: f32, s high: f32, o out: bool);
+    gpu_case!(stream, rng, shape, 0.0, select::<f64>; i m: bool, i a: f64, i b: f64, o out: f64);
+    gpu_case!(stream, rng, shape, 0.0, casts; i x: f32, o i: i32, o h: f16, o b: bf16, o e: Float8E4m3fn, o m: Meters);
+    gpu_case!(stream, rng, shape, 0.0, copy::<Rgba>; i x: Rgba, o out: Rgba);
+}
+
+/// Every element-wise kernel of the tests on the GPU against the CPU path, on fresh random data
+/// and layouts (transposed, reversed, broadcast, zero-size, rank 0), outputs poisoned: bit for bit
+/// for the exact operations, within rule K4's bounds for the math functions.
+#[test]
+fn elementwise_kernels_match_the_cpu_path_on_the_gpu() {
+    let Some(stream) = stream_or_skip() else { return };
+    let mut rng = kernels_support::Rng::new(fresh_seed());
+    for _ in 0..4 {
+        every_kernel_on_the_gpu::<0>(&stream, &mut rng, 1);
+        every_kernel_on_the_gpu::<1>(&stream, &mut rng, 1000);
+        every_kernel_on_the_gpu::<2>(&stream, &mut rng, 40);
+        every_kernel_on_the_gpu::<3>(&stream, &mut rng, 9);
+        every_kernel_on_the_gpu::<5>(&stream, &mut rng, 3);
+    }
+}
+
+/// Launch rules on a stream: a view of another device is a typed error before anything runs;
+/// managed views are accepted, and host access after the launch sees the kernel's results (the
+/// launch waited, rule C3); launches on device views are asynchronous (the stream is idle only
+/// after a synchronisation).
+#[test]
+fn elementwise_launch_rules_on_a_stream() {
+    let Some(stream) = stream_or_skip() else { return };
+    use kernels_support::axpby;
+    let x = upload(&stream, &[1.0f32, 2.0, 3.0]);
+    let mut out = stream.alloc_zeros::<f32>(3).unwrap();
+    let x_view = DeviceMdspan::<f32, 1>::from_cuda(&x, [3]).unwrap();
+    // SAFETY: the view is never read; its mapping fits the allocation.
+    let foreign =
+        unsafe { DeviceMdspan::<f32, 1>::from_raw_parts(x_view.data_handle(), Mapping::compact([3]).unwrap(), 1) };
+    let result = axpby.run(
+        &stream,
+        1.0,
+        1.0,
+        &x_view,
+        &foreign,
+        &mut DeviceMdspanMut::<f32, 1>::from_cuda(&mut out, [3]).unwrap(),
+    );
+    assert!(matches!(result, Err(CudaError::WrongDevice { expected: 0, found: 1 })), "{result:?}");
+    // Managed memory: written by the GPU, read on the host right after the call.
+    // SAFETY: zero bytes are valid `f32`s.
+    let mut unified = unsafe { stream.gpu().context().alloc_unified::<f32>(3, true) }.unwrap();
+    let compact = Mapping::compact([3]).unwrap();
+    let mut managed = ManagedMdspanMut::<f32, 1>::from_unified_mapping(&mut unified, compact, &stream).unwrap();
+    axpby.run(&stream, 2.0, 0.0, &x_view, &x_view, &mut managed).unwrap();
+    assert_eq!(managed.as_view().to_vec(), [2.0, 4.0, 6.0]);
+    // A kernel on the CPU over the managed view, broadcasting a host scalar view: y = 1·x + y.
+    let one = [1.0f32];
+    let host = HostMdspan::<f32, 0>::from_slice(&one, []).unwrap();
+    dlspan::kernel::builtin::axpy.run(dlspan::kernel::Cpu, 1.0, &host, &mut managed).unwrap();
+    assert_eq!(managed.as_view().to_vec(), [3.0, 5.0, 7.0]);
 }

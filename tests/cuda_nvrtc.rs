@@ -1,5 +1,6 @@
 //! The NVRTC tier: every kernel module (operation × built-in element type, and casts between
-//! every pair of scalar types; each module holding every shape class and both index widths)
+//! every pair of scalar types; each module holding every shape class and both index widths), and
+//! every element-wise kernel of the tests and examples for every instantiation they launch,
 //! compiled to PTX through the runtime's own code path, for the H100's virtual architecture.
 //! Needs NVRTC (`scripts/test.sh` installs the `nvidia-cuda-nvrtc` wheel), not a GPU. Writes the
 //! matrix compiled to `target/tmp/nvrtc-matrix.txt`, which the test command prints.
@@ -7,6 +8,12 @@
 
 #[macro_use]
 mod cuda_support;
+#[macro_use]
+mod kernels_support;
+/// The example `elementwise`, whose kernels this tier compiles too.
+#[allow(dead_code, unreachable_pub)]
+#[path = "../examples/elementwise.rs"]
+mod example;
 
 use cuda_support::CAST_SCALARS;
 use dlspan::cuda::kernel::{ElementType, IndexWidth, ModuleKey, compile_ptx};
@@ -127,7 +134,7 @@ fn compile_all(keys: &[ModuleKey]) -> Vec<usize> {
                     let Some(i) = next.lock().unwrap().next() else { break };
                     let key = &keys[i];
                     let ptx = compile_ptx(key, "compute_90")
-                        .unwrap_or_else(|e| panic!("{} {} <- {}: {e}", key.kind, key.out, key.input));
+                        .unwrap_or_else(|e| panic!("{} {} <- {}: {e}", key.name(), key.out(), key.input()));
                     let mut count = 0;
                     for shape in key.shapes() {
                         for index in [IndexWidth::I32, IndexWidth::I64] {
@@ -152,7 +159,7 @@ fn row(name: &str, types: &[ElementType], keys: &[ModuleKey], kernels: &[usize])
         let counts: Vec<usize> = keys
             .iter()
             .zip(kernels)
-            .filter(|(key, _)| key.kind == kind && types.contains(&key.out))
+            .filter(|(key, _)| key.kind() == Some(kind) && types.contains(&key.out()))
             .map(|(_, &n)| n)
             .collect();
         let (low, high) = (counts.iter().min(), counts.iter().max());
@@ -163,7 +170,7 @@ fn row(name: &str, types: &[ElementType], keys: &[ModuleKey], kernels: &[usize])
             _ => "-".to_owned(),
         });
     }
-    let casts = keys.iter().filter(|key| key.kind == KernelKind::Cast && types.contains(&key.input)).count();
+    let casts = keys.iter().filter(|key| key.kind() == Some(KernelKind::Cast) && types.contains(&key.input())).count();
     cells.push(if casts == 0 { "-".to_owned() } else { format!("{casts}") });
     format!("{name:<24} {}", cells.iter().map(|c| format!("{c:>7}")).collect::<Vec<_>>().join(" "))
 }
@@ -198,7 +205,7 @@ fn every_kernel_and_element_type_compiles_to_ptx() {
         }
     }
     // Copy and fill for every type; arithmetic for every integer and IEEE-like float.
-    let arithmetic = keys.iter().filter(|k| k.kind == KernelKind::Add).count();
+    let arithmetic = keys.iter().filter(|k| k.kind() == Some(KernelKind::Add)).count();
     assert_eq!(arithmetic, 14, "i8..i128, u8..u128, f16, bf16, f32, f64");
     // Casts between every pair of scalar types, each module holding every shape and rank class.
     let mut scalars = Vec::new();
@@ -249,4 +256,72 @@ fn every_kernel_and_element_type_compiles_to_ptx() {
     // The test command prints the matrix from this file (test output is captured).
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("nvrtc-matrix.txt");
     std::fs::write(&path, &table).expect("write the matrix");
+}
+
+/// The element-wise kernels of the tests and of the example `elementwise`, every instantiation
+/// they launch, each module holding every shape and both index widths; the list is written to
+/// `target/tmp/nvrtc-elementwise.txt`, which the test command prints after the matrix.
+#[test]
+fn every_elementwise_kernel_of_the_tests_and_examples_compiles_to_ptx() {
+    if !cuda_support::nvrtc_or_skip() {
+        return;
+    }
+    let mut instances = kernels_support::instances();
+    instances.extend([
+        example::blend::instance::<f16>(),
+        example::blend::instance::<bf16>(),
+        example::blend::instance::<f32>(),
+        example::over::instance(),
+    ]);
+    let keys: Vec<ModuleKey> = instances.iter().map(|&i| ModuleKey::elementwise(i).expect("a module")).collect();
+    let kernels = compile_all(&keys);
+    let mut list = format!(
+        "NVRTC tier (compute_90): {} element-wise instantiations of the tests and examples, {} kernels:\n",
+        keys.len(),
+        kernels.iter().sum::<usize>()
+    );
+    for (instance, count) in instances.iter().zip(&kernels) {
+        list += &format!("  {:<40} {count:>3} kernels ({})\n", instance.to_string(), instance.def().file);
+    }
+    print!("{list}");
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("nvrtc-elementwise.txt");
+    std::fs::write(&path, &list).expect("write the list");
+}
+
+/// A kernel the GPU compiler refuses is reported at the kernel's own Rust lines, with their text,
+/// and the file and line where it is declared; not as a log of generated code. (A kernel that rustc
+/// compiles compiles for the GPU; this one is made by hand to fail.)
+#[test]
+fn compile_errors_are_reported_at_the_kernels_rust_lines() {
+    if !cuda_support::nvrtc_or_skip() {
+        return;
+    }
+    use dlspan::kernel::{ElementwiseDef, Instance, Param, ParamKind, TypeInfo};
+    static BROKEN: ElementwiseDef = ElementwiseDef {
+        name: "broken",
+        file: "src/shaders.rs",
+        line: 40,
+        params: &[Param { name: "out", kind: ParamKind::Write { read: false }, ty: 0 }],
+        types: 1,
+        cast_targets: &[],
+        fields: false,
+        source: "#line 41 \"src/shaders.rs\"\nDL_DEV void dl_body(dl_t0& v_out) {\n#line 42 \"src/shaders.rs\"\n  dl_assign(v_out, v_undefined);\n}\n",
+        lines: &[(41, "fn broken(out: &mut f32) {"), (42, "*out = undefined;")],
+    };
+    static TYPES: [TypeInfo; 1] = [TypeInfo::of::<f32>()];
+    let key = ModuleKey::elementwise(Instance::new(&BROKEN, &TYPES)).expect("a module");
+    let Err(CudaError::Compile { kernel, log, .. }) = compile_ptx(&key, "compute_90") else {
+        panic!("the broken kernel compiled");
+    };
+    assert_eq!(kernel, "broken<float32> (src/shaders.rs:40)");
+    assert!(
+        log.starts_with(
+            "element-wise kernel `broken` declared at src/shaders.rs:40 did not compile for broken<float32>:"
+        ),
+        "{log}"
+    );
+    assert!(log.contains("src/shaders.rs:42: error: identifier \"v_undefined\" is undefined"), "{log}");
+    assert!(log.contains("42 | *out = undefined;"), "{log}");
+    assert!(!log.contains("dl_params") && !log.contains("generated code"), "{log}");
+    println!("{log}");
 }

@@ -2,6 +2,7 @@
 //! re-exports them next to the traits and types they generate code for.
 
 mod element;
+mod elementwise;
 mod mdspan;
 mod record;
 mod repr;
@@ -111,6 +112,61 @@ pub fn derive_dl_record(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn mdspan(input: TokenStream) -> TokenStream {
     mdspan::mdspan(input.into()).into()
+}
+
+/// Declares an element-wise kernel: a function over scalars, written once in a subset of Rust, run
+/// over views of any rank and layout on the CPU (as Rust) and on CUDA streams (translated to CUDA
+/// C++, compiled by NVRTC).
+///
+/// ```text
+/// elementwise! {
+///     /// docs
+///     pub fn name<T: Scalar, ..>(a: T, x: &T, y: &U, out: &mut T, ..) { body }
+/// }
+/// ```
+///
+/// Parameters are scalars by value (`a: T`: element types), views read element by element
+/// (`x: &T`) and views written (`out: &mut T`, at least one). It expands to a unit struct `name`
+/// with `name.run(on, args..)` (`on` is `dlspan::kernel::Cpu` or a `&cuda::Stream`; each view
+/// argument `&view` or `&mut view`; inputs broadcast to the first written view's shape),
+/// `name::element(..)` (the body on one element, as Rust) and `name::instance::<T..>()`.
+///
+/// The body's subset: `let` (one name, an optional type), assignments to `*out`, `out.field` and
+/// `let mut` names (`=`, `+=`, `-=`, `*=`, `/=`, `%=`), `if`/`else` (statements, or values with one
+/// expression per branch), literals, `+ - * / %`, unary `-`, comparisons, `&&`, `||`, `!`, `as`
+/// casts, fields of derived element types, and the math methods `sqrt`, `exp`, `exp2`, `ln`,
+/// `log2`, `log10`, `sin`, `cos`, `tan`, `tanh`, `floor`, `ceil`, `round`, `trunc`, `abs`, `min`,
+/// `max`, `powf`, `mul_add`. Anything else is a compile error at its token saying what is allowed.
+/// The semantics (the same bits on the CPU and the GPU) and the rest of the rules are
+/// `dlspan::kernel`'s documentation and the rules page, section K.
+///
+/// ```
+/// use dlspan::kernel::{Cpu, Scalar};
+/// use dlspan::{HostMdspan, HostMdspanMut};
+///
+/// dlspan::elementwise! {
+///     /// `out = a·x + b·y`.
+///     fn axpby<T: Scalar>(a: T, b: T, x: &T, y: &T, out: &mut T) {
+///         *out = a * *x + b * *y;
+///     }
+/// }
+///
+/// let (x, y) = ([1.0f32, 2.0], [3.0f32, 4.0]);
+/// let mut out = [0.0f32; 2];
+/// axpby.run(
+///     Cpu,
+///     2.0,
+///     1.0,
+///     &HostMdspan::<f32, 1>::from_slice(&x, [2])?,
+///     &HostMdspan::<f32, 1>::from_slice(&y, [2])?,
+///     &mut HostMdspanMut::<f32, 1>::from_slice(&mut out, [2])?,
+/// )?;
+/// assert_eq!(out, [5.0, 8.0]);
+/// # Ok::<(), dlspan::DlpackError>(())
+/// ```
+#[proc_macro]
+pub fn elementwise(input: TokenStream) -> TokenStream {
+    elementwise::elementwise(input.into()).into()
 }
 
 /// The runtime crate's path in generated code when `#[dl(crate = ...)]` is absent.

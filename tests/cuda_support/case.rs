@@ -27,11 +27,21 @@ pub type Reference<'a, Out, In> = &'a dyn Fn(Option<In>, Option<In>, Out, Out) -
 
 impl<Out: TestElement, In: TestElement, const R: usize> Case<Out, In, R> {
     /// A random case of `kind`: extents up to `max_extent` per axis, input values from `value`.
-    /// `axpy`'s second input is its output, so it gets one input buffer.
+    /// `axpy` and `scale` update their output in place: `axpy` reads one input besides, `scale`
+    /// none.
     pub fn random(rng: &mut Rng, kind: KernelKind, max_extent: usize, value: fn(&mut Rng) -> In) -> Self {
+        let inputs = match kind {
+            KernelKind::Axpy => 1,
+            KernelKind::Scale => 0,
+            other => other.inputs(),
+        };
+        Self::with_inputs(rng, inputs, max_extent, value)
+    }
+
+    /// A random case with `inputs` input views.
+    pub fn with_inputs(rng: &mut Rng, inputs: usize, max_extent: usize, value: fn(&mut Rng) -> In) -> Self {
         let extents = random_extents::<R>(rng, max_extent);
         let out_layout = random_layout(rng, extents, false);
-        let inputs = if kind == KernelKind::Axpy { 1 } else { kind.inputs() };
         let in_layouts: Vec<Layout<R>> = (0..inputs).map(|_| random_layout(rng, extents, true)).collect();
         let in_buffers = in_layouts.iter().map(|l| (0..l.len).map(|_| value(rng)).collect()).collect();
         let poisoned = (0..out_layout.len).map(|_| Out::random(rng)).collect();
@@ -78,11 +88,12 @@ pub fn movement<T: Copy>(kind: KernelKind) -> impl Fn(Option<T>, Option<T>, T, T
     }
 }
 
-/// The reference of `add`, `scale` and `axpy` (wrapping integers, one rounding per operation).
+/// The reference of `add`, `scale` and `axpy` (wrapping integers, one rounding per operation;
+/// `scale` and `axpy` update the output in place).
 pub fn arithmetic<T: super::Arith>(kind: KernelKind) -> impl Fn(Option<T>, Option<T>, T, T) -> T {
     move |a, b, scalar, old| match kind {
         KernelKind::Add => a.expect("first input").add(b.expect("second input")),
-        KernelKind::Scale => scalar.mul(a.expect("input")),
+        KernelKind::Scale => scalar.mul(old),
         KernelKind::Axpy => scalar.mul(a.expect("input")).add(old),
         other => panic!("{other} is not arithmetic"),
     }

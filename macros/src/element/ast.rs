@@ -13,6 +13,8 @@ pub(crate) struct Input<'a> {
     pub(crate) dl: DlAttrs,
     /// The fields in declaration order; empty for a unit struct or empty braces.
     pub(crate) fields: Vec<&'a Type>,
+    /// The fields' names in declaration order (`"0"`, `"1"`, ... for tuple fields).
+    pub(crate) names: Vec<String>,
     /// Span of the field list (or of the identifier for a unit struct).
     pub(crate) fields_span: Span,
 }
@@ -39,6 +41,12 @@ impl<'a> Input<'a> {
         };
         let repr = Repr::from_attrs(&node.attrs)?;
         let dl = attr::parse(&node.attrs)?;
+        let names = data
+            .fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| f.ident.as_ref().map_or_else(|| i.to_string(), ToString::to_string))
+            .collect();
         let (fields, fields_span) = match &data.fields {
             Fields::Named(named) => (named.named.iter().map(|f| &f.ty).collect(), named.brace_token.span.join()),
             Fields::Unnamed(unnamed) => {
@@ -46,6 +54,6 @@ impl<'a> Input<'a> {
             }
             Fields::Unit => (Vec::new(), node.ident.span()),
         };
-        Ok(Self { ident: &node.ident, generics: &node.generics, repr, dl, fields, fields_span })
+        Ok(Self { ident: &node.ident, generics: &node.generics, repr, dl, fields, names, fields_span })
     }
 }

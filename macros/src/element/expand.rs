@@ -33,7 +33,7 @@ fn transparent(input: &Input<'_>, krate: &Path) -> TokenStream {
     // the field's `VALIDITY` is forwarded, so a newtype of `bool` is checked on import as `bool` is.
     let value = quote!(<#field as #krate::DlElement>::DTYPE);
     let validity = quote!(<#field as #krate::DlElement>::VALIDITY);
-    with_proofs(ident, krate, &is_element, &value, Some(&validity))
+    with_proofs(ident, krate, &is_element, &value, Some(&validity), &input.names)
 }
 
 /// `#[repr(C)]` struct of N fields of one element type: N times the lanes of that type.
@@ -74,7 +74,7 @@ fn lanes(input: &Input<'_>, krate: &Path) -> TokenStream {
     let value = quote!(#krate::__private::lanes_dtype(<#first as #krate::DlElement>::DTYPE, #count));
     let fields = &input.fields;
     let validity = quote!(#krate::dtype::Validity::AnyBits #(.and(<#fields as #krate::DlElement>::VALIDITY))*);
-    with_proofs(ident, krate, &proofs, &value, Some(&validity))
+    with_proofs(ident, krate, &proofs, &value, Some(&validity), &input.names)
 }
 
 /// `#[dl(code = ..., bits = ..., lanes = ...)]` over fields that accept any bytes.
@@ -116,7 +116,7 @@ fn explicit_dtype(input: &Input<'_>, explicit: &Explicit, krate: &Path) -> Token
     // `VALIDITY`, `AnyBits`, holds.
     let proofs = quote!(#(#plain)* #no_padding #size_matches);
     let value = quote!(#krate::ffi::DLDataType::new(#code, #bits, #lanes));
-    with_proofs(ident, krate, &proofs, &value, None)
+    with_proofs(ident, krate, &proofs, &value, None, &[])
 }
 
 /// The impl, with the proofs in a named module-level const that holds the data type and the
@@ -124,13 +124,15 @@ fn explicit_dtype(input: &Input<'_>, explicit: &Explicit, krate: &Path) -> Token
 /// if `DTYPE` is never used), all proofs share one body (so an unmet bound on a field is reported
 /// once), and the impl only names the const (so a missing `Copy` is reported once). The proofs read
 /// the value as `__dlspan_dtype`; reading `Self::DTYPE` there would be a cycle. `validity`, when
-/// given, is the `VALIDITY` forwarded from the fields (the default, `AnyBits`, otherwise).
+/// given, is the `VALIDITY` forwarded from the fields (the default, `AnyBits`, otherwise); `names`
+/// are the fields' names, which element-wise kernels spell in their CUDA C++.
 fn with_proofs(
     ident: &syn::Ident,
     krate: &Path,
     proofs: &TokenStream,
     value: &TokenStream,
     validity: Option<&TokenStream>,
+    names: &[String],
 ) -> TokenStream {
     let holder = quote::format_ident!("__DLSPAN_DTYPE_OF_{}", ident);
     let validity = validity.map_or_else(|| quote!(#krate::dtype::Validity::AnyBits), Clone::clone);
@@ -146,6 +148,7 @@ fn with_proofs(
         unsafe impl #krate::DlElement for #ident {
             const DTYPE: #krate::ffi::DLDataType = #holder.0;
             const VALIDITY: #krate::dtype::Validity = #holder.1;
+            const FIELD_NAMES: &'static [&'static str] = &[#(#names),*];
         }
     }
 }

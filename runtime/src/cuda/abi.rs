@@ -23,9 +23,9 @@ pub enum KernelKind {
     Fill,
     /// `out = a + b` (integers wrap; floats round once).
     Add,
-    /// `out = alpha * a`.
+    /// `x = alpha * x`, in place.
     Scale,
-    /// `out = alpha * a + b`, unfused (two roundings, as Rust computes it).
+    /// `y = alpha * x + y`, in place, unfused (two roundings, as Rust computes it).
     Axpy,
     /// `out = a` converted to the output's scalar type, as [`dtype::cast`](crate::dtype::cast).
     Cast,
@@ -138,15 +138,23 @@ pub struct ParamOperand {
     pub stride: [i64; MAX_KERNEL_RANK],
 }
 
-/// Scalar arguments (a fill value, the `a` of `scale` and `axpy`), as bytes of the element type.
+/// The most operands (views) a kernel indexes: the output and the inputs of the built-in kernels, the
+/// views of an element-wise kernel (`dlspan::kernel::MAX_VIEWS`, kept equal by an assertion).
+pub const MAX_OPERANDS: usize = 8;
+
+/// The bytes of scalar arguments a kernel takes in all (a fill value, the `alpha` of `scale` and
+/// `axpy`, an element-wise kernel's scalars, each at an offset aligned to its alignment, up to 16).
+pub const SCALAR_BYTES: usize = 128;
+
+/// Scalar arguments, as the bytes of their element types.
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ScalarArgs(pub [[u8; 64]; 2]);
+pub struct ScalarArgs(pub [u8; SCALAR_BYTES]);
 
 /// The kernel parameters, mirroring the preamble's `dl_params` field for field.
 ///
 /// ```
-/// assert_eq!(core::mem::size_of::<dlspan::cuda::kernel::Params>(), 816);
+/// assert_eq!(core::mem::size_of::<dlspan::cuda::kernel::Params>(), 1488);
 /// ```
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,13 +171,13 @@ pub struct Params {
     pub magic: [u32; MAX_KERNEL_RANK],
     /// Shifts of the 32-bit division by each extent.
     pub shift: [u32; MAX_KERNEL_RANK],
-    /// Output, first input, second input.
-    pub op: [ParamOperand; 3],
+    /// The operands: the output (the primary view) first.
+    pub op: [ParamOperand; MAX_OPERANDS],
     /// Scalar arguments.
     pub scalar: ScalarArgs,
 }
 
-const _: () = assert!(core::mem::size_of::<Params>() == 816);
+const _: () = assert!(core::mem::size_of::<Params>() == 1488);
 
 // SAFETY: `Params` is `#[repr(C)]` plain data laid out exactly as the kernels' `dl_params` (the
 // size is asserted on both sides), passed by value as a kernel parameter.

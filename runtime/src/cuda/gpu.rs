@@ -1,12 +1,10 @@
 //! [`Gpu`]: one CUDA device's primary context, with the kernel modules compiled for it.
 
-use super::abi::{IndexWidth, KernelShape};
 use super::error::{CudaError, CudaLibrary};
-use super::kernel::{self, ModuleKey, Plan};
+use super::kernel::{self, FunctionTable, ModuleCache, ModuleKey, Plan};
 use super::library::driver_present;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// A CUDA device: its primary context and the kernel modules compiled for it (each compiled
@@ -30,20 +28,15 @@ struct GpuInner {
     context: Arc<CudaContext>,
     /// NVRTC's virtual architecture for this device (`compute_90` for compute capability 9.0).
     arch: String,
-    /// One slot per module asked for: filled by its first compilation, which holds only the
-    /// slot's lock, so different modules compile in parallel and one module compiles once.
-    modules: Mutex<HashMap<ModuleKey, Arc<ModuleSlot>>>,
-    /// The slots filled.
-    compiled: AtomicUsize,
+    /// The modules compiled for this device: each compiles under its own slot's lock, so different
+    /// modules compile in parallel and one module compiles once.
+    modules: ModuleCache<Module>,
 }
-
-/// A module once compiled and loaded.
-type ModuleSlot = Mutex<Option<Arc<Module>>>;
 
 /// A loaded module and its kernels loaded so far, by shape and index width.
 struct Module {
     module: Arc<CudaModule>,
-    functions: Mutex<HashMap<(KernelShape, IndexWidth), CudaFunction>>,
+    functions: FunctionTable<CudaFunction>,
 }
 
 impl core::fmt::Debug for Gpu {
@@ -94,12 +87,8 @@ impl Gpu {
         }
         let context = CudaContext::new(ordinal)?;
         let (major, minor) = context.compute_capability()?;
-        let inner = Arc::new(GpuInner {
-            context,
-            arch: format!("compute_{major}{minor}"),
-            modules: Mutex::new(HashMap::new()),
-            compiled: AtomicUsize::new(0),
-        });
+        let inner =
+            Arc::new(GpuInner { context, arch: format!("compute_{major}{minor}"), modules: ModuleCache::default() });
         devices.insert(ordinal, Arc::downgrade(&inner));
         Ok(Self { inner })
     }
@@ -144,37 +133,19 @@ impl Gpu {
     /// # Ok::<(), dlspan::cuda::CudaError>(())
     /// ```
     pub fn compiled_modules(&self) -> usize {
-        self.inner.compiled.load(Ordering::Relaxed)
+        self.inner.modules.compiled()
     }
 
     /// The kernel of `plan` in module `key`, compiling and loading the module on first use.
     pub(crate) fn function(&self, key: &ModuleKey, plan: &Plan) -> Result<CudaFunction, CudaError> {
-        let slot = {
-            let mut modules = self.inner.modules.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            Arc::clone(modules.entry(*key).or_default())
-        };
-        let module = {
-            let mut slot = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            match &*slot {
-                Some(module) => Arc::clone(module),
-                None => {
-                    // Compiled under the slot's lock: two threads asking for one module compile it
-                    // once; a failure leaves the slot empty.
-                    let ptx = kernel::compile(key, &self.inner.arch)?;
-                    let module = self.inner.context.load_module(ptx)?;
-                    let module = Arc::new(Module { module, functions: Mutex::new(HashMap::new()) });
-                    *slot = Some(Arc::clone(&module));
-                    self.inner.compiled.fetch_add(1, Ordering::Relaxed);
-                    module
-                }
-            }
-        };
-        let mut functions = module.functions.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(function) = functions.get(&(plan.shape, plan.index)) {
-            return Ok(function.clone());
-        }
-        let function = module.module.load_function(&key.entry(plan.shape, plan.index))?;
-        functions.insert((plan.shape, plan.index), function.clone());
-        Ok(function)
+        let module = self.inner.modules.get_or_compile(key, || {
+            let ptx = kernel::compile(key, &self.inner.arch)?;
+            let module = self.inner.context.load_module(ptx)?;
+            Ok(Module { module, functions: FunctionTable::default() })
+        })?;
+        let function = module.functions.get_or_load(plan.shape, plan.index, || {
+            Ok(module.module.load_function(&key.entry(plan.shape, plan.index))?)
+        })?;
+        Ok(function.clone())
     }
 }

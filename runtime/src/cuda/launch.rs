@@ -3,7 +3,7 @@
 //! between the waits and records that order it with its operands' other uses ([`run`]).
 
 use super::error::CudaError;
-use super::kernel::{ModuleKey, Operand, Plan, plan};
+use super::kernel::{ModuleKey, Operand, Plan, prepare_into};
 use super::order::{EventRef, Order, run, schedule};
 use super::stream::Stream;
 use crate::dtype::DlElement;
@@ -44,22 +44,21 @@ impl Stream {
         Ok(())
     }
 
-    /// The kernel of `key` over `operands` (output first) and its plan, compiling the module on
-    /// first use; `None` when there are no elements.
+    /// The kernel of `key` over `operands` (output first, slot order for element-wise kernels) and
+    /// its plan, with `scalars` (declaration order) placed in the parameters, compiling the module
+    /// on first use; `None` when there are no elements.
     pub(super) fn kernel<const R: usize>(
         &self,
-        key: ModuleKey,
+        key: &ModuleKey,
         extents: [usize; R],
         operands: &[Operand<R>],
-        scalar: Option<&[u8]>,
+        scalars: &[&[u8]],
     ) -> Result<Option<(CudaFunction, Plan)>, CudaError> {
-        let Some(mut plan) = plan(extents, operands)? else {
+        let mut plan = Plan::EMPTY;
+        if !prepare_into(key, extents, operands, scalars, &mut plan)? {
             return Ok(None);
-        };
-        if let Some(bytes) = scalar {
-            plan.params.scalar.0[0][..bytes.len()].copy_from_slice(bytes);
         }
-        let function = self.gpu().function(&key, &plan)?;
+        let function = self.gpu().function(key, &plan)?;
         Ok(Some((function, plan)))
     }
 
@@ -81,13 +80,13 @@ impl Stream {
     /// other uses of their memory by `orders` (one per operand).
     pub(super) fn launch<const R: usize>(
         &self,
-        key: ModuleKey,
+        key: &ModuleKey,
         extents: [usize; R],
         operands: &[Operand<R>],
         orders: &[Order<EventRef<'_>>],
-        scalar: Option<&[u8]>,
+        scalars: &[&[u8]],
     ) -> Result<(), CudaError> {
-        let Some((function, plan)) = self.kernel(key, extents, operands, scalar)? else {
+        let Some((function, plan)) = self.kernel(key, extents, operands, scalars)? else {
             return Ok(());
         };
         run(&**self.cudarc(), &schedule(orders), || self.enqueue(&function, &plan))

@@ -15,6 +15,11 @@
 //!   contiguous, strided with merged axes otherwise, through shared-memory tiles for transposes.
 //!   The generator, the launch planner and the compiler (`cuda/kernel/`) are not part of this
 //!   API; the test tiers run them directly.
+//! - Element-wise kernels of your own ([`elementwise!`](crate::elementwise), [`crate::kernel`])
+//!   run on a stream with `kernel.run(&stream, args..)`: their bodies are translated to CUDA C++,
+//!   compiled once per element types and device, and launched like the built-in operations (`fill`,
+//!   `add`, `scale` and `axpy` are such kernels), under the rules of section
+//!   [K](crate::rules#k).
 //! - [`Stream::copy_from_host`] / [`Stream::copy_to_host`] copy between host and device views of
 //!   any strides; [`export_cuda`] (or [`export_cuda_for_consumer`]) hands a `CudaSlice` to DLPack
 //!   consumers as a [`ManagedTensor`](crate::ManagedTensor), and foreign CUDA tensors become device
@@ -50,6 +55,7 @@
 //! ```
 
 mod abi;
+mod elementwise;
 mod error;
 mod export;
 mod gpu;

@@ -64,6 +64,12 @@ pub trait DeviceWrite<T, const R: usize>: DeviceRead<T, R> {}
 /// reaches_kernels::<Device>();
 /// reaches_kernels::<Managed>();
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` memory is not reached by kernels on a stream",
+    label = "a view of `{Self}` memory",
+    note = "kernels on a `cuda::Stream` take device and managed views; host views run on `dlspan::kernel::Cpu`",
+    note = "copy host data to the device first (`Stream::copy_from_host`)"
+)]
 pub trait KernelSpace: MemorySpace {
     /// The ordinal a launch checks, if any.
     #[doc(hidden)]

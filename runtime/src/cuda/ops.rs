@@ -9,12 +9,14 @@
 //! ([rule C6](crate::rules#c6)).
 
 use super::abi::KernelKind;
+use super::elementwise::device_operand;
 use super::error::CudaError;
 use super::kernel::ModuleKey;
 use super::launch::bytes_of;
 use super::operand::{DeviceRead, DeviceWrite};
 use super::stream::Stream;
 use crate::dtype::DlElement;
+use crate::kernel::Instance;
 
 impl Stream {
     /// Copies `src` into `dst`, element by element: views of one shape with any strides on either
@@ -44,7 +46,7 @@ impl Stream {
         self.check(extents, &[(&extents, dst.kernel_ordinal()), (&src.kernel_extents(), src.kernel_ordinal())])?;
         let key = ModuleKey::new::<T, T>(KernelKind::Copy)?;
         let orders = [dst.kernel_order(), src.kernel_order()];
-        self.launch(key, extents, &[dst.kernel_operand(), src.kernel_operand()], &orders, None)
+        self.launch(&key, extents, &[dst.kernel_operand(), src.kernel_operand()], &orders, &[])
     }
 
     /// Sets every element of `dst` to `value`.
@@ -65,10 +67,8 @@ impl Stream {
         dst: &mut impl DeviceWrite<T, R>,
         value: T,
     ) -> Result<(), CudaError> {
-        let extents = dst.kernel_extents();
-        self.check(extents, &[(&extents, dst.kernel_ordinal())])?;
-        let key = ModuleKey::new::<T, T>(KernelKind::Fill)?;
-        self.launch(key, extents, &[dst.kernel_operand()], &[dst.kernel_order()], Some(bytes_of(&value)))
+        let instance = builtin(ModuleKey::new::<T, T>(KernelKind::Fill)?);
+        self.launch_elementwise(instance, &mut [device_operand(dst, true)], &[bytes_of(&value)])
     }
 
     /// `out = a + b` element-wise (integers wrap; floats round once; `f16`/`bf16` compute in `f32`
@@ -95,18 +95,9 @@ impl Stream {
         b: &impl DeviceRead<T, R>,
         out: &mut impl DeviceWrite<T, R>,
     ) -> Result<(), CudaError> {
-        let extents = out.kernel_extents();
-        self.check(
-            extents,
-            &[
-                (&extents, out.kernel_ordinal()),
-                (&a.kernel_extents(), a.kernel_ordinal()),
-                (&b.kernel_extents(), b.kernel_ordinal()),
-            ],
-        )?;
-        let key = ModuleKey::new::<T, T>(KernelKind::Add)?;
-        let orders = [out.kernel_order(), a.kernel_order(), b.kernel_order()];
-        self.launch(key, extents, &[out.kernel_operand(), a.kernel_operand(), b.kernel_operand()], &orders, None)
+        let instance = builtin(ModuleKey::new::<T, T>(KernelKind::Add)?);
+        let mut operands = [device_operand(a, false), device_operand(b, false), device_operand(out, true)];
+        self.launch_elementwise(instance, &mut operands, &[])
     }
 
     /// `x = alpha * x` element-wise, in place (the view first, then the scalar, as
@@ -129,13 +120,8 @@ impl Stream {
         x: &mut impl DeviceWrite<T, R>,
         alpha: T,
     ) -> Result<(), CudaError> {
-        let extents = x.kernel_extents();
-        self.check(extents, &[(&extents, x.kernel_ordinal())])?;
-        let key = ModuleKey::new::<T, T>(KernelKind::Scale)?;
-        // The kernel reads each element and writes it back in the same thread: `x` is output and
-        // input at once.
-        let operand = x.kernel_operand();
-        self.launch(key, extents, &[operand, operand], &[x.kernel_order()], Some(bytes_of(&alpha)))
+        let instance = builtin(ModuleKey::new::<T, T>(KernelKind::Scale)?);
+        self.launch_elementwise(instance, &mut [device_operand(x, true)], &[bytes_of(&alpha)])
     }
 
     /// `y = alpha * x + y` element-wise, in place, unfused (two roundings, as Rust's `a * x + y`):
@@ -160,11 +146,9 @@ impl Stream {
         alpha: T,
         x: &impl DeviceRead<T, R>,
     ) -> Result<(), CudaError> {
-        let extents = y.kernel_extents();
-        self.check(extents, &[(&extents, y.kernel_ordinal()), (&x.kernel_extents(), x.kernel_ordinal())])?;
-        let key = ModuleKey::new::<T, T>(KernelKind::Axpy)?;
-        let (y_operand, orders) = (y.kernel_operand(), [y.kernel_order(), x.kernel_order()]);
-        self.launch(key, extents, &[y_operand, x.kernel_operand(), y_operand], &orders, Some(bytes_of(&alpha)))
+        let instance = builtin(ModuleKey::new::<T, T>(KernelKind::Axpy)?);
+        let mut operands = [device_operand(x, false), device_operand(y, true)];
+        self.launch_elementwise(instance, &mut operands, &[bytes_of(&alpha)])
     }
 
     /// `dst = src` converted element by element to `dst`'s type: what
@@ -197,6 +181,14 @@ impl Stream {
         self.check(extents, &[(&extents, dst.kernel_ordinal()), (&src.kernel_extents(), src.kernel_ordinal())])?;
         let key = ModuleKey::new::<T, U>(KernelKind::Cast)?;
         let orders = [dst.kernel_order(), src.kernel_order()];
-        self.launch(key, extents, &[dst.kernel_operand(), src.kernel_operand()], &orders, None)
+        self.launch(&key, extents, &[dst.kernel_operand(), src.kernel_operand()], &orders, &[])
+    }
+}
+
+/// The instantiation of a built-in element-wise kernel's module.
+fn builtin(key: ModuleKey) -> Instance {
+    match key {
+        ModuleKey::Elementwise(instance) => instance,
+        ModuleKey::Builtin { .. } => unreachable!("fill, add, scale and axpy are element-wise kernels"),
     }
 }

@@ -16,6 +16,7 @@
 //! waits), [`run`] the sequence around the enqueued work over a [`Queue`]; the unit tests below run
 //! both against a recording queue.
 
+use super::abi::MAX_OPERANDS;
 use super::error::CudaError;
 use crate::space::OrderEvent;
 use cudarc::driver::{CudaEvent, CudaStream, SyncOnDrop};
@@ -53,17 +54,28 @@ impl Eq for EventRef<'_> {}
 /// records after it (each once, in operand order), and whether the host waits for the work.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Schedule<E> {
-    pub(crate) events: Vec<E>,
+    events: [Option<E>; MAX_OPERANDS],
     pub(crate) host_wait: bool,
 }
 
-/// The schedule of an operation over operands ordered by `orders`.
+impl<E: Copy> Schedule<E> {
+    /// The events, in operand order.
+    pub(crate) fn events(&self) -> impl Iterator<Item = E> + '_ {
+        self.events.iter().map_while(|e| *e)
+    }
+}
+
+/// The schedule of an operation over operands ordered by `orders` (at most [`MAX_OPERANDS`]).
 pub(crate) fn schedule<E: Copy + Eq>(orders: &[Order<E>]) -> Schedule<E> {
-    let mut events = Vec::with_capacity(orders.len());
+    let mut events = [None; MAX_OPERANDS];
+    let mut count = 0;
     let mut host_wait = false;
     for order in orders {
         match *order {
-            Order::Tracked(event) if !events.contains(&event) => events.push(event),
+            Order::Tracked(event) if !events[..count].contains(&Some(event)) => {
+                events[count] = Some(event);
+                count += 1;
+            }
             Order::Tracked(_) | Order::Caller => {}
             Order::Blocking => host_wait = true,
         }
@@ -90,12 +102,12 @@ pub(crate) fn run<E: Copy, Q: Queue<E>>(
     schedule: &Schedule<E>,
     enqueue: impl FnOnce() -> Result<(), CudaError>,
 ) -> Result<(), CudaError> {
-    for &event in &schedule.events {
+    for event in schedule.events() {
         queue.wait(event)?;
     }
     let enqueued = enqueue();
     let mut recorded = Ok(());
-    for &event in &schedule.events {
+    for event in schedule.events() {
         let result = queue.record(event);
         if recorded.is_ok() {
             recorded = result;

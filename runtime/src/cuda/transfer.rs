@@ -59,7 +59,7 @@ impl Stream {
         let compact = compact_strides(&extents, LayoutKind::Right)?;
         let key = ModuleKey::new::<T, T>(KernelKind::Copy)?;
         let operands = [target, Operand::new(address, compact, size_of::<T>())];
-        let Some((function, plan)) = self.kernel(key, extents, &operands, None)? else {
+        let Some((function, plan)) = self.kernel(&key, extents, &operands, &[])? else {
             return Ok(());
         };
         // SAFETY: `temp` holds `staged.len()` elements, written on this stream only.
@@ -146,7 +146,7 @@ impl Stream {
             let compact = compact_strides(&extents, LayoutKind::Right)?;
             let key = ModuleKey::new::<T, T>(KernelKind::Copy)?;
             let operands = [Operand::new(address, compact, size_of::<T>()), source];
-            if let Some((function, plan)) = self.kernel(key, extents, &operands, None)? {
+            if let Some((function, plan)) = self.kernel(&key, extents, &operands, &[])? {
                 run(&**self.cudarc(), &schedule, || {
                     self.enqueue(&function, &plan)?;
                     // SAFETY: the temporary holds `n` elements, written by the kernel before on

@@ -132,6 +132,12 @@ pub unsafe trait DlElement: Copy + Send + Sync + 'static {
     /// assert_eq!(f32::VALIDITY, Validity::AnyBits);
     /// ```
     const VALIDITY: Validity = Validity::AnyBits;
+
+    /// The names of a `#[derive(DlElement)]` struct's fields, in order (`["r", "g", "b", "a"]`, or
+    /// `["0"]` for a tuple newtype); empty for built-in and `#[dl(...)]` types. Element-wise kernels
+    /// name them in their CUDA C++ (field access on derived types, `dlspan::kernel`).
+    #[doc(hidden)]
+    const FIELD_NAMES: &'static [&'static str] = &[];
 }
 
 /// Which bit patterns of an element type are valid values: what an import of foreign memory must

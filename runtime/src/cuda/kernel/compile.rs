@@ -6,6 +6,8 @@ use super::module::ModuleKey;
 use super::source::PREAMBLE;
 use crate::cuda::abi::{IndexWidth, KernelShape};
 use crate::cuda::error::{CudaError, CudaLibrary};
+use crate::kernel::Instance;
+use core::fmt::Write as _;
 
 /// The preamble every module starts with.
 ///
@@ -64,11 +66,59 @@ pub(crate) fn compile(key: &ModuleKey, arch: &str) -> Result<cudarc::nvrtc::Ptx,
             | CompileError::GetPtxError(e)
             | CompileError::DestroyError(e) => (e.0, String::new()),
         };
-        CudaError::Compile { kernel: name, result, log }
+        let (kernel, log) = match key {
+            ModuleKey::Elementwise(instance) if key.kind().is_none() => {
+                let def = instance.def();
+                (format!("{instance} ({}:{})", def.file, def.line), user_log(instance, &log))
+            }
+            _ => (name, log),
+        };
+        CudaError::Compile { kernel, result, log }
     })
 }
 
 /// Whether the module uses 128-bit integers (NVRTC needs `--device-int128`, on Linux only).
 fn uses_int128(key: &ModuleKey) -> bool {
-    [key.out, key.input].iter().any(|t| t.lane_scalar_type().is_some_and(cast::is_int128))
+    match key {
+        ModuleKey::Builtin { out, input, .. } => {
+            [out, input].iter().any(|t| t.lane_scalar_type().is_some_and(cast::is_int128))
+        }
+        ModuleKey::Elementwise(instance) => super::elementwise::uses_int128(instance),
+    }
+}
+
+/// NVRTC's log of an element-wise kernel, as the user wrote the kernel: each diagnostic at a line
+/// of the kernel's Rust file is shown with that line's Rust text; diagnostics elsewhere (the
+/// generated code: a bug of dlspan's) are kept as NVRTC wrote them, after the user's.
+fn user_log(instance: &Instance, log: &str) -> String {
+    let def = instance.def();
+    let prefix = format!("{}(", def.file);
+    let mut ours = String::new();
+    let mut generated = String::new();
+    for line in log.lines().filter(|l| !l.trim().is_empty()) {
+        let at_user_line = line
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.split_once("): "))
+            .and_then(|(number, message)| Some((number.parse::<u32>().ok()?, message)));
+        match at_user_line {
+            Some((number, message)) => {
+                let text = def.lines.iter().find(|(l, _)| *l == number).map_or("", |(_, text)| *text);
+                let _ = writeln!(ours, "{}:{number}: {message}\n    {number} | {text}", def.file);
+            }
+            // NVRTC's closing count ("1 error detected in the compilation of ...") says nothing new.
+            None if line.contains("detected in the compilation of") => {}
+            None if line.contains("error") || line.contains("warning") => {
+                let _ = writeln!(generated, "    {line}");
+            }
+            None => {}
+        }
+    }
+    let mut report = format!(
+        "element-wise kernel `{}` declared at {}:{} did not compile for {instance}:\n{ours}",
+        def.name, def.file, def.line
+    );
+    if !generated.is_empty() {
+        let _ = write!(report, "in dlspan's generated code (please report):\n{generated}");
+    }
+    report
 }

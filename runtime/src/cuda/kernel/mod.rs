@@ -10,21 +10,32 @@
 //!
 //! Files, bottom to top: `element` (how kernels see an element type), `cast` (the conversions of
 //! cast kernels), `module` ([`ModuleKey`]: which operations have kernels for which types), `plan`
-//! (launch planning, pure arithmetic), `source` (the generator, over `preamble.cu`), `compile`
-//! (NVRTC). The launch ABI they share (operations, kernel shapes, index widths, limits, the
+//! (launch planning, pure arithmetic), `source` (the copy and cast generator, over `preamble.cu`),
+//! `elementwise` (the modules of element-wise kernels, over `elementwise.cu`), `program` (any module's
+//! source, names and shapes), `compile` (NVRTC), `cache` (the modules compiled, by key). The launch ABI they share (operations, kernel shapes, index widths, limits, the
 //! parameter block) is `cuda/abi.rs`, below the error type.
 
+mod cache;
 mod cast;
 mod compile;
 mod element;
+mod elementwise;
 mod module;
 mod plan;
+mod program;
 mod source;
 
-pub use super::abi::{BLOCK, IndexWidth, KernelShape, ParamOperand, Params, ScalarArgs, TILE, TILE_MAX_ELEMENT};
+pub use super::abi::{
+    BLOCK, IndexWidth, KernelShape, MAX_OPERANDS, ParamOperand, Params, SCALAR_BYTES, ScalarArgs, TILE,
+    TILE_MAX_ELEMENT,
+};
+pub use cache::{FunctionTable, KeyHasher, ModuleCache};
 pub use compile::{compile_ptx, preamble};
 pub use element::{ElementType, ScalarType};
 pub use module::ModuleKey;
-pub use plan::{MAX_GRID, Operand, Plan, TILE_MIN_EXTENT, plan};
+pub use plan::{
+    MAX_GRID, Operand, Plan, TILE_MIN_EXTENT, elementwise_plan, elementwise_plan_into, plan, plan_into, plan_with,
+    prepare, prepare_into,
+};
 
 pub(crate) use compile::compile;

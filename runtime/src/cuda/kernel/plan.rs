@@ -2,10 +2,13 @@
 //! parameters the kernel reads. Pure arithmetic on extents, strides and addresses: the host-logic
 //! tests run the very same plans.
 
+use super::module::ModuleKey;
 use crate::cuda::abi::{
-    BLOCK, IndexWidth, KernelShape, MAX_KERNEL_RANK, ParamOperand, Params, ScalarArgs, TILE, TILE_MAX_ELEMENT,
+    BLOCK, IndexWidth, KernelShape, MAX_KERNEL_RANK, MAX_OPERANDS, ParamOperand, Params, SCALAR_BYTES, ScalarArgs,
+    TILE, TILE_MAX_ELEMENT,
 };
 use crate::cuda::error::CudaError;
+use crate::kernel::{Executor, Instance, broadcast};
 
 /// The most blocks a launch uses; the kernels' grid-stride loops cover any larger extent.
 pub const MAX_GRID: u32 = 1 << 16;
@@ -68,8 +71,29 @@ pub struct Plan {
     pub params: Params,
 }
 
+impl Plan {
+    /// A plan with every field zero (what [`plan_into`] fills).
+    pub const EMPTY: Self = Self {
+        shape: KernelShape::Flat { vector: 1 },
+        index: IndexWidth::I32,
+        grid: 0,
+        block: 0,
+        params: Params {
+            n: 0,
+            ndim: 0,
+            reserved: 0,
+            extent: [0; MAX_KERNEL_RANK],
+            magic: [0; MAX_KERNEL_RANK],
+            shift: [0; MAX_KERNEL_RANK],
+            op: [ParamOperand { ptr: 0, stride: [0; MAX_KERNEL_RANK] }; MAX_OPERANDS],
+            scalar: ScalarArgs([0; SCALAR_BYTES]),
+        },
+    };
+}
+
 /// Plans an element-wise launch over `extents`: `operands[0]` is the output, the others inputs of
-/// the same extents (zero strides broadcast). `None` when there are no elements.
+/// the same extents (zero strides broadcast), at most [`MAX_OPERANDS`]. `None` when there are no
+/// elements.
 ///
 /// Axes of extent 1 are dropped, the rest ordered by the output's stride (largest first) and merged
 /// wherever every operand steps through them as through one axis. Every operand contiguous in the
@@ -94,43 +118,83 @@ pub struct Plan {
 /// # Ok::<(), dlspan::cuda::CudaError>(())
 /// ```
 pub fn plan<const R: usize>(extents: [usize; R], operands: &[Operand<R>]) -> Result<Option<Plan>, CudaError> {
-    assert!((1..=3).contains(&operands.len()), "a launch has one to three operands");
+    plan_with(extents, operands, true)
+}
+
+/// As [`plan`], with tiles only when `tiles` (the module has a tiled kernel: copies and casts;
+/// element-wise modules have none).
+///
+/// # Errors
+///
+/// As [`plan`].
+pub fn plan_with<const R: usize>(
+    extents: [usize; R],
+    operands: &[Operand<R>],
+    tiles: bool,
+) -> Result<Option<Plan>, CudaError> {
+    let mut plan = Plan::EMPTY;
+    Ok(plan_into(extents, operands, tiles, &mut plan)?.then_some(plan))
+}
+
+/// As [`plan_with`], into `plan` (what a launch does: the parameter block, 1.5 KB, is filled where
+/// it is passed from): `false` when there are no elements. Fields the kernel does not read for this
+/// launch (axes past `ndim`, operands past the last, scalar bytes between scalars) keep what `plan`
+/// held ([`Plan::EMPTY`]'s zeros for a fresh plan).
+///
+/// # Errors
+///
+/// As [`plan`].
+#[inline]
+pub fn plan_into<const R: usize>(
+    extents: [usize; R],
+    operands: &[Operand<R>],
+    tiles: bool,
+    plan: &mut Plan,
+) -> Result<bool, CudaError> {
+    let count = operands.len();
+    assert!((1..=MAX_OPERANDS).contains(&count), "a launch has one to {MAX_OPERANDS} operands");
     if extents.contains(&0) {
-        return Ok(None);
+        return Ok(false);
     }
     let n: usize = extents.iter().product();
     // Axes of extent > 1, outermost (largest output stride) first.
-    let mut axes: Vec<(usize, [isize; 3])> = (0..R)
-        .filter(|&axis| extents[axis] > 1)
-        .map(|axis| {
-            let mut strides = [0isize; 3];
+    let mut axes = [(0usize, [0isize; MAX_OPERANDS]); R];
+    let mut found = 0;
+    for (axis, &extent) in extents.iter().enumerate() {
+        if extent > 1 {
+            let mut strides = [0isize; MAX_OPERANDS];
             for (slot, op) in strides.iter_mut().zip(operands) {
                 *slot = op.strides[axis];
             }
-            (extents[axis], strides)
-        })
-        .collect();
+            axes[found] = (extent, strides);
+            found += 1;
+        }
+    }
+    let axes = &mut axes[..found];
     axes.sort_by_key(|&(_, strides)| core::cmp::Reverse(strides[0].unsigned_abs()));
-    let mut merged: Vec<(usize, [isize; 3])> = Vec::with_capacity(axes.len());
-    for (extent, strides) in axes {
-        if let Some(outer) = merged.last_mut() {
-            let joins = (0..operands.len()).all(|k| outer.1[k] == strides[k] * extent as isize);
-            if joins {
+    let mut merged = [(0usize, [0isize; MAX_OPERANDS]); R];
+    let mut rank = 0;
+    for &(extent, strides) in axes.iter() {
+        if rank > 0 {
+            let outer = &mut merged[rank - 1];
+            if (0..count).all(|k| outer.1[k] == strides[k] * extent as isize) {
                 outer.0 *= extent;
                 outer.1 = strides;
                 continue;
             }
         }
-        merged.push((extent, strides));
+        merged[rank] = (extent, strides);
+        rank += 1;
     }
-    if merged.len() > MAX_KERNEL_RANK {
-        return Err(CudaError::RankTooLarge { rank: merged.len(), max: MAX_KERNEL_RANK });
+    if rank > MAX_KERNEL_RANK {
+        return Err(CudaError::RankTooLarge { rank, max: MAX_KERNEL_RANK });
     }
-    let flat = merged.is_empty() || (merged.len() == 1 && (0..operands.len()).all(|k| merged[0].1[k] == 1));
-    let tiled = match tile_axis(&merged, operands) {
-        Some(axis) if !flat => {
-            let moved = merged.remove(axis);
-            merged.insert(merged.len() - 1, moved);
+    let merged = &mut merged[..rank];
+    let flat = rank == 0 || (rank == 1 && (0..count).all(|k| merged[0].1[k] == 1));
+    let tiled = match tile_axis(merged, operands) {
+        Some(axis) if tiles && !flat => {
+            // The input's axis moves next to the output's innermost (which stays last).
+            merged[axis..rank - 1].rotate_left(1);
             true
         }
         _ => false,
@@ -138,38 +202,32 @@ pub fn plan<const R: usize>(extents: [usize; R], operands: &[Operand<R>]) -> Res
 
     // 32-bit indices: the element count and every operand's reach fit i32, and every extent has a
     // 32-bit divisor.
-    let reach_fits = (0..operands.len()).all(|k| {
+    let reach_fits = (0..count).all(|k| {
         merged
             .iter()
             .try_fold(0usize, |acc, &(e, s)| acc.checked_add((e - 1).checked_mul(s[k].unsigned_abs())?))
             .is_some_and(|reach| reach <= i32::MAX as usize)
     });
-    let divisors: Option<Vec<(u32, u32)>> = merged.iter().map(|&(e, _)| divisor(e)).collect();
-    let narrow = n <= i32::MAX as usize && reach_fits && divisors.is_some();
-    let index = if narrow { IndexWidth::I32 } else { IndexWidth::I64 };
-
-    let mut params = Params {
-        n: n as u64,
-        ndim: merged.len() as i32,
-        reserved: 0,
-        extent: [0; MAX_KERNEL_RANK],
-        magic: [0; MAX_KERNEL_RANK],
-        shift: [0; MAX_KERNEL_RANK],
-        op: [ParamOperand { ptr: 0, stride: [0; MAX_KERNEL_RANK] }; 3],
-        scalar: ScalarArgs([[0; 64]; 2]),
-    };
-    for (axis, &(extent, strides)) in merged.iter().enumerate() {
-        params.extent[axis] = extent as i64;
-        for (k, slot) in params.op.iter_mut().enumerate().take(operands.len()) {
-            slot.stride[axis] = strides[k] as i64;
-        }
-        if let Some(divisors) = &divisors {
-            (params.magic[axis], params.shift[axis]) = divisors[axis];
-        }
-    }
+    // Only what the kernel reads is written: the axes below `ndim`, the operands it has.
+    let params = &mut plan.params;
+    params.n = n as u64;
+    params.ndim = rank as i32;
+    params.reserved = 0;
     for (slot, op) in params.op.iter_mut().zip(operands) {
         slot.ptr = op.address;
     }
+    let mut divisors = n <= i32::MAX as usize && reach_fits;
+    for (axis, &(extent, strides)) in merged.iter().enumerate() {
+        params.extent[axis] = extent as i64;
+        for (k, slot) in params.op.iter_mut().enumerate().take(count) {
+            slot.stride[axis] = strides[k] as i64;
+        }
+        match divisor(extent) {
+            Some((magic, shift)) => (params.magic[axis], params.shift[axis]) = (magic, shift),
+            None => divisors = false,
+        }
+    }
+    let index = if divisors { IndexWidth::I32 } else { IndexWidth::I64 };
 
     let shape = if tiled {
         KernelShape::Tiled
@@ -181,8 +239,8 @@ pub fn plan<const R: usize>(extents: [usize; R], operands: &[Operand<R>]) -> Res
             vector /= 2;
         }
         KernelShape::Flat { vector: vector.max(1) as u8 }
-    } else if merged.len() <= 4 {
-        KernelShape::Strided { rank: merged.len() as u8 }
+    } else if rank <= 4 {
+        KernelShape::Strided { rank: rank as u8 }
     } else {
         KernelShape::General
     };
@@ -190,7 +248,7 @@ pub fn plan<const R: usize>(extents: [usize; R], operands: &[Operand<R>]) -> Res
         KernelShape::Flat { vector } => n.div_ceil(usize::from(vector)),
         // One block per tile.
         KernelShape::Tiled => {
-            let (batch, tiled_axes) = merged.split_at(merged.len() - 2);
+            let (batch, tiled_axes) = merged.split_at(rank - 2);
             let tiles = batch.iter().map(|&(e, _)| e).product::<usize>()
                 * tiled_axes.iter().map(|&(e, _)| e.div_ceil(TILE)).product::<usize>();
             tiles * BLOCK as usize
@@ -198,13 +256,120 @@ pub fn plan<const R: usize>(extents: [usize; R], operands: &[Operand<R>]) -> Res
         _ => n,
     };
     let grid = work.div_ceil(BLOCK as usize).clamp(1, MAX_GRID as usize) as u32;
-    Ok(Some(Plan { shape, index, grid, block: BLOCK, params }))
+    (plan.shape, plan.index, plan.grid, plan.block) = (shape, index, grid, BLOCK);
+    Ok(true)
+}
+
+/// Everything a launch does on the host before the driver call, but the module lookup: the plan of
+/// `key`'s kernel over `operands` (output first, slot order for element-wise kernels), with
+/// `scalars` (declaration order) placed where the kernel reads them; `None` when there are no
+/// elements. Copies and casts take no scalar.
+///
+/// # Errors
+///
+/// [`CudaError::RankTooLarge`], [`CudaError::ScalarTooLarge`].
+///
+/// ```
+/// use dlspan::cuda::KernelKind;
+/// use dlspan::cuda::kernel::{KernelShape, ModuleKey, Operand, prepare};
+/// let key = ModuleKey::new::<f32, f32>(KernelKind::Fill)?;
+/// let out = Operand::new(0x1000, [4, 1], 4);
+/// let plan = prepare(&key, [3, 4], &[out], &[&2.5f32.to_ne_bytes()])?.expect("not empty");
+/// assert_eq!(plan.shape, KernelShape::Flat { vector: 4 });
+/// assert_eq!(plan.params.scalar.0[..4], 2.5f32.to_ne_bytes());
+/// # Ok::<(), dlspan::cuda::CudaError>(())
+/// ```
+pub fn prepare<const R: usize>(
+    key: &ModuleKey,
+    extents: [usize; R],
+    operands: &[Operand<R>],
+    scalars: &[&[u8]],
+) -> Result<Option<Plan>, CudaError> {
+    let mut plan = Plan::EMPTY;
+    Ok(prepare_into(key, extents, operands, scalars, &mut plan)?.then_some(plan))
+}
+
+/// As [`prepare`], into `plan` ([`plan_into`]): `false` when there are no elements.
+///
+/// # Errors
+///
+/// As [`prepare`].
+#[inline]
+pub fn prepare_into<const R: usize>(
+    key: &ModuleKey,
+    extents: [usize; R],
+    operands: &[Operand<R>],
+    scalars: &[&[u8]],
+    plan: &mut Plan,
+) -> Result<bool, CudaError> {
+    if !plan_into(extents, operands, key.tiles(), plan)? {
+        return Ok(false);
+    }
+    if let ModuleKey::Elementwise(instance) = key {
+        let mut end = 0usize;
+        for (p, bytes) in instance.def().scalars().zip(scalars) {
+            let ty = instance.ty(p.ty);
+            debug_assert_eq!(bytes.len(), ty.size, "scalar `{}`", p.name);
+            let offset = end.next_multiple_of(ty.align.clamp(1, 16));
+            end = offset + bytes.len();
+            let slot = plan
+                .params
+                .scalar
+                .0
+                .get_mut(offset..end)
+                .ok_or(CudaError::ScalarTooLarge { size: end, max: SCALAR_BYTES })?;
+            slot.copy_from_slice(bytes);
+        }
+    }
+    Ok(true)
+}
+
+/// The module and plan of an element-wise kernel's launch over `operands` (declaration order, the
+/// views of any executor): the inputs broadcast to the primary (first written) view's shape, the
+/// views passed in slot order (the primary first), the scalars (declaration order) placed; `None`
+/// when there are no elements. The launch path of a stream, and the host-logic tier's.
+///
+/// # Errors
+///
+/// [`DlpackError::ShapeMismatch`](crate::DlpackError::ShapeMismatch) (in [`CudaError::View`]) for
+/// a view that is not the primary view's shape (written views) or does not broadcast to it (read
+/// views); [`CudaError::RankTooLarge`], [`CudaError::ScalarTooLarge`].
+pub fn elementwise_plan<E: Executor, const R: usize>(
+    instance: Instance,
+    operands: &mut [crate::kernel::Operand<'_, E, R>],
+    scalars: &[&[u8]],
+) -> Result<Option<(ModuleKey, Plan)>, CudaError> {
+    let mut plan = Plan::EMPTY;
+    Ok(elementwise_plan_into(instance, operands, scalars, &mut plan)?
+        .then_some((ModuleKey::Elementwise(instance), plan)))
+}
+
+/// As [`elementwise_plan`], into `plan`: `false` when there are no elements.
+///
+/// # Errors
+///
+/// As [`elementwise_plan`].
+#[inline]
+pub fn elementwise_plan_into<E: Executor, const R: usize>(
+    instance: Instance,
+    operands: &mut [crate::kernel::Operand<'_, E, R>],
+    scalars: &[&[u8]],
+    plan: &mut Plan,
+) -> Result<bool, CudaError> {
+    let def = instance.def();
+    let shape = broadcast(operands, def.primary())?;
+    let mut kernel_operands = [Operand::new(0, [0; R], 1); MAX_OPERANDS];
+    for (slot, k) in def.slots().enumerate() {
+        let raw = operands[k].raw;
+        kernel_operands[slot] = Operand::new(raw.ptr.addr() as u64, raw.strides, raw.size);
+    }
+    prepare_into(&ModuleKey::Elementwise(instance), shape, &kernel_operands[..operands.len()], scalars, plan)
 }
 
 /// The merged axis to tile with the output's innermost (the last) in a launch of one input: the
 /// axis the input is read along fastest (its smallest nonzero stride), when that is not the
 /// output's innermost, both axes are long enough for a tile and the elements small enough.
-fn tile_axis<const R: usize>(merged: &[(usize, [isize; 3])], operands: &[Operand<R>]) -> Option<usize> {
+fn tile_axis<const R: usize>(merged: &[(usize, [isize; MAX_OPERANDS])], operands: &[Operand<R>]) -> Option<usize> {
     let [out, input] = operands else { return None };
     if merged.len() < 2 || out.size.max(input.size) > TILE_MAX_ELEMENT {
         return None;
@@ -230,6 +395,10 @@ fn tile_axis<const R: usize>(merged: &[(usize, [isize; 3])], operands: &[Operand
 fn divisor(d: usize) -> Option<(u32, u32)> {
     if d == 0 || d > i32::MAX as usize {
         return None;
+    }
+    if d.is_power_of_two() {
+        // (umulhi(x, 1) + x) >> log2(d) = x >> log2(d), with no division to make the multiplier.
+        return Some((1, d.trailing_zeros()));
     }
     let d = d as u64;
     let shift = 64 - (d - 1).leading_zeros() as u64;

@@ -88,10 +88,10 @@ struct alignas(16) dl_params {
   dl_i64 extent[DL_MAX_RANK];
   unsigned int magic[DL_MAX_RANK];   // 32-bit division by extent[k]: (umulhi(x, magic) + x) >> shift
   unsigned int shift[DL_MAX_RANK];
-  dl_operand op[3];                  // output, first input, second input
-  alignas(16) unsigned char scalar[2][64];
+  dl_operand op[8];                  // the output (the primary view) first, then the inputs
+  alignas(16) unsigned char scalar[128];  // scalar arguments, each at its offset
 };
-static_assert(sizeof(dl_params) == 816, "dl_params mirrors the Rust Params struct");
+static_assert(sizeof(dl_params) == 1488, "dl_params mirrors the Rust Params struct");
 
 // A scalar argument of any element type, read byte by byte (its alignment may exceed the
 // parameter buffer's).

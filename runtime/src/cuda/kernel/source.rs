@@ -1,70 +1,25 @@
-//! CUDA C++ source of a kernel module, generated from the operation and the element types.
+//! CUDA C++ source of a copy or cast module, generated from the operation and the element types,
+//! and the kernel skeleton every module shares (signature, index types, the strided offsets).
 //!
 //! A module holds one kernel per [`KernelShape`] and [`IndexWidth`]: the flat kernels (every operand
 //! contiguous, `V` elements per aligned load), the strided ones (merged axes, rank 1 to 4
-//! unrolled, or any rank up to [`MAX_KERNEL_RANK`](crate::cuda::abi::MAX_KERNEL_RANK)) and, for operations of one input, the tiled one
-//! (a transpose through shared memory).
+//! unrolled, or any rank up to [`MAX_KERNEL_RANK`](crate::cuda::abi::MAX_KERNEL_RANK)) and the
+//! tiled one (a transpose through shared memory).
 
+use super::element::ScalarType;
 use super::module::ModuleKey;
 use crate::cuda::abi::{IndexWidth, KernelKind, KernelShape, TILE, TILE_MAX_ELEMENT};
 use core::fmt::Write as _;
 
-// The generated source of a module is the module's: its methods live here, beside the generator.
-impl ModuleKey {
-    /// The CUDA C++ source of the module (the preamble and every kernel shape).
-    ///
-    /// ```
-    /// use dlspan::cuda::KernelKind;
-    /// use dlspan::cuda::kernel::ModuleKey;
-    /// let src = ModuleKey::new::<u8, u8>(KernelKind::Copy)?.source();
-    /// assert!(src.contains("dlspan_copy_uint8_flat16_i32"));
-    /// # Ok::<(), dlspan::cuda::CudaError>(())
-    /// ```
-    pub fn source(&self) -> String {
-        module_source(self)
-    }
-
-    /// The module's kernels of `shapes` only, without the preamble (the host tests build thousands
-    /// of conversions and need one kernel of each).
-    pub fn body_of(&self, shapes: &[KernelShape]) -> String {
-        module_body(self, shapes)
-    }
-
-    /// The name of the kernel of `shape` and `index` in this module.
-    ///
-    /// ```
-    /// use dlspan::cuda::KernelKind;
-    /// use dlspan::cuda::kernel::{IndexWidth, KernelShape, ModuleKey};
-    /// let key = ModuleKey::new::<f32, f32>(KernelKind::Add)?;
-    /// assert_eq!(key.entry(KernelShape::Strided { rank: 2 }, IndexWidth::I64), "dlspan_add_float32_rank2_i64");
-    /// # Ok::<(), dlspan::cuda::CudaError>(())
-    /// ```
-    pub fn entry(&self, shape: KernelShape, index: IndexWidth) -> String {
-        entry_name(self, shape, index)
-    }
-
-    /// Every kernel shape the module holds.
-    ///
-    /// ```
-    /// use dlspan::cuda::KernelKind;
-    /// use dlspan::cuda::kernel::{KernelShape, ModuleKey};
-    /// let shapes = ModuleKey::new::<f64, f64>(KernelKind::Copy)?.shapes();
-    /// assert!(shapes.contains(&KernelShape::Flat { vector: 2 }) && shapes.contains(&KernelShape::General));
-    /// # Ok::<(), dlspan::cuda::CudaError>(())
-    /// ```
-    pub fn shapes(&self) -> Vec<KernelShape> {
-        shapes(self)
-    }
-}
-
 /// The shared preamble: storage types, parameters, conversions and arithmetic.
 pub(crate) const PREAMBLE: &str = include_str!("preamble.cu");
 
-/// Every kernel shape a module holds for element types of these sizes.
-fn shapes(key: &ModuleKey) -> Vec<KernelShape> {
+/// The flat shapes (every vector width elements of `sizes` allow), the strided ones and the
+/// general one.
+pub(crate) fn untiled_shapes(sizes: &[usize]) -> Vec<KernelShape> {
     let mut shapes = Vec::new();
-    let widest = key.out.size.max(key.input.size);
-    let powers = key.out.size.is_power_of_two() && key.input.size.is_power_of_two();
+    let widest = sizes.iter().copied().max().unwrap_or(1);
+    let powers = sizes.iter().all(|s| s.is_power_of_two());
     let mut vector = 1;
     while vector == 1 || (powers && vector * widest <= 16) {
         shapes.push(KernelShape::Flat { vector: vector as u8 });
@@ -72,14 +27,21 @@ fn shapes(key: &ModuleKey) -> Vec<KernelShape> {
     }
     shapes.extend((1..=4).map(|rank| KernelShape::Strided { rank }));
     shapes.push(KernelShape::General);
-    if key.kind.inputs() == 1 && widest <= TILE_MAX_ELEMENT {
+    shapes
+}
+
+/// Every kernel shape a copy or cast module holds for element types of these sizes.
+pub(crate) fn shapes(key: &ModuleKey) -> Vec<KernelShape> {
+    let (out, input) = (key.out(), key.input());
+    let mut shapes = untiled_shapes(&[out.size, input.size]);
+    if out.size.max(input.size) <= TILE_MAX_ELEMENT {
         shapes.push(KernelShape::Tiled);
     }
     shapes
 }
 
-/// The kernel's entry point name: unique over operations, element types, shapes and index widths.
-fn entry_name(key: &ModuleKey, shape: KernelShape, index: IndexWidth) -> String {
+/// The suffix of a kernel name for its shape and index width.
+pub(crate) fn shape_suffix(shape: KernelShape, index: IndexWidth) -> String {
     let shape = match shape {
         KernelShape::Flat { vector } => format!("flat{vector}"),
         KernelShape::Strided { rank } => format!("rank{rank}"),
@@ -90,22 +52,79 @@ fn entry_name(key: &ModuleKey, shape: KernelShape, index: IndexWidth) -> String 
         IndexWidth::I32 => "i32",
         IndexWidth::I64 => "i64",
     };
-    if key.kind == KernelKind::Cast {
-        format!("dlspan_cast_{}_from_{}_{shape}_{index}", key.out.ident(), key.input.ident())
+    format!("{shape}_{index}")
+}
+
+/// The index types of a kernel's loop and offsets.
+pub(crate) fn index_types(index: IndexWidth) -> (&'static str, &'static str) {
+    match index {
+        IndexWidth::I32 => ("unsigned int", "int"),
+        IndexWidth::I64 => ("dl_u64", "dl_i64"),
+    }
+}
+
+/// The grid-stride loop head of a strided kernel over `operands` operands, with the offset `o{k}`
+/// of each at index `i` (the loop's body follows; the caller closes the loop).
+pub(crate) fn strided_head(s: &mut String, shape: KernelShape, index: IndexWidth, operands: usize) {
+    s.push_str("  for (dl_idx i = first; i < n; i += step) {\n    dl_idx rem = i;\n");
+    for k in 0..operands {
+        let _ = writeln!(s, "    dl_sidx o{k} = 0;");
+    }
+    match shape {
+        KernelShape::Strided { rank } => {
+            let _ = writeln!(s, "#pragma unroll\n    for (int k = {} - 1; k >= 1; --k) {{", rank);
+        }
+        _ => s.push_str("    for (int k = p.ndim - 1; k >= 1; --k) {\n"),
+    }
+    match index {
+        IndexWidth::I32 => s.push_str("      const dl_idx q = (__umulhi(rem, p.magic[k]) + rem) >> p.shift[k];\n"),
+        IndexWidth::I64 => s.push_str("      const dl_idx q = rem / (dl_idx)p.extent[k];\n"),
+    }
+    s.push_str("      const dl_idx c = rem - q * (dl_idx)p.extent[k];\n      rem = q;\n");
+    for k in 0..operands {
+        let _ = writeln!(s, "      o{k} += (dl_sidx)c * (dl_sidx)p.op[{k}].stride[k];");
+    }
+    s.push_str("    }\n");
+    for k in 0..operands {
+        let _ = writeln!(s, "    o{k} += (dl_sidx)rem * (dl_sidx)p.op[{k}].stride[0];");
+    }
+}
+
+/// The opening of a kernel: its signature, index types, and (but for tiled kernels) the
+/// grid-stride loop's bounds.
+pub(crate) fn kernel_head(s: &mut String, name: &str, shape: KernelShape, index: IndexWidth) {
+    let (idx, sidx) = index_types(index);
+    let _ = writeln!(s, "DL_KERNEL {name}(const dl_params p) {{");
+    let _ = writeln!(s, "  typedef {idx} dl_idx;\n  typedef {sidx} dl_sidx;");
+    if shape != KernelShape::Tiled {
+        s.push_str("  const dl_idx n = (dl_idx)p.n;\n");
+        s.push_str("  const dl_idx step = (dl_idx)gridDim.x * (dl_idx)blockDim.x;\n");
+        s.push_str("  const dl_idx first = (dl_idx)blockIdx.x * (dl_idx)blockDim.x + (dl_idx)threadIdx.x;\n");
+    }
+}
+
+/// The kernel's entry point name: unique over operations, element types, shapes and index widths.
+pub(crate) fn entry_name(key: &ModuleKey, shape: KernelShape, index: IndexWidth) -> String {
+    let suffix = shape_suffix(shape, index);
+    if key.kind() == Some(KernelKind::Cast) {
+        format!("dlspan_cast_{}_from_{}_{suffix}", key.out().ident(), key.input().ident())
     } else {
-        format!("dlspan_{}_{}_{shape}_{index}", key.kind, key.out.ident())
+        format!("dlspan_copy_{}_{suffix}", key.out().ident())
     }
 }
 
 /// The source of a module's kernels of `shapes`, without the preamble (the host tests put several
 /// modules in one file, and may leave shapes out).
-fn module_body(key: &ModuleKey, shapes: &[KernelShape]) -> String {
-    let out = key.out.c_name();
-    let input = key.input.c_name();
+pub(crate) fn module_body(key: &ModuleKey, shapes: &[KernelShape]) -> String {
+    let out = key.out().c_name();
+    let input = key.input().c_name();
     let mut src = String::new();
-    let _ = writeln!(src, "\n// {} kernels: {} <- {}", key.kind, key.out, key.input);
-    if key.kind == KernelKind::Cast {
-        src.push_str(&cast_function(key));
+    let _ = writeln!(src, "\n// {} kernels: {} <- {}", key.name(), key.out(), key.input());
+    if key.kind() == Some(KernelKind::Cast) {
+        let (Some(to), Some(from)) = (key.out().scalar_type(), key.input().scalar_type()) else {
+            unreachable!("casts are between scalars");
+        };
+        src.push_str(&cast_function(to, from));
     }
     for &shape in shapes {
         for index in [IndexWidth::I32, IndexWidth::I64] {
@@ -117,103 +136,58 @@ fn module_body(key: &ModuleKey, shapes: &[KernelShape]) -> String {
 }
 
 /// The full source NVRTC compiles for a module.
-fn module_source(key: &ModuleKey) -> String {
+pub(crate) fn module_source(key: &ModuleKey) -> String {
     let mut src = String::with_capacity(PREAMBLE.len() + 8192);
     src.push_str(PREAMBLE);
     src.push_str(&module_body(key, &shapes(key)));
     src
 }
 
-/// The statement computing one output element `o` (of C++ type `out`) from inputs `a`, `b` and
-/// scalar `s0`; `boolean` outputs are copied as 0 or 1.
-fn element_statement(kind: KernelKind, out: &str, boolean: bool, o: &str, a: &str, b: &str) -> String {
+/// The statement computing one output element `o` (of C++ type `out`) from input `a`: a copy
+/// (`boolean` outputs as 0 or 1) or a cast.
+fn element_statement(kind: KernelKind, out: &str, boolean: bool, o: &str, a: &str) -> String {
     match kind {
-        KernelKind::Copy if boolean => format!("{o} = dl_truth({a});"),
-        KernelKind::Copy => format!("{o} = {a};"),
-        KernelKind::Fill => format!("{o} = s0;"),
-        KernelKind::Add => format!("{o} = dl_add({a}, {b});"),
-        KernelKind::Scale => format!("{o} = dl_mul(s0, {a});"),
-        KernelKind::Axpy => format!("{o} = dl_add(dl_mul(s0, {a}), {b});"),
         KernelKind::Cast => format!("{o} = dl_cast<{out}>({a});"),
+        _ if boolean => format!("{o} = dl_truth({a});"),
+        _ => format!("{o} = {a};"),
     }
 }
 
 fn kernel(key: &ModuleKey, name: &str, out: &str, input: &str, shape: KernelShape, index: IndexWidth) -> String {
-    let inputs = key.kind.inputs();
-    let boolean = key.out.is_boolean();
-    let element_statement = |kind, out, o, a, b| element_statement(kind, out, boolean, o, a, b);
-    let (idx, sidx) = match index {
-        IndexWidth::I32 => ("unsigned int", "int"),
-        IndexWidth::I64 => ("dl_u64", "dl_i64"),
-    };
+    let kind = key.kind().expect("a copy or cast");
+    let boolean = key.out().is_boolean();
+    let element_statement = |o: &str, a: &str| element_statement(kind, out, boolean, o, a);
     let mut s = String::new();
-    let _ = writeln!(s, "DL_KERNEL {name}(const dl_params p) {{");
-    let _ = writeln!(s, "  typedef {idx} dl_idx;\n  typedef {sidx} dl_sidx;");
-    if shape != KernelShape::Tiled {
-        s.push_str("  const dl_idx n = (dl_idx)p.n;\n");
-        s.push_str("  const dl_idx step = (dl_idx)gridDim.x * (dl_idx)blockDim.x;\n");
-        s.push_str("  const dl_idx first = (dl_idx)blockIdx.x * (dl_idx)blockDim.x + (dl_idx)threadIdx.x;\n");
-    }
+    kernel_head(&mut s, name, shape, index);
     let _ = writeln!(s, "  {out}* const out = ({out}*)p.op[0].ptr;");
-    for k in 0..inputs {
-        let _ = writeln!(s, "  const {input}* const in{k} = (const {input}*)p.op[{}].ptr;", k + 1);
-    }
-    if key.kind.scalars() > 0 {
-        let _ = writeln!(s, "  const {out} s0 = dl_scalar<{out}>(p.scalar[0]);");
-    }
+    let _ = writeln!(s, "  const {input}* const in0 = (const {input}*)p.op[1].ptr;");
     match shape {
         KernelShape::Flat { vector: 1 } => {
             s.push_str("  for (dl_idx i = first; i < n; i += step) {\n");
-            let _ = writeln!(s, "    {}", element_statement(key.kind, out, "out[i]", "in0[i]", "in1[i]"));
+            let _ = writeln!(s, "    {}", element_statement("out[i]", "in0[i]"));
             s.push_str("  }\n");
         }
         KernelShape::Flat { vector } => {
             let v = vector;
             let _ = writeln!(s, "  const dl_idx packs = n / {v};");
             s.push_str("  for (dl_idx i = first; i < packs; i += step) {\n");
-            for k in 0..inputs {
-                let _ = writeln!(s, "    const dl_pack<{input}, {v}> a{k} = ((const dl_pack<{input}, {v}>*)in{k})[i];");
-            }
+            let _ = writeln!(s, "    const dl_pack<{input}, {v}> a0 = ((const dl_pack<{input}, {v}>*)in0)[i];");
             let _ = writeln!(s, "    dl_pack<{out}, {v}> o;");
             let _ = writeln!(s, "#pragma unroll\n    for (int k = 0; k < {v}; ++k) {{");
-            let _ = writeln!(s, "      {}", element_statement(key.kind, out, "o.e[k]", "a0.e[k]", "a1.e[k]"));
+            let _ = writeln!(s, "      {}", element_statement("o.e[k]", "a0.e[k]"));
             s.push_str("    }\n");
             let _ = writeln!(s, "    ((dl_pack<{out}, {v}>*)out)[i] = o;");
             s.push_str("  }\n");
             let _ = writeln!(s, "  for (dl_idx i = packs * {v} + first; i < n; i += step) {{");
-            let _ = writeln!(s, "    {}", element_statement(key.kind, out, "out[i]", "in0[i]", "in1[i]"));
+            let _ = writeln!(s, "    {}", element_statement("out[i]", "in0[i]"));
             s.push_str("  }\n");
         }
         KernelShape::Strided { .. } | KernelShape::General => {
-            let operands = 1 + inputs;
-            s.push_str("  for (dl_idx i = first; i < n; i += step) {\n    dl_idx rem = i;\n");
-            for k in 0..operands {
-                let _ = writeln!(s, "    dl_sidx o{k} = 0;");
-            }
-            match shape {
-                KernelShape::Strided { rank } => {
-                    let _ = writeln!(s, "#pragma unroll\n    for (int k = {} - 1; k >= 1; --k) {{", rank);
-                }
-                _ => s.push_str("    for (int k = p.ndim - 1; k >= 1; --k) {\n"),
-            }
-            match index {
-                IndexWidth::I32 => {
-                    s.push_str("      const dl_idx q = (__umulhi(rem, p.magic[k]) + rem) >> p.shift[k];\n")
-                }
-                IndexWidth::I64 => s.push_str("      const dl_idx q = rem / (dl_idx)p.extent[k];\n"),
-            }
-            s.push_str("      const dl_idx c = rem - q * (dl_idx)p.extent[k];\n      rem = q;\n");
-            for k in 0..operands {
-                let _ = writeln!(s, "      o{k} += (dl_sidx)c * (dl_sidx)p.op[{k}].stride[k];");
-            }
-            s.push_str("    }\n");
-            for k in 0..operands {
-                let _ = writeln!(s, "    o{k} += (dl_sidx)rem * (dl_sidx)p.op[{k}].stride[0];");
-            }
-            let _ = writeln!(s, "    {}", element_statement(key.kind, out, "out[o0]", "in0[o1]", "in1[o2]"));
+            strided_head(&mut s, shape, index, 2);
+            let _ = writeln!(s, "    {}", element_statement("out[o0]", "in0[o1]"));
             s.push_str("  }\n");
         }
-        KernelShape::Tiled => s.push_str(&tiled(key.kind, out, boolean)),
+        KernelShape::Tiled => s.push_str(&tiled(kind, out, boolean)),
     }
     s.push_str("}\n");
     s
@@ -276,17 +250,22 @@ fn tiled(kind: KernelKind, out: &str, boolean: bool) -> String {
         boolean,
         "tile[e / @T][e % @T]",
         "in0[o1 + (dl_sidx)a * in_a + (dl_sidx)b * in_b]",
-        "",
     );
     TILED.replace("@LOAD", &load).replace("@OUT", out).replace("@T", &TILE.to_string())
 }
 
-/// `dl_cast<Out, In>`: the conversion of one input element to the output type.
-fn cast_function(key: &ModuleKey) -> String {
-    let (Some(to), Some(from)) = (key.out.scalar_type(), key.input.scalar_type()) else {
-        return String::new();
-    };
+/// `dl_cast<Out, In>`: the conversion of one input element to the output type (guarded: the host
+/// tests put modules with the same conversion in one file).
+pub(crate) fn cast_function(to: ScalarType, from: ScalarType) -> String {
     let (body, parameter) = (super::cast::conversion(to, from), super::cast::parameter(from));
+    let guard = format!("DL_CAST_{}_{}", ident(to.c_name()), ident(from.c_name()));
     let (to, from) = (to.c_name(), from.c_name());
-    format!("template <> DL_MEMBER {to} dl_cast<{to}, {from}>({from} {parameter}) {{\n{body}}}\n")
+    format!(
+        "#ifndef {guard}\n#define {guard} 1\ntemplate <> DL_MEMBER {to} dl_cast<{to}, {from}>({from} {parameter}) {{\n{body}}}\n#endif\n"
+    )
+}
+
+/// A C identifier from a C++ type name.
+fn ident(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
 }

@@ -1,0 +1,209 @@
+//! [`Cpu`]: element-wise kernels run as Rust on host and managed views, in the output's memory
+//! order: axes ordered by the output's strides, reversed axes walked forwards, axes every view
+//! steps through as one merged, and runs where every view is contiguous handed to zipped slice
+//! iterators (which the compiler vectorises), as `MdspanMut::zip2_with` does for two inputs.
+
+use super::def::Call;
+use super::operand::{Executor, Operand, RawOperand, Read, ViewArgs, Write, broadcast, sealed, widen};
+use crate::dtype::DlElement;
+use crate::error::DlpackError;
+use crate::space::HostAccessible;
+use crate::view::{Extents, Layout, Mdspan, MdspanMut};
+
+/// Runs element-wise kernels on the CPU, over host and managed views: the kernel's Rust body,
+/// which rustc compiled and checked, called once per element in the output's memory order.
+///
+/// ```
+/// use dlspan::kernel::{Cpu, Scalar};
+/// use dlspan::{HostMdspan, HostMdspanMut, LayoutLeft};
+///
+/// dlspan::elementwise! {
+///     fn axpby<T: Scalar>(a: T, b: T, x: &T, y: &T, out: &mut T) {
+///         *out = a * *x + b * *y;
+///     }
+/// }
+///
+/// let (x, y) = ([1.0f32, 2.0, 3.0, 4.0], [10.0f32; 2]);
+/// let x = HostMdspan::<f32, 2, LayoutLeft>::from_slice(&x, [2, 2])?; // column-major
+/// let y = HostMdspan::<f32, 1>::from_slice(&y, [2])?; // broadcast along axis 0
+/// let mut out = [0.0f32; 4];
+/// axpby.run(Cpu, 2.0, 0.5, &x, &y, &mut HostMdspanMut::<f32, 2>::from_slice(&mut out, [2, 2])?)?;
+/// assert_eq!(out, [7.0, 11.0, 9.0, 13.0]);
+/// # Ok::<(), dlspan::DlpackError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Cpu;
+
+impl sealed::Sealed for Cpu {}
+
+impl Executor for Cpu {
+    type Error = DlpackError;
+    type Extra<'a> = ();
+
+    #[inline]
+    fn run_views<const R: usize, const N: usize, V: ViewArgs<Self, R, N>>(
+        self,
+        _call: &Call<'_>,
+        mut operands: [Operand<'_, Self, R>; N],
+        mut body: impl FnMut(V::Items<'_>),
+    ) -> Result<(), DlpackError> {
+        let primary = operands.iter().position(|op| op.writes).expect("an element-wise kernel writes a view");
+        let shape = broadcast(&mut operands, primary)?;
+        if shape.contains(&0) {
+            return Ok(());
+        }
+        let walk = Walk::<R, N>::new(shape, &operands.map(|op| op.raw), primary);
+        // SAFETY: every operand is a validated view of the shape (inputs broadcast with stride 0),
+        // borrowed by the call for its duration (written ones uniquely, and no two written views
+        // share an element: mutable views are unique and the borrow checker keeps them apart);
+        // the walk visits each index once, in bounds.
+        unsafe { walk.run::<V>(&mut body) };
+        Ok(())
+    }
+}
+
+/// A memory-order walk of `N` operands over merged axes.
+struct Walk<const R: usize, const N: usize> {
+    /// Merged axes (the first `rank` entries), outermost first.
+    rank: usize,
+    extents: [usize; R],
+    /// Byte strides per merged axis and operand.
+    strides: [[isize; N]; R],
+    /// The first element each operand visits.
+    starts: [*mut u8; N],
+    /// Each operand's element size in bytes.
+    sizes: [isize; N],
+}
+
+impl<const R: usize, const N: usize> Walk<R, N> {
+    /// Orders the axes of extent above 1 by the primary operand's stride, largest first; turns the
+    /// axes it walks backwards around (for every operand); merges neighbours every operand steps
+    /// through as one.
+    #[inline]
+    fn new(shape: [usize; R], operands: &[RawOperand<R>; N], primary: usize) -> Self {
+        let mut axes: [usize; R] = core::array::from_fn(|axis| axis);
+        let mut count = 0;
+        for (axis, &extent) in shape.iter().enumerate() {
+            if extent > 1 {
+                axes[count] = axis;
+                count += 1;
+            }
+        }
+        axes[..count].sort_unstable_by_key(|&axis| core::cmp::Reverse(operands[primary].strides[axis].unsigned_abs()));
+        let mut starts: [*mut u8; N] = core::array::from_fn(|k| operands[k].ptr);
+        let mut extents = [0usize; R];
+        let mut strides = [[0isize; N]; R];
+        let mut rank = 0;
+        for &axis in &axes[..count] {
+            let extent = shape[axis];
+            let reverse = operands[primary].strides[axis] < 0;
+            let mut step = [0isize; N];
+            for k in 0..N {
+                let bytes = operands[k].strides[axis].wrapping_mul(operands[k].size as isize);
+                if reverse {
+                    // Start at the last index and walk back: the same elements, forwards for the
+                    // primary operand (in bounds: the last index is one of the view's).
+                    starts[k] = starts[k].wrapping_offset(bytes.wrapping_mul(extent as isize - 1));
+                    step[k] = bytes.wrapping_neg();
+                } else {
+                    step[k] = bytes;
+                }
+            }
+            if rank > 0 && (0..N).all(|k| strides[rank - 1][k] == step[k].wrapping_mul(extent as isize)) {
+                extents[rank - 1] *= extent;
+                strides[rank - 1] = step;
+            } else {
+                extents[rank] = extent;
+                strides[rank] = step;
+                rank += 1;
+            }
+        }
+        Self { rank, extents, strides, starts, sizes: operands.map(|op| op.size as isize) }
+    }
+
+    /// Calls `body` once per index: contiguous runs through zipped slice iterators.
+    ///
+    /// # Safety
+    ///
+    /// The operands' memory is valid for the walk, as `run_views` states.
+    #[inline(always)]
+    unsafe fn run<V: ViewArgs<Cpu, R, N>>(&self, body: &mut impl FnMut(V::Items<'_>)) {
+        if self.rank == 0 {
+            // SAFETY: one element, index 0 of each operand.
+            body(unsafe { V::items(self.starts) });
+            return;
+        }
+        let inner = self.rank - 1;
+        let len = self.extents[inner];
+        let step = self.strides[inner];
+        let unit = (0..N).all(|k| step[k] == self.sizes[k]);
+        let mut index = [0usize; R];
+        let mut ptrs = self.starts;
+        loop {
+            if unit {
+                // SAFETY: a run of `len` consecutive elements of each operand.
+                unsafe { V::for_each_run(ptrs, len, body) };
+            } else {
+                let mut at = ptrs;
+                for _ in 0..len {
+                    // SAFETY: an element of each operand, visited once.
+                    body(unsafe { V::items(at) });
+                    for k in 0..N {
+                        at[k] = at[k].wrapping_offset(step[k]);
+                    }
+                }
+            }
+            // The next run: an odometer over the outer axes, innermost-but-one first.
+            let mut axis = inner;
+            loop {
+                if axis == 0 {
+                    return;
+                }
+                axis -= 1;
+                index[axis] += 1;
+                for (ptr, &stride) in ptrs.iter_mut().zip(&self.strides[axis]) {
+                    *ptr = ptr.wrapping_offset(stride);
+                }
+                if index[axis] < self.extents[axis] {
+                    break;
+                }
+                for (ptr, &stride) in ptrs.iter_mut().zip(&self.strides[axis]) {
+                    let back = stride.wrapping_mul(self.extents[axis] as isize);
+                    *ptr = ptr.wrapping_offset(back.wrapping_neg());
+                }
+                index[axis] = 0;
+            }
+        }
+    }
+}
+
+impl<T: DlElement, const Q: usize, const R: usize, E: Extents<Q>, L: Layout, S: HostAccessible> Read<Cpu, R>
+    for Mdspan<'_, T, Q, E, L, S>
+{
+    type Elem = T;
+
+    #[inline(always)]
+    fn operand(&self) -> Operand<'_, Cpu, R> {
+        Operand { raw: widen(self.data_handle(), self.mapping()), writes: false, extra: () }
+    }
+}
+
+impl<T: DlElement, const Q: usize, const R: usize, E: Extents<Q>, L: Layout, S: HostAccessible> Read<Cpu, R>
+    for MdspanMut<'_, T, Q, E, L, S>
+{
+    type Elem = T;
+
+    #[inline(always)]
+    fn operand(&self) -> Operand<'_, Cpu, R> {
+        Operand { raw: widen(self.data_handle().cast_const(), self.mapping()), writes: false, extra: () }
+    }
+}
+
+impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Write<Cpu, R>
+    for MdspanMut<'_, T, R, E, L, S>
+{
+    #[inline(always)]
+    fn operand_mut(&mut self) -> Operand<'_, Cpu, R> {
+        Operand { raw: widen(self.data_handle().cast_const(), self.mapping()), writes: true, extra: () }
+    }
+}

@@ -1,0 +1,145 @@
+//! User kernels: element-wise kernels written once, in Rust syntax, run over typed views on the CPU
+//! and on CUDA streams.
+//!
+//! [`elementwise!`](crate::elementwise) takes a function over scalars: scalar parameters by value,
+//! views it reads as `&T`, views it writes as `&mut T`. It gives a value of the kernel's name whose
+//! `run` takes an executor and the kernel's own arguments — views of any rank and layout, inputs
+//! broadcast to the shape of the first written view:
+//!
+//! - [`Cpu`] runs the body as Rust over host and managed views, in the output's memory order,
+//!   contiguous runs as zipped slices (as fast as a hand-written `zip2_with`);
+//! - `&cuda::Stream` (feature `cuda`) runs it over device and managed views: the macro translated
+//!   the body to CUDA C++, which NVRTC compiles once per element types and device; the launch is
+//!   planned as the built-in kernels' are (flat with vector loads when contiguous, merged axes,
+//!   32-bit index arithmetic when it fits), ordered with the views' other uses, and asynchronous.
+//!
+//! ```
+//! use dlspan::kernel::{Cpu, Scalar};
+//! use dlspan::{HostMdspan, HostMdspanMut, LayoutLeft};
+//!
+//! dlspan::elementwise! {
+//!     /// `out = a·x + b·y`, for every scalar type.
+//!     pub fn axpby<T: Scalar>(a: T, b: T, x: &T, y: &T, out: &mut T) {
+//!         *out = a * *x + b * *y;
+//!     }
+//! }
+//!
+//! // x is column-major, y one row broadcast to both rows, out row-major.
+//! let x = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+//! let y = [10.0f32, 20.0, 30.0];
+//! let mut out = [0.0f32; 6];
+//! axpby.run(
+//!     Cpu,
+//!     2.0,
+//!     1.0,
+//!     &HostMdspan::<f32, 2, LayoutLeft>::from_slice(&x, [2, 3])?,
+//!     &HostMdspan::<f32, 1>::from_slice(&y, [3])?,
+//!     &mut HostMdspanMut::<f32, 2>::from_slice(&mut out, [2, 3])?,
+//! )?;
+//! assert_eq!(out, [12.0, 26.0, 40.0, 14.0, 28.0, 42.0]);
+//! # Ok::<(), dlspan::DlpackError>(())
+//! ```
+//!
+//! The same kernel on a GPU, over device views of cudarc allocations:
+//!
+//! ```no_run
+//! # #[cfg(feature = "cuda")] {
+//! # use dlspan::kernel::Scalar;
+//! # dlspan::elementwise! { fn axpby<T: Scalar>(a: T, b: T, x: &T, y: &T, out: &mut T) { *out = a * *x + b * *y; } }
+//! use dlspan::{DeviceMdspan, DeviceMdspanMut};
+//! let stream = dlspan::cuda::Gpu::new(0)?.new_stream()?;
+//! let (x, y) = (stream.alloc_zeros::<f32>(6)?, stream.alloc_zeros::<f32>(3)?);
+//! let mut out = stream.alloc_zeros::<f32>(6)?;
+//! axpby.run(
+//!     &stream,
+//!     2.0f32,
+//!     1.0f32,
+//!     &DeviceMdspan::<f32, 2>::from_cuda(&x, [2, 3])?,
+//!     &DeviceMdspan::<f32, 1>::from_cuda(&y, [3])?,
+//!     &mut DeviceMdspanMut::<f32, 2>::from_cuda(&mut out, [2, 3])?,
+//! )?; // enqueued: it returns before the GPU runs it
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Writing a kernel
+//!
+//! A body is written in a subset of Rust: `let`, assignments (`*out = e`, `*out += e`,
+//! `out.field = e`), `if`/`else`, literals, arithmetic, comparisons, `&&`, `||`, `!`, `as` casts,
+//! fields of derived element types, and the math methods `sqrt`, `exp`, `exp2`, `ln`, `log2`,
+//! `log10`, `sin`, `cos`, `tan`, `tanh`, `floor`, `ceil`, `round`, `trunc`, `abs`, `min`, `max`,
+//! `powf`, `mul_add` ([rule K2](crate::rules#k2) lists the rest). Anything else is a compile error at
+//! its token. Generic bodies bound their type parameters by what they use: [`Scalar`] for
+//! arithmetic, [`Float`] for the math methods; rustc checks the body as Rust, instantiated per
+//! element type (`f16`, `bf16`, `f32`, `f64`, the integers, derived types), and the GPU computes the
+//! same bits for `+ - * /`, `sqrt`, `mul_add`, comparisons and casts ([rule K3](crate::rules#k3));
+//! the other math functions differ by a few ulps ([rule K4](crate::rules#k4)). Integers wrap, and
+//! `f16`/`bf16` compute in `f32`, rounding after each operation.
+//!
+//! ```
+//! use dlspan::kernel::{Cpu, Float};
+//! use dlspan::half::f16;
+//! use dlspan::{HostMdspan, HostMdspanMut};
+//!
+//! #[derive(Clone, Copy, Debug, PartialEq, dlspan::DlElement)]
+//! #[repr(C)]
+//! struct Rgba { r: u8, g: u8, b: u8, a: u8 }
+//!
+//! dlspan::elementwise! {
+//!     /// A gamma curve; literals take `T` from what they meet, `as T` casts one.
+//!     fn gamma<T: Float>(g: T, x: &T, out: &mut T) {
+//!         *out = if *x > 0.0 as T { x.powf(g) } else { 0.0 as T };
+//!     }
+//! }
+//!
+//! dlspan::elementwise! {
+//!     /// Fields of a derived type, integer arithmetic.
+//!     fn luma(px: &Rgba, out: &mut u8) {
+//!         *out = ((px.r as u32 * 77 + px.g as u32 * 150 + px.b as u32 * 29) / 256) as u8;
+//!     }
+//! }
+//!
+//! let pixels = [Rgba { r: 255, g: 255, b: 255, a: 255 }, Rgba { r: 0, g: 0, b: 0, a: 255 }];
+//! let mut gray = [0u8; 2];
+//! luma.run(Cpu, &HostMdspan::<Rgba, 1>::from_slice(&pixels, [2])?, &mut HostMdspanMut::<u8, 1>::from_slice(&mut gray, [2])?)?;
+//! assert_eq!(gray, [255, 0]);
+//!
+//! let x = [f16::from_f32(0.25), f16::from_f32(-1.0)];
+//! let mut out = [f16::ZERO; 2];
+//! gamma.run(Cpu, f16::from_f32(2.0), &HostMdspan::<f16, 1>::from_slice(&x, [2])?, &mut HostMdspanMut::<f16, 1>::from_slice(&mut out, [2])?)?;
+//! assert_eq!(out, [f16::from_f32(0.0625), f16::ZERO]);
+//! # Ok::<(), dlspan::DlpackError>(())
+//! ```
+//!
+//! # The rules
+//!
+//! Views are passed as `&view` (read) and `&mut view` (written): the same mutable view twice does
+//! not compile. [`Cpu`] takes host and managed views, a stream device and managed views: a host
+//! view on a stream is a compile error, a view of another device a typed error. Written views have
+//! the shape of the first one; read views broadcast to it (fewer axes, or axes of extent 1), any
+//! other shape is [`DlpackError::ShapeMismatch`](crate::DlpackError::ShapeMismatch) before anything
+//! is written. After a launch on managed views, host access waits for the kernel. Section
+//! [K](crate::rules#k) of the rules page has every rule.
+//!
+//! Raw CUDA C++ kernels with typed view parameters, their CPU execution, and an on-disk cache of
+//! compiled modules are later parts of this module's design (DESIGN.md, "User kernels").
+
+#[doc(hidden)]
+pub mod builtin;
+mod def;
+mod host;
+mod operand;
+mod scalar;
+
+#[doc(hidden)]
+pub use def::{Call, ElementwiseDef, Param, ParamKind, TypeInfo, scalar_bytes};
+pub use def::{Instance, MAX_VIEWS};
+pub use host::Cpu;
+pub use operand::{Executor, Read, Write};
+#[doc(hidden)]
+pub use operand::{Operand, RawOperand, ViewArgs, ViewRef, broadcast};
+#[cfg(feature = "cuda")]
+pub(crate) use operand::{sealed, widen};
+pub use scalar::{Cast, Compare, Float, Scalar};
+#[doc(hidden)]
+pub use scalar::{Unary, ops};

@@ -1,0 +1,336 @@
+//! How a kernel call reaches its views: the [`Executor`] that runs it ([`Cpu`](super::Cpu), or a
+//! CUDA `Stream`), the views it accepts ([`Read`], [`Write`]), and the shape the views are
+//! broadcast to.
+//!
+//! A call hands its views to the executor as a tuple of `&view` and `&mut view` ([`ViewArgs`]):
+//! `&` for the views it reads, `&mut` for those it writes, so the borrow checker refuses the same
+//! mutable view twice, and a view the executor cannot reach (a host view on a stream) is a
+//! compile error at the argument. Each view becomes an [`Operand`]: its first element's address,
+//! extents and strides widened to the output's rank, and what the executor needs besides (the
+//! device and ordering of a device view).
+
+use super::def::Call;
+use crate::dtype::DlElement;
+use crate::error::DlpackError;
+use crate::space::MemorySpace;
+use crate::view::{Extents, Layout, Mapping, Mdspan, MdspanMut};
+use core::mem::size_of;
+
+pub(crate) mod sealed {
+    /// Seals the executor and view traits: dlspan defines which views each executor reaches.
+    pub trait Sealed {}
+}
+
+/// What runs an element-wise kernel: [`Cpu`](super::Cpu) (host and managed views, the kernel's Rust
+/// body) or `&cuda::Stream` (device and managed views, the body's CUDA translation, launched on the
+/// stream). Sealed.
+pub trait Executor: Copy + sealed::Sealed {
+    /// What a refused or failed run reports: [`DlpackError`] on the CPU, `cuda::CudaError` on a
+    /// stream.
+    type Error: From<DlpackError>;
+
+    /// What the executor needs of each view besides its address, extents and strides.
+    #[doc(hidden)]
+    type Extra<'a>: Copy;
+
+    /// Runs a kernel over `operands` (declaration order); `body` computes one element, given its
+    /// references in declaration order (the CPU calls it, a stream launches the translation).
+    #[doc(hidden)]
+    fn run_views<const R: usize, const N: usize, V: ViewArgs<Self, R, N>>(
+        self,
+        call: &Call<'_>,
+        operands: [Operand<'_, Self, R>; N],
+        body: impl FnMut(V::Items<'_>),
+    ) -> Result<(), Self::Error>;
+}
+
+/// A view's memory as a kernel walks it: the address of index `[0; R]`, the extents and strides
+/// (in elements) widened to the output's rank `R`, and the element size.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawOperand<const R: usize> {
+    /// Address of the element at index `[0; R]` (dangling for an empty view).
+    pub ptr: *mut u8,
+    /// Extents, the view's own right-aligned, 1 on the axes it lacks.
+    pub extents: [usize; R],
+    /// Strides in elements, 0 on the axes it lacks (and, after [`broadcast`], on every axis of
+    /// extent 1 that the output spans further).
+    pub strides: [isize; R],
+    /// Element size in bytes.
+    pub size: usize,
+}
+
+/// One view of a call, for executor `E`.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct Operand<'a, E: Executor, const R: usize> {
+    /// The memory.
+    pub raw: RawOperand<R>,
+    /// Whether the kernel writes it.
+    pub writes: bool,
+    /// What the executor needs besides.
+    pub extra: E::Extra<'a>,
+}
+
+/// A view's raw operand at rank `R` from its own rank `Q` (`Q <= R`, checked at compile time).
+pub(crate) fn widen<T, const Q: usize, const R: usize, E: Extents<Q>, L: Layout>(
+    ptr: *const T,
+    mapping: &Mapping<Q, E, L>,
+) -> RawOperand<R> {
+    const {
+        assert!(
+            Q <= R,
+            "an input view has more axes than the kernel's output: element-wise kernels broadcast inputs to the output's shape"
+        )
+    };
+    let (own_extents, own_strides) = (mapping.extents(), mapping.strides());
+    let mut extents = [1usize; R];
+    let mut strides = [0isize; R];
+    extents[R - Q..].copy_from_slice(&own_extents);
+    strides[R - Q..].copy_from_slice(&own_strides);
+    let first = ptr.wrapping_add(mapping.offset()).cast::<u8>().cast_mut();
+    RawOperand { ptr: first, extents, strides, size: size_of::<T>() }
+}
+
+/// Checks the operands against the shape of operand `primary` (a written view) and broadcasts the
+/// inputs to it: the shape. Written views must have it exactly; an input's axis must have the
+/// shape's extent or 1 (then its stride becomes 0).
+///
+/// # Errors
+///
+/// [`DlpackError::ShapeMismatch`] naming the first axis that differs, in the output's numbering.
+pub fn broadcast<E: Executor, const R: usize>(
+    operands: &mut [Operand<'_, E, R>],
+    primary: usize,
+) -> Result<[usize; R], DlpackError> {
+    let shape = operands[primary].raw.extents;
+    for op in operands.iter_mut() {
+        for (axis, &expected) in shape.iter().enumerate() {
+            let found = op.raw.extents[axis];
+            if found == expected {
+                continue;
+            }
+            if found == 1 && !op.writes {
+                op.raw.extents[axis] = expected;
+                op.raw.strides[axis] = 0;
+                continue;
+            }
+            return Err(DlpackError::ShapeMismatch { axis, expected, found });
+        }
+    }
+    Ok(shape)
+}
+
+/// A view an executor reads: shared and mutable views of the memory spaces it reaches (host and
+/// managed views for [`Cpu`](super::Cpu); device and managed views for a CUDA stream), of rank up
+/// to `R` (the kernel's output rank; fewer axes broadcast, NumPy's way).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a view that `{E}` runs element-wise kernels on",
+    label = "not an operand of kernels run by `{E}`",
+    note = "`dlspan::kernel::Cpu` runs kernels on host and managed views, a `cuda::Stream` on device and managed views",
+    note = "copy host data to the device first (`Stream::copy_from_host`), or run the kernel with `dlspan::kernel::Cpu`"
+)]
+pub trait Read<E: Executor, const R: usize>: sealed::Sealed {
+    /// The element type.
+    type Elem: DlElement;
+
+    /// The view as an operand the kernel reads.
+    #[doc(hidden)]
+    fn operand(&self) -> Operand<'_, E, R>;
+}
+
+/// A view an executor writes: mutable views of the spaces it reaches, of the output's rank `R`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a view that `{E}` writes in element-wise kernels",
+    label = "not a mutable operand of kernels run by `{E}`",
+    note = "written views are mutable views (`MdspanMut`) of the kernel's output rank: host or managed for `dlspan::kernel::Cpu`, device or managed for a `cuda::Stream`"
+)]
+pub trait Write<E: Executor, const R: usize>: Read<E, R> {
+    /// The view as an operand the kernel writes.
+    #[doc(hidden)]
+    fn operand_mut(&mut self) -> Operand<'_, E, R>;
+}
+
+impl<T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> sealed::Sealed for Mdspan<'_, T, R, E, L, S> {}
+impl<T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> sealed::Sealed for MdspanMut<'_, T, R, E, L, S> {}
+
+/// One argument of a call: `&view` (read) or `&mut view` (written).
+///
+/// # Safety
+///
+/// `item` and `run` hand out references to the elements of the view's operand: implementations
+/// are dlspan's two (the executors rely on `WRITES` and on the references matching the operand).
+#[doc(hidden)]
+pub unsafe trait ViewRef<E: Executor, const R: usize> {
+    /// The element type.
+    type Elem: DlElement;
+    /// What the body gets: `&Elem` or `&mut Elem`.
+    type Item<'a>;
+    /// A run of consecutive elements.
+    type Run<'a>: Iterator<Item = Self::Item<'a>>;
+    /// Whether the kernel writes the view.
+    const WRITES: bool;
+
+    /// The operand.
+    fn operand(&mut self) -> Operand<'_, E, R>;
+
+    /// The element at `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is an element of the view's operand, valid (and, for written views, unaliased) for `'a`.
+    unsafe fn item<'a>(ptr: *mut u8) -> Self::Item<'a>;
+
+    /// The `len` consecutive elements from `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`item`](Self::item), for each of the `len` elements.
+    unsafe fn run<'a>(ptr: *mut u8, len: usize) -> Self::Run<'a>;
+}
+
+// SAFETY: references to elements of a view the caller borrows shared.
+unsafe impl<Ex: Executor, const R: usize, X: Read<Ex, R>> ViewRef<Ex, R> for &X {
+    type Elem = X::Elem;
+    type Item<'a> = &'a X::Elem;
+    type Run<'a> = core::slice::Iter<'a, X::Elem>;
+    const WRITES: bool = false;
+
+    #[inline(always)]
+    fn operand(&mut self) -> Operand<'_, Ex, R> {
+        (**self).operand()
+    }
+
+    #[inline(always)]
+    unsafe fn item<'a>(ptr: *mut u8) -> &'a X::Elem {
+        // SAFETY: the caller's contract: a live element, read shared.
+        unsafe { &*ptr.cast::<X::Elem>() }
+    }
+
+    #[inline(always)]
+    unsafe fn run<'a>(ptr: *mut u8, len: usize) -> core::slice::Iter<'a, X::Elem> {
+        // SAFETY: the caller's contract: `len` consecutive live elements.
+        unsafe { core::slice::from_raw_parts(ptr.cast::<X::Elem>(), len) }.iter()
+    }
+}
+
+// SAFETY: references to elements of a view the caller borrows uniquely (mutable views' elements are
+// distinct, and no other argument can reach them: the borrow checker holds the view).
+unsafe impl<Ex: Executor, const R: usize, X: Write<Ex, R>> ViewRef<Ex, R> for &mut X {
+    type Elem = X::Elem;
+    type Item<'a> = &'a mut X::Elem;
+    type Run<'a> = core::slice::IterMut<'a, X::Elem>;
+    const WRITES: bool = true;
+
+    #[inline(always)]
+    fn operand(&mut self) -> Operand<'_, Ex, R> {
+        (**self).operand_mut()
+    }
+
+    #[inline(always)]
+    unsafe fn item<'a>(ptr: *mut u8) -> &'a mut X::Elem {
+        // SAFETY: the caller's contract: a live element, unaliased for `'a`.
+        unsafe { &mut *ptr.cast::<X::Elem>() }
+    }
+
+    #[inline(always)]
+    unsafe fn run<'a>(ptr: *mut u8, len: usize) -> core::slice::IterMut<'a, X::Elem> {
+        // SAFETY: the caller's contract: `len` consecutive live elements, unaliased for `'a`.
+        unsafe { core::slice::from_raw_parts_mut(ptr.cast::<X::Elem>(), len) }.iter_mut()
+    }
+}
+
+/// The view arguments of a call, as a tuple in declaration order: `(&x, &y, &mut out)`.
+///
+/// # Safety
+///
+/// As [`ViewRef`], for each element of the tuple: implemented by dlspan for tuples of one to
+/// [`MAX_VIEWS`](super::MAX_VIEWS) view arguments.
+#[doc(hidden)]
+pub unsafe trait ViewArgs<E: Executor, const R: usize, const N: usize>: Sized {
+    /// The references the body gets, in declaration order.
+    type Items<'a>;
+
+    /// The operands, in declaration order.
+    fn operands(&mut self) -> [Operand<'_, E, R>; N];
+
+    /// The elements at `ptrs` (one per view).
+    ///
+    /// # Safety
+    ///
+    /// Each pointer is an element of its view's operand, valid for `'a` as [`ViewRef::item`] says.
+    unsafe fn items<'a>(ptrs: [*mut u8; N]) -> Self::Items<'a>;
+
+    /// Calls `body` on `len` consecutive elements from each pointer.
+    ///
+    /// # Safety
+    ///
+    /// As [`items`](Self::items), for each of the `len` elements of each view.
+    unsafe fn for_each_run(ptrs: [*mut u8; N], len: usize, body: &mut impl FnMut(Self::Items<'_>));
+
+    /// Runs the call on `on`: the views checked, broadcast and walked or launched.
+    #[inline(always)]
+    fn run(mut self, on: E, call: &Call<'_>, body: impl FnMut(Self::Items<'_>)) -> Result<(), E::Error> {
+        let operands = self.operands();
+        on.run_views::<R, N, Self>(call, operands, body)
+    }
+}
+
+macro_rules! view_args {
+    ($n:literal: $($v:ident $i:tt),+) => {
+        // SAFETY: each element forwards to its `ViewRef`, whose contract the callers keep.
+        unsafe impl<Ex: Executor, const R: usize, $($v: ViewRef<Ex, R>),+> ViewArgs<Ex, R, $n> for ($($v,)+) {
+            type Items<'a> = ($($v::Item<'a>,)+);
+
+            #[inline(always)]
+            fn operands(&mut self) -> [Operand<'_, Ex, R>; $n] {
+                [$(self.$i.operand()),+]
+            }
+
+            #[inline(always)]
+            unsafe fn items<'a>(ptrs: [*mut u8; $n]) -> Self::Items<'a> {
+                // SAFETY: forwarded to each view.
+                unsafe { ($($v::item(ptrs[$i]),)+) }
+            }
+
+            #[inline(always)]
+            #[allow(non_snake_case)]
+            unsafe fn for_each_run(ptrs: [*mut u8; $n], len: usize, body: &mut impl FnMut(Self::Items<'_>)) {
+                // SAFETY: forwarded to each view.
+                let ($($v,)+) = unsafe { ($($v::run(ptrs[$i], len),)+) };
+                view_args!(@zip body; $($v),+);
+            }
+        }
+    };
+    (@zip $body:ident; $a:ident) => { $a.for_each(|a| $body((a,))) };
+    (@zip $body:ident; $a:ident, $b:ident) => { $a.zip($b).for_each(|(a, b)| $body((a, b))) };
+    (@zip $body:ident; $a:ident, $b:ident, $c:ident) => {
+        $a.zip($b).zip($c).for_each(|((a, b), c)| $body((a, b, c)))
+    };
+    (@zip $body:ident; $a:ident, $b:ident, $c:ident, $d:ident) => {
+        $a.zip($b).zip($c).zip($d).for_each(|(((a, b), c), d)| $body((a, b, c, d)))
+    };
+    (@zip $body:ident; $a:ident, $b:ident, $c:ident, $d:ident, $e:ident) => {
+        $a.zip($b).zip($c).zip($d).zip($e).for_each(|((((a, b), c), d), e)| $body((a, b, c, d, e)))
+    };
+    (@zip $body:ident; $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident) => {
+        $a.zip($b).zip($c).zip($d).zip($e).zip($f).for_each(|(((((a, b), c), d), e), f)| $body((a, b, c, d, e, f)))
+    };
+    (@zip $body:ident; $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident) => {
+        $a.zip($b).zip($c).zip($d).zip($e).zip($f).zip($g)
+            .for_each(|((((((a, b), c), d), e), f), g)| $body((a, b, c, d, e, f, g)))
+    };
+    (@zip $body:ident; $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident) => {
+        $a.zip($b).zip($c).zip($d).zip($e).zip($f).zip($g).zip($h)
+            .for_each(|(((((((a, b), c), d), e), f), g), h)| $body((a, b, c, d, e, f, g, h)))
+    };
+}
+
+view_args!(1: A 0);
+view_args!(2: A 0, B 1);
+view_args!(3: A 0, B 1, C 2);
+view_args!(4: A 0, B 1, C 2, D 3);
+view_args!(5: A 0, B 1, C 2, D 3, F 4);
+view_args!(6: A 0, B 1, C 2, D 3, F 4, G 5);
+view_args!(7: A 0, B 1, C 2, D 3, F 4, G 5, H 6);
+view_args!(8: A 0, B 1, C 2, D 3, F 4, G 5, H 6, I 7);

@@ -1,0 +1,389 @@
+//! The values element-wise kernel bodies compute with, and how: [`Scalar`] (arithmetic, `min`,
+//! `max`, `abs`), [`Float`] (the math functions), [`Compare`] (comparisons) and [`Cast`] (`as`).
+//!
+//! Each operation is defined once, here, and mirrored by the CUDA C++ of `cuda/kernel/elementwise.cu`
+//! so that both sides give the same bits ([rule K3](crate::rules#k3)): integers wrap, division by
+//! zero gives 0 and its remainder the dividend, `f32`/`f64` round each operation once (never
+//! fused), `f16`/`bf16` compute in `f32` and round back after each operation, `min`/`max` return an
+//! operand (the first of two equal ones, the other of a NaN), and casts are [`dtype::cast`].
+
+use crate::dtype::{
+    Bool, Float8E3m4, Float8E4m3, Float8E4m3b11fnuz, Float8E4m3fn, Float8E4m3fnuz, Float8E5m2, Float8E5m2fnuz,
+    Float8E8m0fnu, Numeric, cast,
+};
+use half::{bf16, f16};
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A scalar type element-wise kernel bodies compute with: the integers `i8`–`i128` and `u8`–`u128`,
+/// `f16`, `bf16`, `f32` and `f64`.
+///
+/// A kernel body's `+ - * / %`, unary `-`, `min`, `max` and `abs` need it: write `T: Scalar` on a
+/// generic kernel. The operations are the kernel rules of [rule K3](crate::rules#k3), the same on the
+/// CPU and on the GPU: integers wrap (also in debug builds), `x / 0` is 0 and `x % 0` is `x`,
+/// floats round once per operation, `f16` and `bf16` compute in `f32` and round back.
+///
+/// ```
+/// use dlspan::kernel::{Cpu, Scalar};
+/// use dlspan::{HostMdspan, HostMdspanMut};
+///
+/// dlspan::elementwise! {
+///     fn halve<T: Scalar>(x: &T, out: &mut T) {
+///         *out = *x / (2 as T);
+///     }
+/// }
+///
+/// let x = [7u8, 8, 255];
+/// let mut out = [0u8; 3];
+/// halve.run(Cpu, &HostMdspan::<u8, 1>::from_slice(&x, [3])?, &mut HostMdspanMut::<u8, 1>::from_slice(&mut out, [3])?)?;
+/// assert_eq!(out, [3, 4, 127]);
+/// # Ok::<(), dlspan::DlpackError>(())
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a scalar type element-wise kernels compute with",
+    label = "kernel arithmetic needs `dlspan::kernel::Scalar`",
+    note = "kernel scalars: i8..i128, u8..u128, half::f16, half::bf16, f32, f64; bound a generic type with `T: dlspan::kernel::Scalar`"
+)]
+pub trait Scalar: Numeric + Compare + Cast + sealed::Sealed {
+    #[doc(hidden)]
+    fn k_add(self, rhs: Self) -> Self;
+    #[doc(hidden)]
+    fn k_sub(self, rhs: Self) -> Self;
+    #[doc(hidden)]
+    fn k_mul(self, rhs: Self) -> Self;
+    #[doc(hidden)]
+    fn k_div(self, rhs: Self) -> Self;
+    #[doc(hidden)]
+    fn k_rem(self, rhs: Self) -> Self;
+    #[doc(hidden)]
+    fn k_neg(self) -> Self;
+    #[doc(hidden)]
+    fn k_abs(self) -> Self;
+    #[doc(hidden)]
+    fn k_is_nan(self) -> bool;
+}
+
+/// A floating-point kernel scalar: `f16`, `bf16`, `f32` and `f64`, with the math functions kernel
+/// bodies may call ([rule K4](crate::rules#k4) lists them with their CUDA counterparts and how far
+/// the GPU's results may lie from the CPU's).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a floating-point kernel scalar",
+    label = "kernel math functions need `dlspan::kernel::Float`",
+    note = "floating-point kernel scalars: half::f16, half::bf16, f32, f64; bound a generic type with `T: dlspan::kernel::Float`"
+)]
+pub trait Float: Scalar {
+    #[doc(hidden)]
+    fn k_unary(self, f: Unary) -> Self;
+    #[doc(hidden)]
+    fn k_powf(self, exponent: Self) -> Self;
+    #[doc(hidden)]
+    fn k_mul_add(self, a: Self, b: Self) -> Self;
+}
+
+/// The types kernel bodies compare with `==`, `!=`, `<`, `<=`, `>`, `>=`: every [`Scalar`] and `bool`.
+/// `f16` and `bf16` compare as their `f32` values; NaN is unordered and unequal to itself.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be compared in an element-wise kernel",
+    label = "kernel comparisons need `dlspan::kernel::Compare`",
+    note = "kernel bodies compare scalars (integers, f16, bf16, f32, f64) and bool"
+)]
+pub trait Compare: Copy + PartialOrd + sealed::Sealed {}
+
+/// The types a kernel body casts between with `as`: `bool`, [`Bool`], the integers, `f16`, `bf16`,
+/// `f32`, `f64` and the eight FP8 formats. A cast is [`dtype::cast`](crate::dtype::cast) (one
+/// rounding, Rust `as` into integers, NaN as the target's quiet NaN with the input's sign), as the
+/// GPU's cast kernels compute it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be cast in an element-wise kernel",
+    label = "kernel casts need `dlspan::kernel::Cast`",
+    note = "kernel casts convert between bool, the integers, f16, bf16, f32, f64 and the FP8 formats"
+)]
+pub trait Cast: Numeric + sealed::Sealed {}
+
+/// The one-argument math functions, for [`Float`]'s hidden method.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unary {
+    Sqrt,
+    Exp,
+    Exp2,
+    Ln,
+    Log2,
+    Log10,
+    Sin,
+    Cos,
+    Tan,
+    Tanh,
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+}
+
+macro_rules! integers {
+    ($($t:ty: $abs:expr),* $(,)?) => {$(
+        impl sealed::Sealed for $t {}
+        impl Compare for $t {}
+        impl Cast for $t {}
+        impl Scalar for $t {
+            #[inline(always)]
+            fn k_add(self, rhs: Self) -> Self { self.wrapping_add(rhs) }
+            #[inline(always)]
+            fn k_sub(self, rhs: Self) -> Self { self.wrapping_sub(rhs) }
+            #[inline(always)]
+            fn k_mul(self, rhs: Self) -> Self { self.wrapping_mul(rhs) }
+            #[inline(always)]
+            fn k_div(self, rhs: Self) -> Self { if rhs == 0 { 0 } else { self.wrapping_div(rhs) } }
+            #[inline(always)]
+            fn k_rem(self, rhs: Self) -> Self { if rhs == 0 { self } else { self.wrapping_rem(rhs) } }
+            #[inline(always)]
+            fn k_neg(self) -> Self { self.wrapping_neg() }
+            #[inline(always)]
+            fn k_abs(self) -> Self { let abs: fn(Self) -> Self = $abs; abs(self) }
+            #[inline(always)]
+            fn k_is_nan(self) -> bool { false }
+        }
+    )*};
+}
+
+integers!(
+    i8: i8::wrapping_abs, i16: i16::wrapping_abs, i32: i32::wrapping_abs, i64: i64::wrapping_abs,
+    i128: i128::wrapping_abs,
+    u8: |x| x, u16: |x| x, u32: |x| x, u64: |x| x, u128: |x| x,
+);
+
+macro_rules! native_floats {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Compare for $t {}
+        impl Cast for $t {}
+        impl Scalar for $t {
+            #[inline(always)]
+            fn k_add(self, rhs: Self) -> Self { self + rhs }
+            #[inline(always)]
+            fn k_sub(self, rhs: Self) -> Self { self - rhs }
+            #[inline(always)]
+            fn k_mul(self, rhs: Self) -> Self { self * rhs }
+            #[inline(always)]
+            fn k_div(self, rhs: Self) -> Self { self / rhs }
+            #[inline(always)]
+            fn k_rem(self, rhs: Self) -> Self { self % rhs }
+            #[inline(always)]
+            fn k_neg(self) -> Self { -self }
+            #[inline(always)]
+            fn k_abs(self) -> Self { self.abs() }
+            #[inline(always)]
+            fn k_is_nan(self) -> bool { self.is_nan() }
+        }
+        impl Float for $t {
+            #[inline(always)]
+            fn k_unary(self, f: Unary) -> Self {
+                match f {
+                    Unary::Sqrt => self.sqrt(),
+                    Unary::Exp => self.exp(),
+                    Unary::Exp2 => self.exp2(),
+                    Unary::Ln => self.ln(),
+                    Unary::Log2 => self.log2(),
+                    Unary::Log10 => self.log10(),
+                    Unary::Sin => self.sin(),
+                    Unary::Cos => self.cos(),
+                    Unary::Tan => self.tan(),
+                    Unary::Tanh => self.tanh(),
+                    Unary::Floor => self.floor(),
+                    Unary::Ceil => self.ceil(),
+                    Unary::Round => self.round(),
+                    Unary::Trunc => self.trunc(),
+                }
+            }
+            #[inline(always)]
+            fn k_powf(self, exponent: Self) -> Self { self.powf(exponent) }
+            #[inline(always)]
+            fn k_mul_add(self, a: Self, b: Self) -> Self { self.mul_add(a, b) }
+        }
+    )*};
+}
+
+native_floats!(f32, f64);
+
+/// `f16` and `bf16`: every operation in `f32`, rounded back once (negation and `abs` are exact).
+macro_rules! half_floats {
+    ($($t:ty: $sign:expr),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Compare for $t {}
+        impl Cast for $t {}
+        impl Scalar for $t {
+            #[inline(always)]
+            fn k_add(self, rhs: Self) -> Self { <$t>::from_f32(self.to_f32() + rhs.to_f32()) }
+            #[inline(always)]
+            fn k_sub(self, rhs: Self) -> Self { <$t>::from_f32(self.to_f32() - rhs.to_f32()) }
+            #[inline(always)]
+            fn k_mul(self, rhs: Self) -> Self { <$t>::from_f32(self.to_f32() * rhs.to_f32()) }
+            #[inline(always)]
+            fn k_div(self, rhs: Self) -> Self { <$t>::from_f32(self.to_f32() / rhs.to_f32()) }
+            #[inline(always)]
+            fn k_rem(self, rhs: Self) -> Self { <$t>::from_f32(self.to_f32() % rhs.to_f32()) }
+            #[inline(always)]
+            fn k_neg(self) -> Self { <$t>::from_bits(self.to_bits() ^ $sign) }
+            #[inline(always)]
+            fn k_abs(self) -> Self { <$t>::from_bits(self.to_bits() & !$sign) }
+            #[inline(always)]
+            fn k_is_nan(self) -> bool { self.is_nan() }
+        }
+        impl Float for $t {
+            #[inline(always)]
+            fn k_unary(self, f: Unary) -> Self { <$t>::from_f32(self.to_f32().k_unary(f)) }
+            #[inline(always)]
+            fn k_powf(self, exponent: Self) -> Self { <$t>::from_f32(self.to_f32().powf(exponent.to_f32())) }
+            #[inline(always)]
+            fn k_mul_add(self, a: Self, b: Self) -> Self {
+                <$t>::from_f32(self.to_f32().mul_add(a.to_f32(), b.to_f32()))
+            }
+        }
+    )*};
+}
+
+half_floats!(f16: 0x8000, bf16: 0x8000);
+
+impl sealed::Sealed for bool {}
+impl Compare for bool {}
+impl Cast for bool {}
+impl sealed::Sealed for Bool {}
+impl Cast for Bool {}
+
+macro_rules! fp8_casts {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Cast for $t {}
+    )*};
+}
+
+fp8_casts!(
+    Float8E3m4,
+    Float8E4m3,
+    Float8E4m3b11fnuz,
+    Float8E4m3fn,
+    Float8E4m3fnuz,
+    Float8E5m2,
+    Float8E5m2fnuz,
+    Float8E8m0fnu
+);
+
+/// What the macro's Rust translation of a kernel body calls for each operator and math function:
+/// the operations above as free functions (the translation spans each call at the user's token, so
+/// a type error points there). Not public API.
+#[doc(hidden)]
+pub mod ops {
+    use super::*;
+
+    macro_rules! binary {
+        ($($name:ident => $method:ident),*) => {$(
+            #[inline(always)]
+            pub fn $name<T: Scalar>(a: T, b: T) -> T { a.$method(b) }
+        )*};
+    }
+    binary!(add => k_add, sub => k_sub, mul => k_mul, div => k_div, rem => k_rem);
+
+    /// Unary `-`.
+    #[inline(always)]
+    pub fn neg<T: Scalar>(a: T) -> T {
+        a.k_neg()
+    }
+
+    /// `a.abs()`.
+    #[inline(always)]
+    pub fn abs<T: Scalar>(a: T) -> T {
+        a.k_abs()
+    }
+
+    /// `a.min(b)`: `b` when it is below `a` or `a` is NaN, else `a`.
+    #[inline(always)]
+    pub fn min<T: Scalar>(a: T, b: T) -> T {
+        if b < a || a.k_is_nan() { b } else { a }
+    }
+
+    /// `a.max(b)`: `b` when it is above `a` or `a` is NaN, else `a`.
+    #[inline(always)]
+    pub fn max<T: Scalar>(a: T, b: T) -> T {
+        if b > a || a.k_is_nan() { b } else { a }
+    }
+
+    /// `!b`, on `bool` only (a kernel has no bitwise operators).
+    #[inline(always)]
+    pub fn not(b: bool) -> bool {
+        !b
+    }
+
+    macro_rules! comparisons {
+        ($($name:ident => $op:tt),*) => {$(
+            #[inline(always)]
+            pub fn $name<T: Compare>(a: T, b: T) -> bool { a $op b }
+        )*};
+    }
+    comparisons!(eq => ==, ne => !=, lt => <, le => <=, gt => >, ge => >=);
+
+    macro_rules! unary {
+        ($($name:ident => $f:ident),*) => {$(
+            #[inline(always)]
+            pub fn $name<T: Float>(a: T) -> T { a.k_unary(Unary::$f) }
+        )*};
+    }
+    unary!(
+        sqrt => Sqrt, exp => Exp, exp2 => Exp2, ln => Ln, log2 => Log2, log10 => Log10, sin => Sin,
+        cos => Cos, tan => Tan, tanh => Tanh, floor => Floor, ceil => Ceil, round => Round, trunc => Trunc
+    );
+
+    /// `a.powf(b)`.
+    #[inline(always)]
+    pub fn powf<T: Float>(a: T, b: T) -> T {
+        a.k_powf(b)
+    }
+
+    /// `a.mul_add(b, c)`: `a * b + c` rounded once.
+    #[inline(always)]
+    pub fn mul_add<T: Float>(a: T, b: T, c: T) -> T {
+        a.k_mul_add(b, c)
+    }
+
+    /// `x as To`: [`dtype::cast`](crate::dtype::cast).
+    #[inline(always)]
+    pub fn cast<To: Cast, From: Cast>(x: From) -> To {
+        super::cast(x)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ops::*;
+    use super::*;
+
+    #[test]
+    fn integers_wrap_and_divide_by_zero_as_documented() {
+        assert_eq!(add(250u8, 10), 4);
+        assert_eq!(div(i32::MIN, -1), i32::MIN);
+        assert_eq!(rem(i32::MIN, -1), 0);
+        assert_eq!(div(7i16, 0), 0);
+        assert_eq!(rem(7i16, 0), 7);
+        assert_eq!(abs(i8::MIN), i8::MIN);
+        assert_eq!(neg(1u8), 255);
+    }
+
+    #[test]
+    fn min_and_max_return_an_operand() {
+        assert_eq!(min(f32::NAN, 1.0), 1.0);
+        assert!(min(1.0, f32::NAN) == 1.0);
+        assert_eq!(min(-0.0f32, 0.0).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(min(0.0f32, -0.0).to_bits(), 0.0f32.to_bits());
+        assert_eq!(max(2u8, 3), 3);
+    }
+
+    #[test]
+    fn half_floats_compute_in_f32() {
+        let (a, b) = (f16::from_f32(2048.0), f16::ONE);
+        assert_eq!(add(a, b), a); // a tie to even
+        assert_eq!(neg(bf16::ONE).to_f32(), -1.0);
+        assert_eq!(sqrt(f16::from_f32(4.0)).to_f32(), 2.0);
+        assert_eq!(super::ops::cast::<f32, f16>(f16::from_f32(0.5)), 0.5);
+    }
+}

@@ -1,0 +1,282 @@
+//! Element-wise kernels on the CPU (`dlspan::kernel::Cpu`): every test kernel against its own body
+//! called in a plain loop over logical indices, on random layouts (transposed, reversed, gaps,
+//! broadcast by shape and by stride, zero-size, rank 0); the kernel rules of the rules page
+//! (section K) as the CPU computes them; broadcasting, shape errors; and how far the CPU's math
+//! functions lie from the correctly rounded result.
+
+#[macro_use]
+mod kernels_support;
+
+use dlspan::dtype::{Float8E4m3fn, cast};
+use dlspan::half::{bf16, f16};
+use dlspan::kernel::Cpu;
+use dlspan::{DlpackError, HostMdspan, HostMdspanMut};
+use kernels_support::*;
+
+/// Every test kernel once at rank `R`.
+fn every_kernel<const R: usize>(rng: &mut Rng, max: usize) {
+    let shape = random_extents::<R>(rng, max, true);
+    let what = format!("rank {R}, shape {shape:?}");
+    kernel_case!(rng, shape, Cpu, axpby::<f32>, &what; s a: f32, s b: f32, i x: f32, i y: f32, o out: f32);
+    kernel_case!(rng, shape, Cpu, axpby::<f16>, &what; s a: f16, s b: f16, i x: f16, i y: f16, o out: f16);
+    kernel_case!(rng, shape, Cpu, axpby::<i8>, &what; s a: i8, s b: i8, i x: i8, i y: i8, o out: i8);
+    kernel_case!(rng, shape, Cpu, axpby::<i128>, &what; s a: i128, s b: i128, i x: i128, i y: i128, o out: i128);
+    kernel_case!(rng, shape, Cpu, gray, &what; i px: Rgba, o out: u8);
+    kernel_case!(rng, shape, Cpu, brighten, &what; o px: Rgba, s by: u8);
+    kernel_case!(rng, shape, Cpu, soft::<bf16>, &what; i x: bf16, s limit: bf16, o out: bf16);
+    kernel_case!(rng, shape, Cpu, soft::<f64>, &what; i x: f64, s limit: f64, o out: f64);
+    let which = rng.below(UNARY as usize) as i32;
+    kernel_case!(rng, shape, Cpu, unary::<f32>, &what; i x: f32, s which: i32 = which, o out: f32);
+    let which = rng.below(BINARY as usize) as i32;
+    kernel_case!(rng, shape, Cpu, binary::<f16>, &what; i x: f16, i y: f16, i z: f16, s which: i32 = which, o out: f16);
+    kernel_case!(rng, shape, Cpu, integers::<u16>, &what; i x: u16, i y: u16, o quotient: u16, o other: u16);
+    kernel_case!(rng, shape, Cpu, integers::<i64>, &what; i x: i64, i y: i64, o quotient: i64, o other: i64);
+    kernel_case!(rng, shape, Cpu, mask::<f32>, &what; i x: f32, s low: f32, s high: f32, o out: bool);
+    kernel_case!(rng, shape, Cpu, select::<u8>, &what; i m: bool, i a: u8, i b: u8, o out: u8);
+    kernel_case!(rng, shape, Cpu, casts, &what; i x: f32, o i: i32, o h: f16, o b: bf16, o e: Float8E4m3fn, o m: Meters);
+    kernel_case!(rng, shape, Cpu, copy::<Rgba>, &what; i x: Rgba, o out: Rgba);
+}
+
+#[test]
+fn every_kernel_matches_its_body_on_random_layouts() {
+    let mut rng = Rng::new(20);
+    for round in 0..60 {
+        every_kernel::<0>(&mut rng, 1);
+        every_kernel::<1>(&mut rng, 9);
+        every_kernel::<2>(&mut rng, 7);
+        every_kernel::<3>(&mut rng, 5);
+        every_kernel::<4>(&mut rng, if round % 4 == 0 { 9 } else { 3 });
+    }
+}
+
+#[test]
+fn results_follow_the_kernel_rules() {
+    // `+ - * /` as Rust computes them, once each, never fused.
+    let (x, y) = ([1.5f32, 1e-8, 3.0e38], [2.0f32, 1.0, 3.0e38]);
+    let mut out = [0.0f32; 3];
+    axpby
+        .run(
+            Cpu,
+            0.1,
+            3.0,
+            &HostMdspan::<f32, 1>::from_slice(&x, [3]).unwrap(),
+            &HostMdspan::<f32, 1>::from_slice(&y, [3]).unwrap(),
+            &mut HostMdspanMut::<f32, 1>::from_slice(&mut out, [3]).unwrap(),
+        )
+        .unwrap();
+    for k in 0..3 {
+        assert_eq!(out[k].to_bits(), (0.1 * x[k] + 3.0 * y[k]).to_bits());
+    }
+    assert_eq!(out[2], f32::INFINITY);
+    // f16 through f32, rounded after each operation.
+    let h = |v: f32| f16::from_f32(v);
+    let mut out = [h(0.0)];
+    axpby
+        .run(
+            Cpu,
+            h(3.0),
+            h(1.0),
+            &HostMdspan::<f16, 0>::from_slice(&[h(0.1)], []).unwrap(),
+            &HostMdspan::<f16, 0>::from_slice(&[h(2048.0)], []).unwrap(),
+            &mut HostMdspanMut::<f16, 0>::from_slice(&mut out, []).unwrap(),
+        )
+        .unwrap();
+    assert_eq!(out[0], h(h(3.0 * h(0.1).to_f32()).to_f32() + 2048.0));
+    // Integers wrap; division by zero is 0, its remainder the dividend; MIN / -1 wraps.
+    let (x, y) = ([i8::MIN, 7, -7, 100], [-1i8, 0, 2, 3]);
+    let (mut q, mut other) = ([0i8; 4], [0i8; 4]);
+    integers
+        .run(
+            Cpu,
+            &HostMdspan::<i8, 1>::from_slice(&x, [4]).unwrap(),
+            &HostMdspan::<i8, 1>::from_slice(&y, [4]).unwrap(),
+            &mut HostMdspanMut::<i8, 1>::from_slice(&mut q, [4]).unwrap(),
+            &mut HostMdspanMut::<i8, 1>::from_slice(&mut other, [4]).unwrap(),
+        )
+        .unwrap();
+    assert_eq!(q, [i8::MIN, 0, -3, 33]);
+    // r = x % y: 0, 7, -1, 1; other = r*3 - |x| + min(max(-y, r), x) + 1 (wrapping).
+    let expect = |r: i8, x: i8, y: i8| {
+        r.wrapping_mul(3).wrapping_sub(x.wrapping_abs()).wrapping_add(y.wrapping_neg().max(r).min(x)).wrapping_add(1)
+    };
+    assert_eq!(other, [expect(0, i8::MIN, -1), expect(7, 7, 0), expect(-1, -7, 2), expect(1, 100, 3)]);
+    // Casts are dtype::cast: one rounding, saturating `as` into integers.
+    let x = [1e10f32, -2.5, 0.1, f32::NAN];
+    let (mut i, mut hh, mut b, mut e, mut m) =
+        ([0i32; 4], [h(0.0); 4], [bf16::ZERO; 4], [Float8E4m3fn::from_bits(0); 4], [Meters(0.0); 4]);
+    casts
+        .run(
+            Cpu,
+            &HostMdspan::<f32, 1>::from_slice(&x, [4]).unwrap(),
+            &mut HostMdspanMut::<i32, 1>::from_slice(&mut i, [4]).unwrap(),
+            &mut HostMdspanMut::<f16, 1>::from_slice(&mut hh, [4]).unwrap(),
+            &mut HostMdspanMut::<bf16, 1>::from_slice(&mut b, [4]).unwrap(),
+            &mut HostMdspanMut::<Float8E4m3fn, 1>::from_slice(&mut e, [4]).unwrap(),
+            &mut HostMdspanMut::<Meters, 1>::from_slice(&mut m, [4]).unwrap(),
+        )
+        .unwrap();
+    assert_eq!(i, [i32::MAX, -2, 0, 0]);
+    for k in 0..4 {
+        assert_eq!(hh[k].to_bits(), cast::<f32, f16>(x[k]).to_bits());
+        assert_eq!(b[k].to_bits(), cast::<f64, bf16>(f64::from(x[k]) * 3.0).to_bits());
+        assert_eq!(e[k].to_bits(), cast::<f32, Float8E4m3fn>(x[k]).to_bits());
+    }
+    // min and max return an operand: the other of a NaN, the first of two equal zeros.
+    let (x, y) = ([f32::NAN, 1.0, -0.0, 0.0], [1.0f32, f32::NAN, 0.0, -0.0]);
+    let z = [0.0f32; 4];
+    for (which, expected) in [(6, [1.0f32, 1.0, -0.0, 0.0]), (7, [1.0, 1.0, -0.0, 0.0])] {
+        let mut out = [0.0f32; 4];
+        binary
+            .run(
+                Cpu,
+                &HostMdspan::<f32, 1>::from_slice(&x, [4]).unwrap(),
+                &HostMdspan::<f32, 1>::from_slice(&y, [4]).unwrap(),
+                &HostMdspan::<f32, 1>::from_slice(&z, [4]).unwrap(),
+                which,
+                &mut HostMdspanMut::<f32, 1>::from_slice(&mut out, [4]).unwrap(),
+            )
+            .unwrap();
+        assert_eq!(out.map(f32::to_bits), expected.map(f32::to_bits), "which {which}");
+    }
+}
+
+#[test]
+fn inputs_broadcast_to_the_output_shape() {
+    // `y` of rank 1 is a row added to every row; `x` of extent 1 on axis 1 a column.
+    let x = [1.0f64, 2.0];
+    let y = [10.0f64, 20.0, 30.0];
+    let mut out = [0.0f64; 6];
+    axpby
+        .run(
+            Cpu,
+            1.0,
+            1.0,
+            &HostMdspan::<f64, 2>::from_slice(&x, [2, 1]).unwrap(),
+            &HostMdspan::<f64, 1>::from_slice(&y, [3]).unwrap(),
+            &mut HostMdspanMut::<f64, 2>::from_slice(&mut out, [2, 3]).unwrap(),
+        )
+        .unwrap();
+    assert_eq!(out, [11.0, 21.0, 31.0, 12.0, 22.0, 32.0]);
+    // A scalar view (rank 0) broadcasts to anything.
+    let mut out = [0.0f64; 6];
+    axpby
+        .run(
+            Cpu,
+            1.0,
+            2.0,
+            &HostMdspan::<f64, 0>::from_slice(&[5.0], []).unwrap(),
+            &HostMdspan::<f64, 1>::from_slice(&y, [3]).unwrap(),
+            &mut HostMdspanMut::<f64, 2>::from_slice(&mut out, [2, 3]).unwrap(),
+        )
+        .unwrap();
+    assert_eq!(out, [25.0, 45.0, 65.0, 25.0, 45.0, 65.0]);
+}
+
+#[test]
+fn shapes_that_do_not_broadcast_are_refused_before_anything_is_written() {
+    let x = [1.0f32; 4];
+    let mut out = [7.0f32; 6];
+    let err = axpby
+        .run(
+            Cpu,
+            1.0,
+            1.0,
+            &HostMdspan::<f32, 1>::from_slice(&x, [4]).unwrap(),
+            &HostMdspan::<f32, 1>::from_slice(&x[..3], [3]).unwrap(),
+            &mut HostMdspanMut::<f32, 2>::from_slice(&mut out, [2, 3]).unwrap(),
+        )
+        .unwrap_err();
+    assert_eq!(err, DlpackError::ShapeMismatch { axis: 1, expected: 3, found: 4 });
+    assert_eq!(out, [7.0; 6]);
+    // Written views have the primary view's shape exactly: no broadcast of outputs.
+    let (mut q, mut r) = ([0u8; 6], [0u8; 3]);
+    let ones = [1u8; 6];
+    let err = integers
+        .run(
+            Cpu,
+            &HostMdspan::<u8, 2>::from_slice(&ones, [2, 3]).unwrap(),
+            &HostMdspan::<u8, 2>::from_slice(&ones, [2, 3]).unwrap(),
+            &mut HostMdspanMut::<u8, 2>::from_slice(&mut q, [2, 3]).unwrap(),
+            &mut HostMdspanMut::<u8, 2>::from_slice(&mut r, [1, 3]).unwrap(),
+        )
+        .unwrap_err();
+    assert_eq!(err, DlpackError::ShapeMismatch { axis: 0, expected: 2, found: 1 });
+}
+
+#[test]
+fn kernels_record_their_translation() {
+    let def = axpby::def();
+    assert_eq!((def.name, def.file), ("axpby", "tests/kernels_support/mod.rs"));
+    assert!(def.source.contains("dl_assign(v_out, dl_add(dl_mul(v_a, dl_load(v_x)), dl_mul(v_b, dl_load(v_y))));"));
+    assert!(def.source.contains("#line"), "statements carry #line directives");
+    assert!(def.lines.iter().any(|(_, text)| *text == "*out = a * *x + b * *y;"), "{:?}", def.lines);
+    // `gray` names Rgba, u8 and u32 (a cast target); `brighten` reads and writes fields.
+    assert_eq!(gray::def().types, 3);
+    assert!(brighten::def().fields);
+    assert_eq!(brighten::instance().ty(0).fields, ["r", "g", "b", "a"]);
+    // Kernels that access no field share modules across derived types of one layout.
+    assert!(copy::instance::<Rgba>().ty(0).fields.is_empty());
+}
+
+/// The units in the last place between `x` and the correctly rounded `reference` (an `f64` of the
+/// exact value's first 53 bits: f32 results within 2^-29 ulp of it).
+fn ulps(x: f32, reference: f64) -> f64 {
+    if x.is_nan() && reference.is_nan() {
+        return 0.0;
+    }
+    let rounded = reference as f32;
+    if x.is_infinite() || rounded.is_infinite() {
+        return if x == rounded { 0.0 } else { f64::INFINITY };
+    }
+    let ulp =
+        if rounded == 0.0 { f32::from_bits(1) } else { f32::from_bits(rounded.abs().to_bits() + 1) - rounded.abs() };
+    (f64::from(x) - reference).abs() / f64::from(ulp)
+}
+
+/// How far the CPU's `f32` math functions (the platform's libm, through Rust's `f32` methods) lie
+/// from the correctly rounded result, over a million inputs each (a tenth in debug builds); the rules page (K4) reports
+/// these figures (glibc 2.36 on x86-64: at most 0.51 ulp but `ln` 0.69, `log2` 0.61, `sin`/`cos`
+/// 0.56, `tan` 0.91, `log10` 1.61, `tanh` 2.03) beside CUDA's documented bounds. Asserts glibc's
+/// documented bounds (2 ulp, 0.5 for `sqrt`), with room for the measurement's own rounding.
+#[test]
+fn cpu_math_functions_lie_near_the_correctly_rounded_result() {
+    type F = (&'static str, fn(f32) -> f32, fn(f64) -> f64, f32, f32);
+    let functions: [F; 10] = [
+        ("exp", f32::exp, f64::exp, -87.0, 88.0),
+        ("exp2", f32::exp2, f64::exp2, -126.0, 127.0),
+        ("ln", f32::ln, f64::ln, 1e-30, 1e30),
+        ("log2", f32::log2, f64::log2, 1e-30, 1e30),
+        ("log10", f32::log10, f64::log10, 1e-30, 1e30),
+        ("sin", f32::sin, f64::sin, -1e4, 1e4),
+        ("cos", f32::cos, f64::cos, -1e4, 1e4),
+        ("tan", f32::tan, f64::tan, -1e4, 1e4),
+        ("tanh", f32::tanh, f64::tanh, -20.0, 20.0),
+        ("sqrt", f32::sqrt, f64::sqrt, 0.0, 1e30),
+    ];
+    let mut rng = Rng::new(4);
+    let mut report = String::new();
+    for (name, f, reference, low, high) in functions {
+        let mut worst = 0.0f64;
+        for k in 0..if cfg!(debug_assertions) { 100_000 } else { 1_000_000 } {
+            let x = if k % 2 == 0 {
+                low + (high - low) * (rng.next_u64() as f64 / u64::MAX as f64) as f32
+            } else {
+                // Uniform in the bits between the bounds' magnitudes.
+                let bits = f32::from_bits(rng.next_u64() as u32);
+                if bits.is_finite() && bits >= low && bits <= high { bits } else { continue }
+            };
+            worst = worst.max(ulps(f(x), reference(f64::from(x))));
+        }
+        report += &format!("{name}: {worst:.3} ulp; ");
+        let bound = if name == "sqrt" { 0.5 } else { 2.1 };
+        assert!(worst <= bound, "f32::{name} lies {worst} ulp from the correctly rounded result");
+    }
+    let mut worst = 0.0f64;
+    for _ in 0..200_000 {
+        let (x, y) = ((rng.next_u64() % 1000) as f32 / 100.0, (rng.next_u64() % 4000) as f32 / 100.0 - 20.0);
+        worst = worst.max(ulps(x.powf(y), f64::from(x).powf(f64::from(y))));
+    }
+    report += &format!("powf: {worst:.3} ulp");
+    assert!(worst <= 1.0, "f32::powf lies {worst} ulp from the correctly rounded result");
+    println!("CPU f32 math (platform libm) against the correctly rounded result: {report}");
+}
