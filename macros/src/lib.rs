@@ -3,6 +3,7 @@
 
 mod element;
 mod elementwise;
+mod kernel;
 mod mdspan;
 mod record;
 mod repr;
@@ -167,6 +168,59 @@ pub fn mdspan(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn elementwise(input: TokenStream) -> TokenStream {
     elementwise::elementwise(input.into()).into()
+}
+
+/// Declares a raw kernel: a Rust signature of typed views and scalars, and a CUDA C++ body, run on
+/// a CUDA stream (NVRTC) or on the CPU (the host C++ compiler).
+///
+/// ```text
+/// kernel! {
+///     /// docs
+///     pub fn name<T, ..>(x: &[T; 2], out: &mut [T; 1], a: T, ..) { r#"CUDA C++"# }
+/// }
+/// ```
+///
+/// Parameters are views read (`x: &[T; R]`: element type and rank), views written
+/// (`out: &mut [T; R]`) and scalars by value (`a: T`: element types). The body is one string
+/// literal or `include_str!("file.cu")`; in it each view is a `dl::view` (`x(i, j)`,
+/// `x.extent(0)`, `x.stride(1)`, `x.size()`; `const` elements for `&` views) and each type
+/// parameter a C++ template parameter. It expands to a unit struct `name` with
+/// `unsafe name.launch(on, config, args..)` (`on` is `dlspan::kernel::Cpu` or a
+/// `&cuda::Stream`; `config` a `dlspan::kernel::LaunchConfig`) and `name::instance::<T..>(views)`.
+/// The rules are `dlspan::kernel`'s documentation and the rules page, section K.
+///
+/// ```
+/// use dlspan::kernel::{Cpu, LaunchConfig};
+/// use dlspan::{HostMdspan, HostMdspanMut};
+///
+/// dlspan::kernel! {
+///     /// `out = a·x`, one thread per element.
+///     fn scale<T>(a: T, x: &[T; 1], out: &mut [T; 1]) {
+///         r#"
+///         dl::index_t i = blockIdx.x * blockDim.x + threadIdx.x;
+///         if (i < out.extent(0)) out(i) = a * x(i);
+///         "#
+///     }
+/// }
+///
+/// let x = [1.0f32, 2.0, 3.0];
+/// let mut out = [0.0f32; 3];
+/// // SAFETY: the body reads and writes only elements within the views' extents.
+/// unsafe {
+///     scale.launch(
+///         Cpu,
+///         LaunchConfig::for_elements(3, 32)?,
+///         2.0f32,
+///         &HostMdspan::<f32, 1>::from_slice(&x, [3])?,
+///         &mut HostMdspanMut::<f32, 1>::from_slice(&mut out, [3])?,
+///     )?;
+/// }
+/// assert_eq!(out, [2.0, 4.0, 6.0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[proc_macro]
+pub fn kernel(input: TokenStream) -> TokenStream {
+    kernel::kernel(input.into()).into()
 }
 
 /// The runtime crate's path in generated code when `#[dl(crate = ...)]` is absent.

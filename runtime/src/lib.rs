@@ -31,7 +31,7 @@ pub use convert::{
     to_device_mdspan_mut, to_dlpack_tensor, to_host_mdspan, to_host_mdspan_mut, to_managed_mdspan,
     to_managed_mdspan_mut,
 };
-pub use dlspan_macros::{DlElement, DlRecord, elementwise, mdspan};
+pub use dlspan_macros::{DlElement, DlRecord, elementwise, kernel, mdspan};
 pub use dtype::DlElement;
 pub use error::{DlpackError, LayoutKind};
 pub use half;

@@ -11,7 +11,9 @@ use super::operand::KernelSpace;
 use super::order::{EventRef, Order, event_of, run, schedule};
 use super::stream::Stream;
 use crate::dtype::DlElement;
-use crate::kernel::{Call, Executor, Instance, RawOperand, Read, ViewArgs, Write, sealed, widen};
+use crate::kernel::{
+    Call, Executor, Instance, LaunchConfig, RawArg, RawInstance, RawOperand, Read, ViewArgs, Write, sealed, widen,
+};
 use crate::view::{Extents, Layout, Mdspan, MdspanMut};
 
 const _: () = assert!(crate::kernel::MAX_VIEWS == super::kernel::MAX_OPERANDS);
@@ -42,6 +44,19 @@ impl<'s> Executor for &'s Stream {
         _body: impl FnMut(V::Items<'_>),
     ) -> Result<(), CudaError> {
         self.launch_elementwise(call.instance, &mut operands, call.scalars)
+    }
+
+    type RawError = CudaError;
+
+    unsafe fn run_raw(
+        self,
+        instance: RawInstance,
+        config: &LaunchConfig,
+        views: &mut [RawArg<'_, Self>],
+        scalars: &[&[u8]],
+    ) -> Result<(), CudaError> {
+        // SAFETY: forwarded: the caller's contract.
+        unsafe { self.launch_raw(instance, config, views, scalars) }
     }
 }
 

@@ -125,11 +125,24 @@ pub enum CudaError {
         /// The value given.
         value: i64,
     },
+    /// A raw kernel's launch was refused before reaching the driver (its configuration or
+    /// arguments), or NVRTC refused its body ([`KernelError::Compile`](crate::kernel::KernelError)
+    /// is the CPU's; on a stream NVRTC's log comes as [`CudaError::Compile`]).
+    Kernel(crate::kernel::KernelError),
 }
 
 impl From<DlpackError> for CudaError {
     fn from(error: DlpackError) -> Self {
         Self::View(error)
+    }
+}
+
+impl From<crate::kernel::KernelError> for CudaError {
+    fn from(error: crate::kernel::KernelError) -> Self {
+        match error {
+            crate::kernel::KernelError::View(view) => Self::View(view),
+            other => Self::Kernel(other),
+        }
     }
 }
 
@@ -165,6 +178,7 @@ impl fmt::Display for CudaError {
                 write!(f, "an element of {size} bytes does not fit a scalar argument of {max} bytes")
             }
             Self::InvalidDlpackStream { value } => write!(f, "{value} is not a valid DLPack stream value"),
+            Self::Kernel(error) => fmt::Display::fmt(error, f),
         }
     }
 }

@@ -67,6 +67,7 @@ mod memory;
 mod operand;
 mod ops;
 mod order;
+mod raw;
 mod stream;
 mod transfer;
 

@@ -189,6 +189,8 @@ impl Stream {
 fn builtin(key: ModuleKey) -> Instance {
     match key {
         ModuleKey::Elementwise(instance) => instance,
-        ModuleKey::Builtin { .. } => unreachable!("fill, add, scale and axpy are element-wise kernels"),
+        ModuleKey::Builtin { .. } | ModuleKey::Raw(_) => {
+            unreachable!("fill, add, scale and axpy are element-wise kernels")
+        }
     }
 }

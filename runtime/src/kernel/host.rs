@@ -3,8 +3,12 @@
 //! steps through as one merged, and runs where every view is contiguous handed to zipped slice
 //! iterators (which the compiler vectorises), as `MdspanMut::zip2_with` does for two inputs.
 
+use super::cxx;
 use super::def::Call;
-use super::operand::{Executor, Operand, RawOperand, Read, ViewArgs, Write, broadcast, sealed, widen};
+use super::operand::{
+    Executor, Operand, RawArg, RawOperand, Read, ViewArgs, Write, argument_block, broadcast, sealed, widen,
+};
+use super::raw::{KernelError, LaunchConfig, RawInstance};
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
 use crate::space::HostAccessible;
@@ -59,6 +63,22 @@ impl Executor for Cpu {
         // the walk visits each index once, in bounds.
         unsafe { walk.run::<V>(&mut body) };
         Ok(())
+    }
+
+    type RawError = KernelError;
+
+    unsafe fn run_raw(
+        self,
+        instance: RawInstance,
+        config: &LaunchConfig,
+        views: &mut [RawArg<'_, Self>],
+        scalars: &[&[u8]],
+    ) -> Result<(), KernelError> {
+        let args = argument_block(&instance, views, scalars, |view| view.ptr.expose_provenance() as u64)?;
+        // SAFETY: every address is a host-accessible view's first element with its own extents and
+        // strides, borrowed by the call for its duration (written views uniquely); the caller's
+        // contract covers the body's accesses.
+        unsafe { cxx::run(&instance, config, &args) }
     }
 }
 

@@ -126,11 +126,18 @@
 
 #[doc(hidden)]
 pub mod builtin;
+mod ctype;
+mod cxx;
 mod def;
 mod host;
 mod operand;
+mod raw;
 mod scalar;
 
+#[doc(hidden)]
+pub use ctype::{ElementType, ScalarType};
+#[doc(hidden)]
+pub use cxx::prepare;
 #[doc(hidden)]
 pub use def::{Call, ElementwiseDef, Param, ParamKind, TypeInfo, scalar_bytes};
 pub use def::{Instance, MAX_VIEWS};
@@ -138,8 +145,16 @@ pub use host::Cpu;
 pub use operand::{Executor, Read, Write};
 #[doc(hidden)]
 pub use operand::{Operand, RawOperand, ViewArgs, ViewRef, broadcast};
+#[doc(hidden)]
+pub use operand::{RawArg, argument_block};
 #[cfg(feature = "cuda")]
 pub(crate) use operand::{sealed, widen};
+pub use raw::{
+    HEADER, INCLUDE_DIR, KernelError, LaunchConfig, MAX_ARGUMENT_BYTES, MAX_RAW_RANK, MAX_SHARED_BYTES, RawInstance,
+    RawView, ViewType,
+};
+#[doc(hidden)]
+pub use raw::{RawDef, RawKind, RawParam};
 pub use scalar::{Cast, Compare, Float, Scalar};
 #[doc(hidden)]
 pub use scalar::{Unary, ops};

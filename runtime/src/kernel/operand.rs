@@ -10,6 +10,7 @@
 //! device and ordering of a device view).
 
 use super::def::Call;
+use super::raw::{KernelError, MAX_RAW_RANK, RawInstance, RawKind};
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
 use crate::space::MemorySpace;
@@ -42,6 +43,26 @@ pub trait Executor: Copy + sealed::Sealed {
         operands: [Operand<'_, Self, R>; N],
         body: impl FnMut(V::Items<'_>),
     ) -> Result<(), Self::Error>;
+
+    /// What a refused or failed raw kernel launch reports: [`KernelError`](super::KernelError) on
+    /// the CPU, `cuda::CudaError` on a stream.
+    type RawError: From<super::raw::KernelError> + From<DlpackError>;
+
+    /// Runs a raw kernel's instantiation over `views` (declaration order) and `scalars`
+    /// (declaration order) with `config`.
+    ///
+    /// # Safety
+    ///
+    /// The kernel's body accesses only elements of its views within their extents, writes only the
+    /// views it declares `&mut`, and its threads do not race but through atomics.
+    #[doc(hidden)]
+    unsafe fn run_raw(
+        self,
+        instance: super::raw::RawInstance,
+        config: &super::raw::LaunchConfig,
+        views: &mut [RawArg<'_, Self>],
+        scalars: &[&[u8]],
+    ) -> Result<(), Self::RawError>;
 }
 
 /// A view's memory as a kernel walks it: the address of index `[0; R]`, the extents and strides
@@ -334,3 +355,71 @@ view_args!(5: A 0, B 1, C 2, D 3, F 4);
 view_args!(6: A 0, B 1, C 2, D 3, F 4, G 5);
 view_args!(7: A 0, B 1, C 2, D 3, F 4, G 5, H 6);
 view_args!(8: A 0, B 1, C 2, D 3, F 4, G 5, H 6, I 7);
+
+/// A view argument of a raw kernel: its operand at its own rank, rank-erased.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct RawArg<'a, E: Executor> {
+    /// The address of the element at index `[0; rank]`.
+    pub ptr: *mut u8,
+    /// The rank.
+    pub rank: usize,
+    /// Extents (the first `rank`).
+    pub extents: [usize; MAX_RAW_RANK],
+    /// Strides in elements (the first `rank`).
+    pub strides: [isize; MAX_RAW_RANK],
+    /// Whether the kernel may write it.
+    pub writes: bool,
+    /// What the executor needs besides.
+    pub extra: E::Extra<'a>,
+}
+
+impl<'a, E: Executor> RawArg<'a, E> {
+    /// The argument of an operand of rank `R`.
+    #[inline]
+    pub fn of<const R: usize>(op: Operand<'a, E, R>) -> Self {
+        const { assert!(R <= MAX_RAW_RANK, "raw kernels take views of at most 16 axes") };
+        let mut extents = [0usize; MAX_RAW_RANK];
+        let mut strides = [0isize; MAX_RAW_RANK];
+        extents[..R].copy_from_slice(&op.raw.extents);
+        strides[..R].copy_from_slice(&op.raw.strides);
+        Self { ptr: op.raw.ptr, rank: R, extents, strides, writes: op.writes, extra: op.extra }
+    }
+}
+
+/// The argument block of a launch: each view's address, extents and strides and each scalar's
+/// bytes at the offsets [`RawInstance::argument_layout`] gives.
+///
+/// # Errors
+///
+/// As [`RawInstance::argument_layout`].
+#[doc(hidden)]
+pub fn argument_block<E: Executor>(
+    instance: &RawInstance,
+    views: &[RawArg<'_, E>],
+    scalars: &[&[u8]],
+    addresses: impl Fn(&RawArg<'_, E>) -> u64,
+) -> Result<Vec<u8>, KernelError> {
+    let (offsets, size) = instance.argument_layout()?;
+    let mut block = vec![0u8; size];
+    let (mut v, mut s) = (views.iter(), scalars.iter());
+    for (p, &off) in instance.def().params.iter().zip(&offsets) {
+        match p.kind {
+            RawKind::Scalar => {
+                let bytes = s.next().expect("one scalar per scalar parameter");
+                block[off..off + bytes.len()].copy_from_slice(bytes);
+            }
+            RawKind::Read | RawKind::Write => {
+                let view = v.next().expect("one view per view parameter");
+                block[off..off + 8].copy_from_slice(&addresses(view).to_ne_bytes());
+                for k in 0..view.rank {
+                    let at = off + 8 + 8 * k;
+                    block[at..at + 8].copy_from_slice(&(view.extents[k] as i64).to_ne_bytes());
+                    let at = off + 8 + 8 * (view.rank + k);
+                    block[at..at + 8].copy_from_slice(&(view.strides[k] as i64).to_ne_bytes());
+                }
+            }
+        }
+    }
+    Ok(block)
+}

@@ -2,11 +2,11 @@
 //! input) scalar pair, on the preamble's building blocks (exact decoding, rounding to odd, the
 //! minifloat encoder, Rust `as` for integers).
 
-use super::element::ScalarType;
 use crate::dtype::{
     Float8E3m4, Float8E4m3, Float8E4m3b11fnuz, Float8E4m3fn, Float8E4m3fnuz, Float8E5m2, Float8E5m2fnuz, Float8E8m0fnu,
     Format, Specials,
 };
+use crate::kernel::ScalarType;
 
 /// How the input value enters a conversion.
 enum Source {

@@ -84,6 +84,10 @@ fn uses_int128(key: &ModuleKey) -> bool {
             [out, input].iter().any(|t| t.lane_scalar_type().is_some_and(cast::is_int128))
         }
         ModuleKey::Elementwise(instance) => super::elementwise::uses_int128(instance),
+        ModuleKey::Raw(instance) => instance
+            .types()
+            .iter()
+            .any(|t| crate::kernel::ElementType::from(*t).lane_scalar_type().is_some_and(cast::is_int128)),
     }
 }
 

@@ -8,10 +8,10 @@
 //! others in declaration order (`ElementwiseDef::slots`) — so the planner orders axes by the
 //! output; the scalars at the offsets [`scalar_offsets`] gives.
 
-use super::element::{ElementType, ScalarType};
 use super::module::scalar_offsets;
 use super::source::{PREAMBLE, cast_function, kernel_head, shape_suffix, strided_head, untiled_shapes};
 use crate::cuda::abi::{IndexWidth, KernelShape};
+use crate::kernel::{ElementType, ScalarType};
 use crate::kernel::{Instance, ParamKind, TypeInfo};
 use core::fmt::Write as _;
 

@@ -8,7 +8,7 @@
 //! compiles every module, the host-logic tier builds the generated source for the CPU and runs
 //! real plans through it), and so that readers of the generated code can print it.
 //!
-//! Files, bottom to top: `element` (how kernels see an element type), `cast` (the conversions of
+//! Files, bottom to top (how kernels see an element type is `kernel::ctype`, below): `cast` (the conversions of
 //! cast kernels), `module` ([`ModuleKey`]: which operations have kernels for which types), `plan`
 //! (launch planning, pure arithmetic), `source` (the copy and cast generator, over `preamble.cu`),
 //! `elementwise` (the modules of element-wise kernels, over `elementwise.cu`), `program` (any module's
@@ -18,7 +18,6 @@
 mod cache;
 mod cast;
 mod compile;
-mod element;
 mod elementwise;
 mod module;
 mod plan;
@@ -29,9 +28,9 @@ pub use super::abi::{
     BLOCK, IndexWidth, KernelShape, MAX_OPERANDS, ParamOperand, Params, SCALAR_BYTES, ScalarArgs, TILE,
     TILE_MAX_ELEMENT,
 };
+pub use crate::kernel::{ElementType, ScalarType};
 pub use cache::{FunctionTable, KeyHasher, ModuleCache};
 pub use compile::{compile_ptx, preamble};
-pub use element::{ElementType, ScalarType};
 pub use module::ModuleKey;
 pub use plan::{
     MAX_GRID, Operand, Plan, TILE_MIN_EXTENT, elementwise_plan, elementwise_plan_into, plan, plan_into, plan_with,

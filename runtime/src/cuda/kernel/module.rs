@@ -2,12 +2,11 @@
 //! kernel's instantiation (a user's, or the built-in `fill`, `add`, `scale`, `axpy`) — and which
 //! operations have kernels for which element types.
 
-use super::element::ElementType;
 use crate::cuda::abi::{KernelKind, SCALAR_BYTES};
 use crate::cuda::error::CudaError;
 use crate::dtype::DlElement;
 use crate::kernel::builtin;
-use crate::kernel::{ElementwiseDef, Instance, ParamKind, TypeInfo};
+use crate::kernel::{ElementType, ElementwiseDef, Instance, ParamKind, RawInstance, RawKind, TypeInfo};
 
 /// One NVRTC program.
 ///
@@ -32,6 +31,9 @@ pub enum ModuleKey {
     /// An element-wise kernel instantiated with element types: one declared with `elementwise!`,
     /// or the built-in `fill`, `add`, `scale`, `axpy` (`dlspan::kernel::builtin`).
     Elementwise(Instance),
+    /// A raw kernel (`dlspan::kernel!`) instantiated with element types and view types: one kernel,
+    /// [`RawInstance::entry`](crate::kernel::RawInstance::entry).
+    Raw(RawInstance),
 }
 
 /// The built-in element-wise kernel of an operation.
@@ -146,6 +148,17 @@ impl ModuleKey {
         Ok(Self::Elementwise(instance))
     }
 
+    /// The module of a raw kernel's instantiation.
+    ///
+    /// # Errors
+    ///
+    /// [`CudaError::Kernel`] when its arguments do not fit
+    /// [`MAX_ARGUMENT_BYTES`](crate::kernel::MAX_ARGUMENT_BYTES).
+    pub fn raw(instance: RawInstance) -> Result<Self, CudaError> {
+        instance.argument_layout()?;
+        Ok(Self::Raw(instance))
+    }
+
     /// The operation, for the built-in kernels (copy, fill, add, scale, axpy, cast); `None` for a
     /// user's element-wise kernel.
     ///
@@ -161,6 +174,7 @@ impl ModuleKey {
             Self::Elementwise(instance) => {
                 KernelKind::ALL.into_iter().find(|&kind| builtin_def(kind) == Some(instance.def()))
             }
+            Self::Raw(_) => None,
         }
     }
 
@@ -173,6 +187,7 @@ impl ModuleKey {
                 let primary = def.views().nth(def.primary()).expect("a written view");
                 ElementType::from(instance.ty(primary.ty))
             }
+            Self::Raw(instance) => raw_type(instance, RawKind::Write),
         }
     }
 
@@ -185,6 +200,7 @@ impl ModuleKey {
                 .views()
                 .find(|p| p.kind == ParamKind::Read)
                 .map_or_else(|| self.out(), |p| ElementType::from(instance.ty(p.ty))),
+            Self::Raw(instance) => raw_type(instance, RawKind::Read),
         }
     }
 
@@ -195,6 +211,7 @@ impl ModuleKey {
             Self::Builtin { kind: KernelKind::Copy, .. } => "copy",
             Self::Builtin { .. } => "cast",
             Self::Elementwise(instance) => instance.def().name,
+            Self::Raw(instance) => instance.def().name,
         }
     }
 
@@ -204,10 +221,13 @@ impl ModuleKey {
     }
 }
 
-impl From<TypeInfo> for ElementType {
-    fn from(t: TypeInfo) -> Self {
-        Self { dtype: t.dtype, size: t.size, align: t.align }
-    }
+/// The element type of a raw kernel's first view of `kind` (else of its first view, else its first
+/// type).
+fn raw_type(instance: &RawInstance, kind: RawKind) -> ElementType {
+    let params = instance.def().params;
+    let param = params.iter().find(|p| p.kind == kind).or_else(|| params.iter().find(|p| p.kind != RawKind::Scalar));
+    let ty = param.map_or(0, |p| p.ty);
+    instance.types().get(ty).map_or(ElementType::of::<u8>(), |t| ElementType::from(*t))
 }
 
 /// The offset of each scalar argument (declaration order) in the parameter block's scalar bytes:

@@ -21,6 +21,8 @@ impl ModuleKey {
         match self {
             Self::Builtin { .. } => source::module_source(self),
             Self::Elementwise(instance) => elementwise::module_source(instance),
+            // `ModuleKey::raw` checked the argument layout, the one way the source can fail.
+            Self::Raw(instance) => instance.source_cuda().unwrap_or_default(),
         }
     }
 
@@ -30,6 +32,10 @@ impl ModuleKey {
         match self {
             Self::Builtin { .. } => source::module_body(self, shapes),
             Self::Elementwise(instance) => elementwise::module_body(instance, shapes),
+            Self::Raw(instance) => {
+                let source = instance.source_cuda().unwrap_or_default();
+                source.get(crate::kernel::HEADER.len()..).unwrap_or_default().to_owned()
+            }
         }
     }
 
@@ -46,6 +52,7 @@ impl ModuleKey {
         match self {
             Self::Builtin { .. } => source::entry_name(self, shape, index),
             Self::Elementwise(instance) => elementwise::entry_name(instance, shape, index),
+            Self::Raw(instance) => instance.entry(),
         }
     }
 
@@ -62,6 +69,7 @@ impl ModuleKey {
         match self {
             Self::Builtin { .. } => source::shapes(self),
             Self::Elementwise(instance) => elementwise::shapes(instance),
+            Self::Raw(_) => vec![KernelShape::General],
         }
     }
 }

@@ -6,13 +6,13 @@
 //! unrolled, or any rank up to [`MAX_KERNEL_RANK`](crate::cuda::abi::MAX_KERNEL_RANK)) and the
 //! tiled one (a transpose through shared memory).
 
-use super::element::ScalarType;
 use super::module::ModuleKey;
 use crate::cuda::abi::{IndexWidth, KernelKind, KernelShape, TILE, TILE_MAX_ELEMENT};
+use crate::kernel::ScalarType;
 use core::fmt::Write as _;
 
 /// The shared preamble: storage types, parameters, conversions and arithmetic.
-pub(crate) const PREAMBLE: &str = include_str!("preamble.cu");
+pub(crate) const PREAMBLE: &str = include_str!("../include/dlspan.cuh");
 
 /// The flat shapes (every vector width elements of `sizes` allow), the strided ones and the
 /// general one.

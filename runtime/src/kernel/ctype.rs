@@ -1,7 +1,9 @@
-//! How kernels see an element type: its C++ type name in the generated source, derived from the
-//! DLPack data type, size and alignment alone, so that every [`DlElement`] has one (built-in types
-//! and `#[derive(DlElement)]` types alike), and which arithmetic it supports.
+//! How kernels see an element type: its C++ type name in generated source (NVRTC's and the host
+//! C++ compiler's), derived from the DLPack data type, size and alignment alone, so that every
+//! [`DlElement`] has one (built-in types and `#[derive(DlElement)]` types alike), and which
+//! arithmetic it supports.
 
+use super::def::TypeInfo;
 use crate::dtype::DlElement;
 use crate::ffi::{DLDataType, DLDataTypeCode};
 use core::fmt;
@@ -10,7 +12,7 @@ use core::mem::{align_of, size_of};
 /// An element type as the kernel generator sees it: DLPack data type, size and alignment.
 ///
 /// ```
-/// use dlspan::cuda::kernel::ElementType;
+/// use dlspan::kernel::ElementType;
 /// use dlspan::dtype::{F32x4, Float8E4m3fn};
 /// assert_eq!(ElementType::of::<f32>().c_name(), "float");
 /// assert_eq!(ElementType::of::<dlspan::half::f16>().c_name(), "dl_f16");
@@ -37,7 +39,7 @@ pub struct ElementType {
 /// integers and the IEEE-like floats).
 ///
 /// ```
-/// use dlspan::cuda::kernel::{ElementType, ScalarType};
+/// use dlspan::kernel::{ElementType, ScalarType};
 /// assert_eq!(ElementType::of::<i16>().scalar_type(), Some(ScalarType::Int { bits: 16, signed: true }));
 /// assert_eq!(ElementType::of::<dlspan::dtype::F32x4>().scalar_type(), None);
 /// ```
@@ -142,7 +144,7 @@ impl ElementType {
     /// The element type of `T`.
     ///
     /// ```
-    /// let f64x2 = dlspan::cuda::kernel::ElementType::of::<dlspan::dtype::F64x2>();
+    /// let f64x2 = dlspan::kernel::ElementType::of::<dlspan::dtype::F64x2>();
     /// assert_eq!((f64x2.size, f64x2.align, f64x2.dtype.lanes), (16, 16, 2));
     /// ```
     pub const fn of<T: DlElement>() -> Self {
@@ -153,7 +155,7 @@ impl ElementType {
     /// complex numbers, the other minifloats and opaque types, which kernels only move).
     ///
     /// ```
-    /// use dlspan::cuda::kernel::{ElementType, ScalarType};
+    /// use dlspan::kernel::{ElementType, ScalarType};
     /// assert_eq!(ElementType::of::<dlspan::half::bf16>().scalar_type(), Some(ScalarType::Bf16));
     /// ```
     pub fn scalar_type(&self) -> Option<ScalarType> {
@@ -166,7 +168,7 @@ impl ElementType {
     /// (`dl_f16`, `dl_lanes<S, N, A>`, `dl_complex<S>`, `dl_bytes<N, A>`).
     ///
     /// ```
-    /// use dlspan::cuda::kernel::ElementType;
+    /// use dlspan::kernel::ElementType;
     /// use dlspan::dtype::Float6E2m3fnX4;
     /// assert_eq!(ElementType::of::<Float6E2m3fnX4>().c_name(), "dl_bytes<3, 1>");
     /// assert_eq!(ElementType::of::<dlspan::num_complex::Complex<f64>>().c_name(), "dl_complex<double>");
@@ -200,6 +202,7 @@ impl ElementType {
     /// Whether kernels see this type as booleans (`dl_bool`, or lanes of it): copies write every
     /// byte as 0 or 1 (`dl_truth`), so that no `bool` output holds another byte, whatever the input
     /// held.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) fn is_boolean(&self) -> bool {
         let name = self.c_name();
         name == "dl_bool" || name.starts_with("dl_lanes<dl_bool,")
@@ -212,6 +215,7 @@ impl ElementType {
 
     /// A C identifier naming this type in kernel names: the data type's name, with the size and
     /// alignment where they are not the data type's own.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) fn ident(&self) -> String {
         let mut name: String =
             self.dtype.to_string().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
@@ -226,5 +230,11 @@ impl ElementType {
 impl fmt::Display for ElementType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&self.dtype, f)
+    }
+}
+
+impl From<TypeInfo> for ElementType {
+    fn from(t: TypeInfo) -> Self {
+        Self { dtype: t.dtype, size: t.size, align: t.align }
     }
 }

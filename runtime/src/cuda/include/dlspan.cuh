@@ -1,15 +1,34 @@
-// dlspan kernel preamble: types, parameters and element operations shared by every generated
-// kernel. Plain C++17 with no CUDA header, so that the same text compiles under NVRTC for the GPU
-// and under a host C++ compiler (with DLSPAN_HOST defined) for the host-logic tests.
+// dlspan.cuh: the device-side header of dlspan's kernels (dlspan::kernel::HEADER, and the file
+// runtime/src/cuda/include/dlspan.cuh of the crate, whose directory is dlspan::kernel::INCLUDE_DIR).
+// Every kernel dlspan compiles starts with it: the generated copy, cast and element-wise kernels
+// use its storage types, parameter block and conversions; raw kernels (dlspan::kernel!) its
+// views, index helpers, dynamic shared memory and atomics (namespace dl, at the end). Include it in
+// your own CUDA files to use the same types: plain C++17, no CUDA header.
+//
+// Three builds of one text:
+// - NVRTC or nvcc, for the GPU;
+// - a host C++ compiler with DLSPAN_HOST: kernels become plain functions that the host-logic tests
+//   run block by block, thread after thread, on one thread (kernels with barriers run each phase
+//   for every thread themselves);
+// - a host C++ compiler with DLSPAN_CPU (raw kernels on the CPU, dlspan::kernel::Cpu): blocks run
+//   in parallel on OS threads, the threads of a block as fibers of one OS thread that switch at
+//   __syncthreads(), so barriers, __shared__ memory (one per running block), atomics and dynamic
+//   shared memory behave as on the GPU.
+#ifndef DLSPAN_CUH
+#define DLSPAN_CUH 1
+
+#if defined(DLSPAN_CPU) && !defined(DLSPAN_HOST)
+#define DLSPAN_HOST 1
+#endif
 
 #ifdef DLSPAN_HOST
-// Host build: kernels become plain functions run by a grid loop; the intrinsics become the exact
-// operations they stand for (compile with -ffp-contract=off, as the GPU build uses --fmad=false).
-struct dl_dim3 { unsigned int x, y, z; };
-static dl_dim3 blockIdx, threadIdx, gridDim, blockDim;
+// Host builds: the intrinsics become the exact operations they stand for (compile with
+// -ffp-contract=off, as the GPU build uses --fmad=false).
 #define DL_KERNEL extern "C" void
+#define DL_GLOBAL extern "C" void
 #define DL_DEV static inline
 #define DL_MEMBER inline  // device functions that cannot be static: members, explicit specialisations
+#define DL_HD
 static inline unsigned int __umulhi(unsigned int a, unsigned int b) {
   return (unsigned int)(((unsigned long long)a * b) >> 32);
 }
@@ -23,15 +42,331 @@ static inline double __longlong_as_double(long long x) { double f; __builtin_mem
 static inline long long __double_as_longlong(double f) { long long x; __builtin_memcpy(&x, &f, 8); return x; }
 static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
 static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+struct dl_dim3 { unsigned int x, y, z; };
+#ifdef DLSPAN_CPU
+// Raw kernels on the CPU. A launch (dl_cpu_run) runs the grid's blocks on `workers` OS threads,
+// each taking the next block from a shared counter; a block's threads are fibers (ucontext) of the
+// worker, each with a stack of its own, run one after another until each has finished or waits at
+// __syncthreads(); then the barrier opens and the next round starts. Everything a block's threads
+// share lives with the worker: __shared__ variables are `static thread_local` (one per worker, so
+// one per running block), dynamic shared memory a buffer of the worker. Atomics are the host's,
+// relaxed as CUDA's are; blocks run in parallel, so only atomics order them, as on the GPU.
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+// The launch, as dlspan's Rust side fills it (kernel/cpu.rs, `CpuLaunch`).
+struct dl_cpu_launch {
+  unsigned int grid[3];
+  unsigned int block[3];
+  unsigned long long shared_bytes;  // dynamic shared memory per block
+  unsigned long long stack_bytes;   // per thread of a block
+  unsigned int workers;             // OS threads running blocks
+  unsigned int reserved;
+};
+
+struct dl_cpu_fiber {
+  ucontext_t context;
+  dl_dim3 thread;
+  int state;  // 0 runnable, 1 waiting at the barrier, 2 finished
+};
+
+struct dl_cpu_run;
+
+struct dl_cpu_worker {
+  ucontext_t scheduler;
+  dl_cpu_fiber* fibers;
+  unsigned int threads;
+  unsigned int current;
+  dl_dim3 block, block_dim, grid_dim;
+  unsigned char* stacks;
+  size_t stack_stride;
+  size_t stack_bytes;
+  size_t mapped;
+  unsigned char* shared;
+  int votes, vote_count, vote_arrived;  // __syncthreads_count/and/or
+  dl_cpu_run* run;
+  pthread_t handle;
+  int started;
+};
+
+struct dl_cpu_run {
+  const dl_cpu_launch* launch;
+  void (*kernel)(const void*);
+  const void* args;
+  unsigned long long blocks;
+  unsigned long long next;  // the next block to run, taken atomically
+};
+
+static thread_local dl_cpu_worker* dl_cpu_self = 0;
+
+#define threadIdx (dl_cpu_self->fibers[dl_cpu_self->current].thread)
+#define blockIdx (dl_cpu_self->block)
+#define blockDim (dl_cpu_self->block_dim)
+#define gridDim (dl_cpu_self->grid_dim)
+static const int warpSize = 32;
+#define __shared__ static thread_local
+#define __device__
+#define __host__
+#define __global__
+#define __forceinline__ inline
+#define __noinline__
+#define __restrict__ __restrict
+#define __align__(n) __attribute__((aligned(n)))
+#define __launch_bounds__(...)
+#define DL_SHARED static thread_local
+#define DL_EACH_THREAD
+
+// The current thread waits at the barrier: back to the scheduler until every thread of its block
+// that has not finished waits too.
+static inline void dl_cpu_wait() {
+  dl_cpu_worker* w = dl_cpu_self;
+  dl_cpu_fiber* f = &w->fibers[w->current];
+  f->state = 1;
+  swapcontext(&f->context, &w->scheduler);
+}
+static inline void __syncthreads() { dl_cpu_wait(); }
+static inline int __syncthreads_count(int predicate) {
+  dl_cpu_self->votes += predicate != 0;
+  dl_cpu_wait();
+  return dl_cpu_self->vote_count;
+}
+static inline int __syncthreads_and(int predicate) {
+  dl_cpu_self->votes += predicate != 0;
+  dl_cpu_wait();
+  return dl_cpu_self->vote_count == dl_cpu_self->vote_arrived;
+}
+static inline int __syncthreads_or(int predicate) {
+  dl_cpu_self->votes += predicate != 0;
+  dl_cpu_wait();
+  return dl_cpu_self->vote_count != 0;
+}
+static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+template <class T> static inline T __ldg(const T* p) { return *p; }
+
+// CUDA's atomic functions, on the host's atomics (relaxed, as CUDA's are).
+#define DL_CPU_ATOMIC_INT(T)                                                                         \
+  static inline T atomicAdd(T* a, T v) { return __atomic_fetch_add(a, v, __ATOMIC_RELAXED); }       \
+  static inline T atomicSub(T* a, T v) { return __atomic_fetch_sub(a, v, __ATOMIC_RELAXED); }       \
+  static inline T atomicExch(T* a, T v) { return __atomic_exchange_n(a, v, __ATOMIC_RELAXED); }     \
+  static inline T atomicAnd(T* a, T v) { return __atomic_fetch_and(a, v, __ATOMIC_RELAXED); }       \
+  static inline T atomicOr(T* a, T v) { return __atomic_fetch_or(a, v, __ATOMIC_RELAXED); }         \
+  static inline T atomicXor(T* a, T v) { return __atomic_fetch_xor(a, v, __ATOMIC_RELAXED); }       \
+  static inline T atomicCAS(T* a, T expected, T v) {                                                \
+    __atomic_compare_exchange_n(a, &expected, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);        \
+    return expected;                                                                                \
+  }                                                                                                 \
+  static inline T atomicMin(T* a, T v) {                                                            \
+    T old = __atomic_load_n(a, __ATOMIC_RELAXED);                                                   \
+    while (v < old && !__atomic_compare_exchange_n(a, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) { \
+    }                                                                                               \
+    return old;                                                                                     \
+  }                                                                                                 \
+  static inline T atomicMax(T* a, T v) {                                                            \
+    T old = __atomic_load_n(a, __ATOMIC_RELAXED);                                                   \
+    while (v > old && !__atomic_compare_exchange_n(a, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) { \
+    }                                                                                               \
+    return old;                                                                                     \
+  }
+DL_CPU_ATOMIC_INT(int)
+DL_CPU_ATOMIC_INT(unsigned int)
+DL_CPU_ATOMIC_INT(long long)
+DL_CPU_ATOMIC_INT(unsigned long long)
+#define DL_CPU_ATOMIC_FLOAT(T, B)                                                                    \
+  static inline T atomicAdd(T* a, T v) {                                                            \
+    B old = __atomic_load_n((B*)a, __ATOMIC_RELAXED), next;                                         \
+    do {                                                                                            \
+      T x;                                                                                          \
+      __builtin_memcpy(&x, &old, sizeof x);                                                         \
+      x = x + v;                                                                                    \
+      __builtin_memcpy(&next, &x, sizeof x);                                                        \
+    } while (!__atomic_compare_exchange_n((B*)a, &old, next, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)); \
+    T result;                                                                                       \
+    __builtin_memcpy(&result, &old, sizeof result);                                                 \
+    return result;                                                                                  \
+  }                                                                                                 \
+  static inline T atomicExch(T* a, T v) {                                                           \
+    B bits, old;                                                                                    \
+    __builtin_memcpy(&bits, &v, sizeof bits);                                                       \
+    old = __atomic_exchange_n((B*)a, bits, __ATOMIC_RELAXED);                                       \
+    T result;                                                                                       \
+    __builtin_memcpy(&result, &old, sizeof result);                                                 \
+    return result;                                                                                  \
+  }
+DL_CPU_ATOMIC_FLOAT(float, unsigned int)
+DL_CPU_ATOMIC_FLOAT(double, unsigned long long)
+
+// CUDA's min and max overloads.
+#define DL_CPU_MINMAX(T)                                                \
+  static inline T min(T a, T b) { return b < a ? b : a; }              \
+  static inline T max(T a, T b) { return a < b ? b : a; }
+DL_CPU_MINMAX(int)
+DL_CPU_MINMAX(unsigned int)
+DL_CPU_MINMAX(long long)
+DL_CPU_MINMAX(unsigned long long)
+static inline float min(float a, float b) { return fminf(a, b); }
+static inline float max(float a, float b) { return fmaxf(a, b); }
+static inline double min(double a, double b) { return fmin(a, b); }
+static inline double max(double a, double b) { return fmax(a, b); }
+
+// A fiber's first function: the kernel for its thread, then back to the scheduler (uc_link).
+static void dl_cpu_fiber_main() {
+  dl_cpu_worker* w = dl_cpu_self;
+  w->run->kernel(w->run->args);
+  w->fibers[w->current].state = 2;
+}
+
+// Runs block `b` to its end: rounds of every runnable thread until it waits or finishes.
+static void dl_cpu_block(dl_cpu_worker* w, unsigned long long b) {
+  const dl_cpu_launch* l = w->run->launch;
+  w->block.x = (unsigned int)(b % l->grid[0]);
+  w->block.y = (unsigned int)(b / l->grid[0] % l->grid[1]);
+  w->block.z = (unsigned int)(b / ((unsigned long long)l->grid[0] * l->grid[1]));
+  for (unsigned int t = 0; t < w->threads; ++t) {
+    dl_cpu_fiber* f = &w->fibers[t];
+    f->thread.x = t % l->block[0];
+    f->thread.y = t / l->block[0] % l->block[1];
+    f->thread.z = t / (l->block[0] * l->block[1]);
+    f->state = 0;
+    getcontext(&f->context);
+    f->context.uc_stack.ss_sp = w->stacks + (size_t)t * w->stack_stride;
+    f->context.uc_stack.ss_size = w->stack_bytes;
+    f->context.uc_link = &w->scheduler;
+    makecontext(&f->context, dl_cpu_fiber_main, 0);
+  }
+  unsigned int live = w->threads;
+  w->votes = 0;
+  while (live > 0) {
+    int arrived = 0;
+    for (unsigned int t = 0; t < w->threads; ++t) {
+      dl_cpu_fiber* f = &w->fibers[t];
+      if (f->state != 0) continue;
+      w->current = t;
+      swapcontext(&w->scheduler, &f->context);
+      if (f->state == 2) {
+        --live;
+      } else {
+        ++arrived;
+      }
+    }
+    // Every thread that has not finished waits at the barrier: open it.
+    w->vote_count = w->votes;
+    w->vote_arrived = arrived;
+    w->votes = 0;
+    for (unsigned int t = 0; t < w->threads; ++t) {
+      if (w->fibers[t].state == 1) w->fibers[t].state = 0;
+    }
+  }
+}
+
+static void* dl_cpu_worker_main(void* p) {
+  dl_cpu_worker* w = (dl_cpu_worker*)p;
+  dl_cpu_self = w;
+  for (;;) {
+    unsigned long long b = __atomic_fetch_add(&w->run->next, 1ull, __ATOMIC_RELAXED);
+    if (b >= w->run->blocks) break;
+    dl_cpu_block(w, b);
+  }
+  dl_cpu_self = 0;
+  return 0;
+}
+
+// Stacks (each above a guard page) and shared memory of one worker; 0 on success.
+static int dl_cpu_worker_init(dl_cpu_worker* w, dl_cpu_run* run) {
+  const dl_cpu_launch* l = run->launch;
+  long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0) page = 4096;
+  w->run = run;
+  w->threads = l->block[0] * l->block[1] * l->block[2];
+  w->block_dim.x = l->block[0];
+  w->block_dim.y = l->block[1];
+  w->block_dim.z = l->block[2];
+  w->grid_dim.x = l->grid[0];
+  w->grid_dim.y = l->grid[1];
+  w->grid_dim.z = l->grid[2];
+  w->fibers = (dl_cpu_fiber*)calloc(w->threads, sizeof(dl_cpu_fiber));
+  if (!w->fibers) return 3;
+  w->stack_bytes = (l->stack_bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
+  w->stack_stride = w->stack_bytes + (size_t)page;
+  w->mapped = w->stack_stride * w->threads + (size_t)page;
+  void* stacks = mmap(0, w->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (stacks == MAP_FAILED) {
+    w->mapped = 0;
+    return 2;
+  }
+  // A guard page below each stack (stacks grow down): an overflow faults instead of writing the
+  // next thread's stack.
+  for (unsigned int t = 0; t < w->threads; ++t) {
+    mprotect((unsigned char*)stacks + (size_t)t * w->stack_stride, (size_t)page, PROT_NONE);
+  }
+  w->stacks = (unsigned char*)stacks + (size_t)page;
+  if (l->shared_bytes > 0) {
+    void* shared = 0;
+    if (posix_memalign(&shared, 128, (size_t)l->shared_bytes) != 0) return 3;
+    w->shared = (unsigned char*)shared;
+  }
+  return 0;
+}
+
+static void dl_cpu_worker_free(dl_cpu_worker* w) {
+  if (w->mapped) munmap(w->stacks - sysconf(_SC_PAGESIZE), w->mapped);
+  free(w->shared);
+  free(w->fibers);
+}
+
+// Runs `kernel(args)` for every thread of the grid; 0 on success, 2 when stacks could not be
+// mapped, 3 when memory could not be allocated. The calling thread is worker 0; a worker thread
+// that cannot be started leaves its blocks to the others.
+static int dl_cpu_run_kernel(const dl_cpu_launch* l, void (*kernel)(const void*), const void* args) {
+  dl_cpu_run run;
+  run.launch = l;
+  run.kernel = kernel;
+  run.args = args;
+  run.blocks = (unsigned long long)l->grid[0] * l->grid[1] * l->grid[2];
+  run.next = 0;
+  unsigned long long count = l->workers < run.blocks ? l->workers : run.blocks;
+  if (count == 0) count = 1;
+  dl_cpu_worker* workers = (dl_cpu_worker*)calloc((size_t)count, sizeof(dl_cpu_worker));
+  if (!workers) return 3;
+  int error = 0;
+  unsigned long long ready = 0;
+  for (; ready < count; ++ready) {
+    error = dl_cpu_worker_init(&workers[ready], &run);
+    if (error) break;
+  }
+  if (!error) {
+    for (unsigned long long k = 1; k < count; ++k) {
+      workers[k].started = pthread_create(&workers[k].handle, 0, dl_cpu_worker_main, &workers[k]) == 0;
+    }
+    dl_cpu_worker_main(&workers[0]);
+    for (unsigned long long k = 1; k < count; ++k) {
+      if (workers[k].started) pthread_join(workers[k].handle, 0);
+    }
+  }
+  for (unsigned long long k = 0; k < count; ++k) dl_cpu_worker_free(&workers[k]);
+  free(workers);
+  return error;
+}
+#else
+static dl_dim3 blockIdx, threadIdx, gridDim, blockDim;
 // Kernels with barriers (the tiled ones) run each phase for every thread of the block in turn, so
 // the host runner calls them once per block; a block's shared memory is a static of the kernel.
 static inline void __syncthreads() {}
 #define DL_SHARED static
 #define DL_EACH_THREAD for (threadIdx.x = 0; threadIdx.x < blockDim.x; ++threadIdx.x)
+#endif
 #else
 #define DL_KERNEL extern "C" __global__ void __launch_bounds__(256)
+#define DL_GLOBAL extern "C" __global__ void
 #define DL_DEV __device__ __forceinline__
 #define DL_MEMBER __device__ __forceinline__
+#define DL_HD __host__ __device__
 #define DL_SHARED __shared__
 #define DL_EACH_THREAD
 #endif
@@ -427,3 +762,119 @@ template <int E, int M, int BIAS, int SPECIALS> struct dl_minifloat {
 
 // A cast kernel's conversion: one specialisation per (output, input) pair, generated.
 template <class To, class From> DL_MEMBER To dl_cast(From x);
+
+// ---------------------------------------------------------------------------------------------
+// Raw kernels (dlspan::kernel!): typed views, dynamic shared memory, launch arguments.
+//
+// A view parameter of a raw kernel is a dl::view<T, R, Layout, E0, .., E(R-1)>: T its element type
+// (const for views passed by `&`), R its rank, Layout dl::layout_right, dl::layout_left or
+// dl::layout_stride (dlspan's LayoutStride and LayoutStrideRelaxed, whose offset is already in the
+// pointer), and each Ek the static extent of axis k or dl::dyn. x(i, j) is a reference to an
+// element, x.extent(k), x.stride(k) (in elements), x.size() and x.data() what their names say.
+namespace dl {
+typedef long long index_t;
+enum : index_t { dyn = -1 };  // a dynamic extent (an enumerator: no unused-variable warning)
+struct layout_right {};
+struct layout_left {};
+struct layout_stride {};
+template <class A, class B> struct same { static constexpr bool value = false; };
+template <class A> struct same<A, A> { static constexpr bool value = true; };
+
+template <class T, int R, class L, index_t... E> struct view {
+  static_assert(sizeof...(E) == R, "one static extent (or dl::dyn) per axis");
+  typedef T element_type;
+  T* ptr;
+  index_t extents_[R > 0 ? R : 1];
+  index_t strides_[R > 0 ? R : 1];
+
+  static DL_MEMBER constexpr int rank() { return R; }
+  // The static extent of axis k (dl::dyn for a dynamic one).
+  static DL_MEMBER constexpr index_t static_extent(int k) {
+    constexpr index_t statics[R > 0 ? R : 1] = {E...};
+    return R > 0 ? statics[k] : dyn;
+  }
+  DL_MEMBER index_t extent(int k) const { return static_extent(k) != dyn ? static_extent(k) : extents_[k]; }
+  DL_MEMBER index_t stride(int k) const {
+    if (same<L, layout_right>::value) {
+      index_t s = 1;
+      for (int a = R - 1; a > k; --a) s *= extent(a);
+      return s;
+    }
+    if (same<L, layout_left>::value) {
+      index_t s = 1;
+      for (int a = 0; a < k; ++a) s *= extent(a);
+      return s;
+    }
+    return strides_[k];
+  }
+  DL_MEMBER index_t size() const {
+    index_t n = 1;
+    for (int a = 0; a < R; ++a) n *= extent(a);
+    return n;
+  }
+  DL_MEMBER T* data() const { return ptr; }
+  // The offset of an index, in elements, by the layout's own arithmetic.
+  template <class... I> DL_MEMBER index_t offset(I... i) const {
+    static_assert(sizeof...(I) == R, "a view is indexed with one index per axis");
+    const index_t idx[R > 0 ? R : 1] = {(index_t)i...};
+    index_t off = 0;
+    if (same<L, layout_right>::value) {
+      for (int a = 0; a < R; ++a) off = off * extent(a) + idx[a];
+    } else if (same<L, layout_left>::value) {
+      for (int a = R - 1; a >= 0; --a) off = off * extent(a) + idx[a];
+    } else {
+      for (int a = 0; a < R; ++a) off += idx[a] * strides_[a];
+    }
+    return off;
+  }
+  template <class... I> DL_MEMBER T& operator()(I... i) const { return ptr[offset(i...)]; }
+};
+
+// The view at `bytes` of a launch's argument block: the address of its first element, then R
+// extents and R strides (64-bit each), as dlspan writes them.
+template <class V> DL_MEMBER V load_view(const unsigned char* bytes) {
+  V v;
+  unsigned long long address;
+  __builtin_memcpy(&address, bytes, 8);
+  v.ptr = (typename V::element_type*)address;
+  for (int k = 0; k < V::rank(); ++k) {
+    __builtin_memcpy(&v.extents_[k], bytes + 8 + 8 * k, 8);
+    __builtin_memcpy(&v.strides_[k], bytes + 8 + 8 * (V::rank() + k), 8);
+  }
+  return v;
+}
+
+// A scalar argument at `bytes` of the argument block.
+template <class T> DL_MEMBER T load_scalar(const unsigned char* bytes) {
+  T value;
+  __builtin_memcpy(&value, bytes, sizeof(T));
+  return value;
+}
+
+// The launch's dynamic shared memory (LaunchConfig::shared_bytes), as an array of T.
+#ifdef DLSPAN_CPU
+template <class T> static inline T* shared_memory() { return (T*)dl_cpu_self->shared; }
+#elif !defined(DLSPAN_HOST)
+template <class T> __device__ __forceinline__ T* shared_memory() {
+  extern __shared__ __align__(16) unsigned char dl_dynamic_shared[];
+  return (T*)dl_dynamic_shared;
+}
+#endif
+
+// The argument block of a launch, passed by value (N bytes, a multiple of 16).
+template <int N> struct alignas(16) args { unsigned char b[N]; };
+
+// Element conversions for generic kernels over f16 and bf16: to and from float, bit for bit as
+// dlspan's Rust side converts (round to nearest even).
+DL_MEMBER float to_float(dl_f16 x) { return dl_f16_to_f32(x.bits); }
+DL_MEMBER float to_float(dl_bf16 x) { return dl_bf16_to_f32(x.bits); }
+DL_MEMBER float to_float(float x) { return x; }
+DL_MEMBER double to_float(double x) { return x; }
+template <class T> DL_MEMBER T from_float(float x);
+template <> DL_MEMBER dl_f16 from_float<dl_f16>(float x) { return dl_f16{dl_f32_to_f16(x)}; }
+template <> DL_MEMBER dl_bf16 from_float<dl_bf16>(float x) { return dl_bf16{dl_f32_to_bf16(x)}; }
+template <> DL_MEMBER float from_float<float>(float x) { return x; }
+template <> DL_MEMBER double from_float<double>(float x) { return x; }
+}  // namespace dl
+
+#endif  // DLSPAN_CUH

@@ -1,0 +1,299 @@
+//! Raw kernels (`dlspan::kernel!`) on the CPU (`dlspan::kernel::Cpu`): every test kernel against a
+//! Rust reference on random layouts (transposed, reversed, gaps, broadcast by stride, zero-size,
+//! rank 0); barriers, static and dynamic shared memory and atomics as CUDA defines them (a block
+//! reduction that is wrong without its barriers); the views' metadata in C++; launch errors.
+//! Needs a host C++ compiler (`c++`, `g++` or `$CXX`).
+#![allow(missing_docs)]
+
+mod kernels_support;
+mod raw_kernels_support;
+
+use dlspan::kernel::{Cpu, KernelError, LaunchConfig};
+use dlspan::{HostMdspan, HostMdspanMut, LayoutLeft, LayoutStrideRelaxed};
+use kernels_support::{Layout, Rng, for_each_index, random_extents, random_layout};
+use raw_kernels_support::*;
+
+/// A random layout of `shape` for a raw kernel: broadcast axes keep the shape's extent with
+/// stride 0 (a raw kernel indexes its views with their own extents).
+fn layout<const R: usize>(rng: &mut Rng, shape: [usize; R], broadcast: bool) -> Layout<R> {
+    let mut layout = random_layout(rng, shape, broadcast);
+    for (axis, &extent) in shape.iter().enumerate() {
+        if layout.extents[axis] != extent {
+            layout.extents[axis] = extent;
+            layout.strides[axis] = 0;
+        }
+    }
+    layout
+}
+
+fn floats(rng: &mut Rng, len: usize) -> Vec<f32> {
+    (0..len).map(|_| (rng.below(2001) as f32 - 1000.0) / 8.0).collect()
+}
+
+#[test]
+fn axpy_on_random_2d_layouts_matches_the_reference() {
+    let mut rng = Rng::new(7);
+    for round in 0..40 {
+        let shape = random_extents::<2>(&mut rng, if round % 5 == 0 { 70 } else { 9 }, true);
+        let (lx, ly, lo) =
+            (layout(&mut rng, shape, true), layout(&mut rng, shape, true), layout(&mut rng, shape, false));
+        let (x, y) = (floats(&mut rng, lx.len), floats(&mut rng, ly.len));
+        let before = floats(&mut rng, lo.len);
+        let mut out = before.clone();
+        let a = 0.5f32 + rng.below(4) as f32;
+        let config = LaunchConfig::for_extent_2d(shape, [4, 8]).unwrap();
+        // SAFETY: the body guards every index by the output's extents, which all views share.
+        unsafe { axpy2.launch(Cpu, config, a, &lx.view(&x), &ly.view(&y), &mut lo.view_mut(&mut out)) }.unwrap();
+        let mut expected = before.clone();
+        for_each_index(shape, |i| expected[lo.at(i)] = a * x[lx.at(i)] + y[ly.at(i)]);
+        assert_eq!(out, expected, "shape {shape:?}, layouts {lx:?} {ly:?} {lo:?}");
+    }
+}
+
+#[test]
+fn a_transposed_view_is_read_through_its_strides() {
+    // x is column-major (LayoutLeft): x(i, j) is x[i + 2 j].
+    let x = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+    let y = [0.0f32; 6];
+    let mut out = [0.0f32; 6];
+    let xv = HostMdspan::<f32, 2, LayoutLeft>::from_slice(&x, [2, 3]).unwrap();
+    let yv = HostMdspan::<f32, 2, LayoutStrideRelaxed>::from_slice_relaxed(&y, [2, 3], [3, 1], 0).unwrap();
+    let mut ov = HostMdspanMut::<f32, 2, LayoutStrideRelaxed>::from_slice_relaxed(&mut out, [2, 3], [3, 1], 0).unwrap();
+    // SAFETY: guarded by the extents.
+    unsafe { axpy2.launch(Cpu, LaunchConfig::for_extent_2d([2, 3], [2, 2]).unwrap(), 1.0f32, &xv, &yv, &mut ov) }
+        .unwrap();
+    assert_eq!(out, [1.0, 3.0, 5.0, 2.0, 4.0, 6.0]);
+}
+
+#[test]
+fn three_dimensional_and_zero_dimensional_views() {
+    let mut rng = Rng::new(11);
+    for _ in 0..20 {
+        let shape = random_extents::<3>(&mut rng, 6, true);
+        let (lx, lo) = (layout(&mut rng, shape, true), layout(&mut rng, shape, false));
+        let x: Vec<i32> = (0..lx.len).map(|k| k as i32 * 3 - 7).collect();
+        let before: Vec<i32> = (0..lo.len).map(|k| -(k as i32)).collect();
+        let mut out = before.clone();
+        // Fewer threads than elements: the grid-stride loop covers the rest.
+        let config = LaunchConfig::new([2, 1, 1], [5, 1, 1]);
+        // SAFETY: the body indexes within the output's extents, which the input shares.
+        unsafe { inc3.launch(Cpu, config, &lx.view(&x), &mut lo.view_mut(&mut out)) }.unwrap();
+        let mut expected = before;
+        for_each_index(shape, |i| expected[lo.at(i)] = x[lx.at(i)] + 1);
+        assert_eq!(out, expected, "shape {shape:?}");
+    }
+    let x = [2.5f64];
+    let mut out = [0.0f64; 2];
+    let xv = HostMdspan::<f64, 0, LayoutStrideRelaxed>::from_slice_relaxed(&x, [], [], 0).unwrap();
+    let mut ov = HostMdspanMut::<f64, 0, LayoutStrideRelaxed>::from_slice_relaxed(&mut out, [], [], 1).unwrap();
+    // SAFETY: one element each, written by one thread.
+    unsafe { twice0.launch(Cpu, LaunchConfig::new([1, 1, 1], [3, 1, 1]), &xv, &mut ov) }.unwrap();
+    assert_eq!(out, [0.0, 5.0]);
+}
+
+fn sums(
+    kernel: impl Fn(&HostMdspan<i64, 1>, &mut HostMdspanMut<i64, 1>, LaunchConfig),
+    n: usize,
+) -> (Vec<i64>, Vec<i64>) {
+    let x: Vec<i64> = (0..n as i64).map(|k| k * k - 3 * k).collect();
+    let blocks = n.div_ceil(256);
+    let mut out = vec![0i64; blocks];
+    let config = LaunchConfig::for_elements(n, 256).unwrap();
+    kernel(
+        &HostMdspan::from_slice(&x, [n]).unwrap(),
+        &mut HostMdspanMut::from_slice(&mut out, [blocks]).unwrap(),
+        config,
+    );
+    let expected = x.chunks(256).map(|c| c.iter().sum()).collect();
+    (out, expected)
+}
+
+#[test]
+fn barriers_and_shared_memory_make_a_block_reduction_correct() {
+    let (out, expected) = sums(
+        // SAFETY: every access is guarded by the extents; one writer per output element.
+        |x, out, config| unsafe { block_sum.launch(Cpu, config, x, out) }.unwrap(),
+        5000,
+    );
+    assert_eq!(out, expected);
+    // The same reduction without barriers reads partial sums other threads have not written yet:
+    // the CPU keeps CUDA's semantics rather than running threads one after another to the end.
+    let (out, expected) = sums(
+        // SAFETY: as above (the race is on shared memory of one block, between its fibers, which
+        // never run at the same time).
+        |x, out, config| unsafe { block_sum_unsynchronised.launch(Cpu, config, x, out) }.unwrap(),
+        5000,
+    );
+    assert_ne!(out, expected);
+}
+
+#[test]
+fn atomics_are_atomic_across_parallel_blocks() {
+    let mut rng = Rng::new(3);
+    for _ in 0..10 {
+        let shape = [1 + rng.below(40), 1 + rng.below(600)];
+        let lx = layout(&mut rng, shape, true);
+        let x: Vec<u32> = (0..lx.len).map(|_| rng.below(1000) as u32).collect();
+        let mut out = vec![0u32; shape[0]];
+        // Blocks of 8×16 threads: many blocks per row, run in parallel, all adding to one total.
+        let config = LaunchConfig::for_extent_2d(shape, [1, 16]).unwrap();
+        // SAFETY: guarded by the extents; the totals are written with atomics only.
+        unsafe {
+            row_sum_atomic.launch(
+                Cpu,
+                config,
+                &lx.view(&x),
+                &mut HostMdspanMut::<u32, 1>::from_slice(&mut out, [shape[0]]).unwrap(),
+            )
+        }
+        .unwrap();
+        let mut expected = vec![0u32; shape[0]];
+        for_each_index(shape, |[i, j]| expected[i] += x[lx.at([i, j])]);
+        assert_eq!(out, expected, "shape {shape:?}");
+    }
+}
+
+#[test]
+fn dynamic_shared_memory_holds_a_blocks_elements() {
+    let mut rng = Rng::new(5);
+    for n in [0usize, 1, 31, 32, 33, 100] {
+        let lx = layout(&mut rng, [n], false);
+        let lo = layout(&mut rng, [n], false);
+        let x: Vec<f32> = floats(&mut rng, lx.len);
+        let mut out = vec![0.0f32; lo.len];
+        let before = out.clone();
+        let config = LaunchConfig::for_elements(n, 32).unwrap().with_shared_bytes(32 * 4);
+        // SAFETY: guarded by the extent; the tile holds one element per thread.
+        unsafe { reverse_blocks.launch(Cpu, config, &lx.view(&x), &mut lo.view_mut(&mut out)) }.unwrap();
+        let mut expected = before;
+        for i in 0..n {
+            let base = i / 32 * 32;
+            let len = (n - base).min(32);
+            expected[lo.at([i])] = x[lx.at([base + len - 1 - (i - base)])];
+        }
+        assert_eq!(out, expected, "n = {n}");
+    }
+    // The generic kernel instantiated for another element type.
+    let x: Vec<u8> = (0..40).collect();
+    let mut out = vec![0u8; 40];
+    let config = LaunchConfig::for_elements(40, 32).unwrap().with_shared_bytes(32);
+    // SAFETY: as above.
+    unsafe {
+        reverse_blocks.launch(
+            Cpu,
+            config,
+            &Layout { extents: [40], strides: [1], offset: 0, len: 40 }.view(&x),
+            &mut Layout { extents: [40], strides: [1], offset: 0, len: 40 }.view_mut(&mut out),
+        )
+    }
+    .unwrap();
+    let expected: Vec<u8> = (0..32).rev().chain((32..40).rev()).collect();
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn views_in_cpp_mirror_their_rust_types() {
+    let bytes = [0u8; 12];
+    let mut out = [0i64; 8];
+    let left = HostMdspan::<u8, 2, LayoutLeft>::from_slice(&bytes, [3, 4]).unwrap();
+    // SAFETY: one thread writes the eight elements of `out`.
+    unsafe {
+        metadata.launch(
+            Cpu,
+            LaunchConfig::new([1, 1, 1], [1, 1, 1]),
+            &left,
+            &mut HostMdspanMut::<i64, 1>::from_slice(&mut out, [8]).unwrap(),
+        )
+    }
+    .unwrap();
+    assert_eq!(out, [2, 3, 4, 1, 3, 12, -1, -1]);
+    let fixed = HostMdspan::<u8, 2>::from_slice(&bytes, [3, 4])
+        .unwrap()
+        .with_extents::<(dlspan::Static<3>, dlspan::Dyn)>()
+        .unwrap();
+    // SAFETY: as above.
+    unsafe {
+        metadata.launch(
+            Cpu,
+            LaunchConfig::new([1, 1, 1], [1, 1, 1]),
+            &fixed,
+            &mut HostMdspanMut::<i64, 1>::from_slice(&mut out, [8]).unwrap(),
+        )
+    }
+    .unwrap();
+    assert_eq!(out, [2, 3, 4, 4, 1, 12, 3, -1]);
+}
+
+#[test]
+fn a_body_from_a_cu_file_and_barrier_votes() {
+    let x = [0.0f32, 1.0, 0.0, 2.0, 3.0, 0.0, 0.0];
+    let mut out = [0i32; 1];
+    // SAFETY: guarded by the extent; thread 0 writes the one output.
+    unsafe {
+        count_nonzero.launch(
+            Cpu,
+            LaunchConfig::new([1, 1, 1], [64, 1, 1]),
+            &HostMdspan::<f32, 1>::from_slice(&x, [7]).unwrap(),
+            &mut HostMdspanMut::<i32, 1>::from_slice(&mut out, [1]).unwrap(),
+        )
+    }
+    .unwrap();
+    assert_eq!(out, [3]);
+}
+
+#[test]
+fn invalid_launches_are_typed_errors() {
+    let x = [0i64; 4];
+    let mut out = [0i64; 1];
+    let xv = HostMdspan::<i64, 1>::from_slice(&x, [4]).unwrap();
+    let mut ov = HostMdspanMut::<i64, 1>::from_slice(&mut out, [1]).unwrap();
+    for config in [
+        LaunchConfig::new([1, 1, 1], [0, 1, 1]),
+        LaunchConfig::new([1, 1, 1], [1025, 1, 1]),
+        LaunchConfig::new([1, 1, 1], [1, 1, 65]),
+        LaunchConfig::new([1, 65536, 1], [1, 1, 1]),
+        LaunchConfig::new([1, 1, 1], [256, 1, 1]).with_shared_bytes(64 * 1024),
+    ] {
+        // SAFETY: refused before it runs.
+        let error = unsafe { block_sum.launch(Cpu, config, &xv, &mut ov) }.unwrap_err();
+        assert!(matches!(error, KernelError::InvalidLaunch { .. }), "{config:?}: {error}");
+    }
+    assert!(matches!(LaunchConfig::for_elements(10, 0), Err(KernelError::InvalidLaunch { .. })));
+    assert!(matches!(LaunchConfig::for_extent_2d([70000 * 64, 1], [1, 1]), Err(KernelError::InvalidLaunch { .. })));
+    // A grid without blocks runs nothing.
+    // SAFETY: nothing runs.
+    unsafe { block_sum.launch(Cpu, LaunchConfig::for_elements(0, 256).unwrap(), &xv, &mut ov) }.unwrap();
+}
+
+#[test]
+fn a_missing_compiler_is_a_typed_error_naming_what_to_install() {
+    // The compiler is chosen once per process: this process found one; the error's words are
+    // checked on a value.
+    let error = KernelError::CompilerMissing { tried: "c++, g++".to_owned() };
+    assert!(error.to_string().contains("install g++ or clang++"), "{error}");
+}
+
+#[test]
+fn a_body_the_compiler_refuses_reports_the_kernels_lines() {
+    dlspan::kernel! {
+        fn broken(out: &mut [f32; 1]) {
+            r#"
+            out(0) = undefined_name;
+            "#
+        }
+    }
+    let mut out = [0.0f32; 1];
+    // SAFETY: it does not compile, so it does not run.
+    let error = unsafe {
+        broken.launch(
+            Cpu,
+            LaunchConfig::new([1, 1, 1], [1, 1, 1]),
+            &mut HostMdspanMut::<f32, 1>::from_slice(&mut out, [1]).unwrap(),
+        )
+    }
+    .unwrap_err();
+    let KernelError::Compile { kernel, log } = &error else { panic!("{error}") };
+    assert!(kernel.starts_with("broken<float32>"), "{kernel}");
+    assert!(log.contains("undefined_name"), "{log}");
+    assert!(log.contains("raw_kernels.rs:"), "the body's lines are the Rust file's: {log}");
+}
