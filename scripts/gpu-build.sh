@@ -20,12 +20,13 @@ for l in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "cuda_gpu":
         print(m["executable"])')
 [ -n "$test_bin" ] || { echo "no cuda_gpu test binary found" >&2; exit 1; }
-cargo build --release --locked --features cuda --example cuda_bandwidth --example elementwise
+cargo build --release --locked --features cuda --example cuda_bandwidth --example elementwise --example raw_kernels
 cp "$test_bin" "$bundle/cuda_gpu"
 cp "$target/release/examples/cuda_bandwidth" "$bundle/cuda_bandwidth"
 cp "$target/release/examples/elementwise" "$bundle/elementwise"
+cp "$target/release/examples/raw_kernels" "$bundle/raw_kernels"
 cp scripts/gpu.sh "$bundle/gpu.sh"
-strip "$bundle/cuda_gpu" "$bundle/cuda_bandwidth" "$bundle/elementwise"
+strip "$bundle/cuda_gpu" "$bundle/cuda_bandwidth" "$bundle/elementwise" "$bundle/raw_kernels"
 bytes=$(du -sb "$bundle" | cut -f1)
 limit=$((64 << 20))
 echo "bundle: $bundle, $((bytes >> 10)) KiB (limit $((limit >> 20)) MiB)"

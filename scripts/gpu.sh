@@ -43,6 +43,9 @@ fi
 step "the element-wise example on the GPU (the same results as on the CPU)"
 "$bundle/elementwise" || failed=1
 
+step "the raw kernels example on the GPU (the same results as on the CPU; needs a host C++ compiler)"
+"$bundle/raw_kernels" || failed=1
+
 step "bandwidth (256 MiB tensors)"
 "$bundle/cuda_bandwidth" || failed=1
 

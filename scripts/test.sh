@@ -61,17 +61,18 @@ step "cargo test (unit, integration, doc, UI)"
 # The NVRTC tier writes the kernel x dtype matrix it compiled here (test output is captured).
 matrix="${CARGO_TARGET_DIR:-$root/target}/tmp/nvrtc-matrix.txt"
 elementwise_list="${CARGO_TARGET_DIR:-$root/target}/tmp/nvrtc-elementwise.txt"
-rm -f "$matrix" "$elementwise_list"
+raw_list="${CARGO_TARGET_DIR:-$root/target}/tmp/nvrtc-raw.txt"
+rm -f "$matrix" "$elementwise_list" "$raw_list"
 cargo test --workspace --all-features --locked
 
 step "kernels compiled to PTX by the NVRTC tier"
-cat "$matrix" "$elementwise_list"
+cat "$matrix" "$elementwise_list" "$raw_list"
 
 step "memcheck: test binaries under valgrind (invalid accesses and leaks fail)"
 bash scripts/valgrind.sh
 
 step "examples"
-for example in tour dlpack_to_mdspan mdspan_to_dlpack elementwise; do
+for example in tour dlpack_to_mdspan mdspan_to_dlpack elementwise raw_kernels; do
   cargo run --quiet --locked --example "$example" > /dev/null
 done
 

@@ -7,6 +7,7 @@
 mod cuda_support;
 #[macro_use]
 mod kernels_support;
+mod raw_kernels_support;
 
 use cuda_support::{
     Arith, CAST_SCALARS, Case, CastInput, Reference, Rng, TestElement, arithmetic, bytes, cast, movement,
@@ -690,4 +691,167 @@ fn elementwise_launch_rules_on_a_stream() {
     let host = HostMdspan::<f32, 0>::from_slice(&one, []).unwrap();
     dlspan::kernel::builtin::axpy.run(dlspan::kernel::Cpu, 1.0, &host, &mut managed).unwrap();
     assert_eq!(managed.as_view().to_vec(), [3.0, 5.0, 7.0]);
+}
+
+/// The raw test kernels on the CPU over host buffers and on the GPU over device copies of them
+/// (views of the same layouts), compared element for element.
+fn raw_kernels_on_both(stream: &Stream, seed: u64) {
+    use dlspan::kernel::{Cpu, LaunchConfig};
+    use raw_kernels_support::{axpy2, block_sum, reverse_blocks, row_sum_atomic};
+    let layout = |rng: &mut kernels_support::Rng, shape: [usize; 2]| kernels_support::random_layout(rng, shape, false);
+    let mut rng = kernels_support::Rng::new(seed);
+    for _ in 0..20 {
+        let shape = kernels_support::random_extents::<2>(&mut rng, 300, true);
+        let (lx, ly, lo) = (layout(&mut rng, shape), layout(&mut rng, shape), layout(&mut rng, shape));
+        let x: Vec<f32> = (0..lx.len).map(|k| (k % 97) as f32 * 0.25).collect();
+        let y: Vec<f32> = (0..ly.len).map(|k| (k % 13) as f32 - 6.0).collect();
+        let mut cpu = vec![-1.0f32; lo.len];
+        let config = LaunchConfig::for_extent_2d(shape, [8, 32]).unwrap();
+        // SAFETY: the body guards every index by the output's extents, which all views share.
+        unsafe { axpy2.launch(Cpu, config, 1.5f32, &lx.view(&x), &ly.view(&y), &mut lo.view_mut(&mut cpu)) }.unwrap();
+        let (dx, dy, mut dout) = (upload(stream, &x), upload(stream, &y), upload(stream, &vec![-1.0f32; lo.len]));
+        {
+            let xv = View::<f32, 2>::from_cuda_relaxed(&dx, shape, lx.strides, lx.offset).unwrap();
+            let yv = View::<f32, 2>::from_cuda_relaxed(&dy, shape, ly.strides, ly.offset).unwrap();
+            let mut ov = ViewMut::<f32, 2>::from_cuda_relaxed(&mut dout, shape, lo.strides, lo.offset).unwrap();
+            // SAFETY: as on the CPU.
+            unsafe { axpy2.launch(stream, config, 1.5f32, &xv, &yv, &mut ov) }.expect("launch");
+        }
+        assert_eq!(download(stream, &dout), cpu, "axpy2 on {shape:?}");
+    }
+    // Barriers and shared memory, atomics, dynamic shared memory: the GPU gives the CPU's results.
+    let n = 10_000usize;
+    let x: Vec<i64> = (0..n as i64).map(|k| k * 7 - 3000).collect();
+    let blocks = n.div_ceil(256);
+    let mut cpu = vec![0i64; blocks];
+    let config = LaunchConfig::for_elements(n, 256).unwrap();
+    // SAFETY: guarded by the extents; one writer per output element.
+    unsafe {
+        block_sum.launch(
+            Cpu,
+            config,
+            &HostMdspan::<i64, 1>::from_slice(&x, [n]).unwrap(),
+            &mut HostMdspanMut::<i64, 1>::from_slice(&mut cpu, [blocks]).unwrap(),
+        )
+    }
+    .unwrap();
+    let (dx, mut dout) = (upload(stream, &x), upload(stream, &vec![0i64; blocks]));
+    // SAFETY: as on the CPU.
+    unsafe {
+        block_sum.launch(
+            stream,
+            config,
+            &DeviceMdspan::<i64, 1>::from_cuda(&dx, [n]).unwrap(),
+            &mut DeviceMdspanMut::<i64, 1>::from_cuda(&mut dout, [blocks]).unwrap(),
+        )
+    }
+    .unwrap();
+    assert_eq!(download(stream, &dout), cpu, "block_sum");
+    let rows = [37usize, 1000];
+    let values: Vec<u32> = (0..rows[0] * rows[1]).map(|k| (k % 1009) as u32).collect();
+    let mut cpu = vec![0u32; rows[0]];
+    let config = LaunchConfig::for_extent_2d(rows, [4, 64]).unwrap();
+    let host =
+        HostMdspan::<u32, 2, LayoutStrideRelaxed>::from_slice_relaxed(&values, rows, [rows[1] as isize, 1], 0).unwrap();
+    // SAFETY: guarded by the extents; the totals are written with atomics only.
+    unsafe {
+        row_sum_atomic.launch(
+            Cpu,
+            config,
+            &host,
+            &mut HostMdspanMut::<u32, 1>::from_slice(&mut cpu, [rows[0]]).unwrap(),
+        )
+    }
+    .unwrap();
+    let (dv, mut dsum) = (upload(stream, &values), upload(stream, &vec![0u32; rows[0]]));
+    // SAFETY: as on the CPU.
+    unsafe {
+        row_sum_atomic.launch(
+            stream,
+            config,
+            &View::<u32, 2>::from_cuda_relaxed(&dv, rows, [rows[1] as isize, 1], 0).unwrap(),
+            &mut DeviceMdspanMut::<u32, 1>::from_cuda(&mut dsum, [rows[0]]).unwrap(),
+        )
+    }
+    .unwrap();
+    assert_eq!(download(stream, &dsum), cpu, "row_sum_atomic");
+    let f: Vec<f32> = (0..1000).map(|k| k as f32).collect();
+    let mut cpu = vec![0.0f32; 1000];
+    let config = LaunchConfig::for_elements(1000, 128).unwrap().with_shared_bytes(128 * 4);
+    // SAFETY: guarded by the extent; the tile holds one element per thread.
+    unsafe {
+        reverse_blocks.launch(
+            Cpu,
+            config,
+            &HostMdspan::<f32, 1, LayoutStrideRelaxed>::from_slice_relaxed(&f, [1000], [1], 0).unwrap(),
+            &mut HostMdspanMut::<f32, 1, LayoutStrideRelaxed>::from_slice_relaxed(&mut cpu, [1000], [1], 0).unwrap(),
+        )
+    }
+    .unwrap();
+    let (df, mut dr) = (upload(stream, &f), upload(stream, &vec![0.0f32; 1000]));
+    // SAFETY: as on the CPU.
+    unsafe {
+        reverse_blocks.launch(
+            stream,
+            config,
+            &View::<f32, 1>::from_cuda_relaxed(&df, [1000], [1], 0).unwrap(),
+            &mut ViewMut::<f32, 1>::from_cuda_relaxed(&mut dr, [1000], [1], 0).unwrap(),
+        )
+    }
+    .unwrap();
+    assert_eq!(download(stream, &dr), cpu, "reverse_blocks");
+}
+
+#[test]
+fn raw_kernels_give_the_cpus_results_on_the_gpu() {
+    let Some(stream) = stream_or_skip() else { return };
+    raw_kernels_on_both(&stream, fresh_seed());
+}
+
+#[test]
+fn a_raw_kernel_on_a_managed_view_completes_before_the_host_indexes_it() {
+    use dlspan::kernel::LaunchConfig;
+    let Some(stream) = stream_or_skip() else { return };
+    // SAFETY: zero bytes are valid `f32`s; every element is written below before it is read.
+    let mut unified = unsafe { stream.gpu().context().alloc_unified::<f32>(RACE, true) }.expect("managed memory");
+    let input: Vec<f32> = (0..RACE).map(|k| (k % 1000) as f32).collect();
+    let dx = upload(&stream, &input);
+    let mut view =
+        ManagedMdspanMut::<f32, 1>::from_unified_mapping(&mut unified, Mapping::compact([RACE]).unwrap(), &stream)
+            .unwrap();
+    let config = LaunchConfig::for_elements(RACE, 256).unwrap().with_shared_bytes(256 * 4);
+    // SAFETY: guarded by the extent; the tile holds one element per thread.
+    unsafe {
+        raw_kernels_support::reverse_blocks.launch(
+            &stream,
+            config,
+            &View::<f32, 1>::from_cuda_relaxed(&dx, [RACE], [1], 0).unwrap(),
+            &mut view,
+        )
+    }
+    .unwrap();
+    // Safe code indexes the managed view right after the launch returns: the kernel has run.
+    assert_eq!((view[[0]], view[[RACE - 1]]), (input[255], input[RACE - 256]));
+}
+
+#[test]
+fn a_raw_kernel_refuses_a_view_of_another_device() {
+    use dlspan::kernel::LaunchConfig;
+    let Some(stream) = stream_or_skip() else { return };
+    let a = stream.alloc_zeros::<i64>(256).unwrap();
+    let mut out = stream.alloc_zeros::<i64>(1).unwrap();
+    let a_view = DeviceMdspan::<i64, 1>::from_cuda(&a, [256]).unwrap();
+    // SAFETY: the view is never read; its mapping fits the allocation.
+    let foreign =
+        unsafe { DeviceMdspan::<i64, 1>::from_raw_parts(a_view.data_handle(), Mapping::compact([256]).unwrap(), 1) };
+    // SAFETY: refused before it runs.
+    let result = unsafe {
+        raw_kernels_support::block_sum.launch(
+            &stream,
+            LaunchConfig::for_elements(256, 256).unwrap(),
+            &foreign,
+            &mut DeviceMdspanMut::<i64, 1>::from_cuda(&mut out, [1]).unwrap(),
+        )
+    };
+    assert!(matches!(result, Err(CudaError::WrongDevice { expected: 0, found: 1 })), "{result:?}");
 }

@@ -14,6 +14,11 @@ mod kernels_support;
 #[allow(dead_code, unreachable_pub)]
 #[path = "../examples/elementwise.rs"]
 mod example;
+/// The example `raw_kernels`, whose kernels this tier compiles too.
+#[allow(dead_code, unreachable_pub)]
+#[path = "../examples/raw_kernels.rs"]
+mod raw_example;
+mod raw_kernels_support;
 
 use cuda_support::CAST_SCALARS;
 use dlspan::cuda::kernel::{ElementType, IndexWidth, ModuleKey, compile_ptx};
@@ -285,6 +290,50 @@ fn every_elementwise_kernel_of_the_tests_and_examples_compiles_to_ptx() {
     }
     print!("{list}");
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("nvrtc-elementwise.txt");
+    std::fs::write(&path, &list).expect("write the list");
+}
+
+/// The raw kernels (`kernel!`) of the tests and of the example `raw_kernels`, every instantiation
+/// they launch (element types and view types); the list is written to
+/// `target/tmp/nvrtc-raw.txt`, which the test command prints after the element-wise list.
+#[test]
+fn every_raw_kernel_of_the_tests_and_examples_compiles_to_ptx() {
+    if !cuda_support::nvrtc_or_skip() {
+        return;
+    }
+    use dlspan::kernel::{RawInstance, ViewType};
+    use dlspan::{HostMdspan, HostMdspanMut, LayoutStride};
+    use raw_example::{Rgba, flip, row_sum, stencil};
+    type Flip<'a, T> = HostMdspan<'a, T, 2>;
+    type FlipOut<'a, T> = HostMdspanMut<'a, T, 2>;
+    const STENCIL: &[ViewType] =
+        &[ViewType::of::<HostMdspan<f32, 2, LayoutStride>, 2>(), ViewType::of::<HostMdspanMut<f32, 2>, 2>()];
+    const ROWS: &[ViewType] =
+        &[ViewType::of::<HostMdspan<f32, 2, LayoutStride>, 2>(), ViewType::of::<HostMdspanMut<f32, 1>, 1>()];
+    const F32: &[ViewType] = &[ViewType::of::<Flip<f32>, 2>(), ViewType::of::<FlipOut<f32>, 2>()];
+    const F16: &[ViewType] = &[ViewType::of::<Flip<f16>, 2>(), ViewType::of::<FlipOut<f16>, 2>()];
+    const BF16: &[ViewType] = &[ViewType::of::<Flip<bf16>, 2>(), ViewType::of::<FlipOut<bf16>, 2>()];
+    const RGBA: &[ViewType] = &[ViewType::of::<Flip<Rgba>, 2>(), ViewType::of::<FlipOut<Rgba>, 2>()];
+    let mut instances: Vec<RawInstance> = raw_kernels_support::instances();
+    instances.extend([
+        stencil::instance(STENCIL),
+        row_sum::instance(ROWS),
+        flip::instance::<f32>(F32),
+        flip::instance::<f16>(F16),
+        flip::instance::<bf16>(BF16),
+        flip::instance::<Rgba>(RGBA),
+    ]);
+    let mut list =
+        format!("NVRTC tier (compute_90): {} raw kernel instantiations of the tests and examples:\n", instances.len());
+    for instance in &instances {
+        let key = ModuleKey::raw(*instance).expect("a module");
+        let ptx = compile_ptx(&key, "compute_90").unwrap_or_else(|e| panic!("{instance}: {e}"));
+        assert!(ptx.contains(&format!(".entry {}", instance.entry())), "{instance}");
+        let views: Vec<String> = instance.views().iter().map(|v| v.cpp("T")).collect();
+        list += &format!("  {:<28} {} ({})\n", instance.to_string(), views.join(", "), instance.def().file);
+    }
+    print!("{list}");
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("nvrtc-raw.txt");
     std::fs::write(&path, &list).expect("write the list");
 }
 

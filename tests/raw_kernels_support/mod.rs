@@ -121,8 +121,9 @@ dlspan::kernel! {
     }
 }
 
-/// The view types the CPU tier launches each kernel with (random strided layouts are relaxed;
-/// `metadata` also with a column-major view), for the NVRTC tier.
+/// Every instantiation the CPU and GPU tiers launch (element types, and view types: random strided
+/// layouts are relaxed; `metadata` also column-major and with a static extent), for the NVRTC
+/// tier.
 pub fn instances() -> Vec<RawInstance> {
     type S<'a, T, const R: usize> = HostMdspan<'a, T, R, LayoutStrideRelaxed>;
     type M<'a, T, const R: usize> = HostMdspanMut<'a, T, R, LayoutStrideRelaxed>;
@@ -133,6 +134,7 @@ pub fn instances() -> Vec<RawInstance> {
     const SUM: &[ViewType] = &[ViewType::of::<HostMdspan<i64, 1>, 1>(), ViewType::of::<HostMdspanMut<i64, 1>, 1>()];
     const ROWS: &[ViewType] = &[ViewType::of::<S<u32, 2>, 2>(), ViewType::of::<HostMdspanMut<u32, 1>, 1>()];
     const REV_F32: &[ViewType] = &[ViewType::of::<S<f32, 1>, 1>(), ViewType::of::<M<f32, 1>, 1>()];
+    const REV_MANAGED: &[ViewType] = &[ViewType::of::<S<f32, 1>, 1>(), ViewType::of::<HostMdspanMut<f32, 1>, 1>()];
     const REV_U8: &[ViewType] = &[ViewType::of::<S<u8, 1>, 1>(), ViewType::of::<M<u8, 1>, 1>()];
     const META_LEFT: &[ViewType] =
         &[ViewType::of::<HostMdspan<u8, 2, LayoutLeft>, 2>(), ViewType::of::<HostMdspanMut<i64, 1>, 1>()];
@@ -149,6 +151,7 @@ pub fn instances() -> Vec<RawInstance> {
         block_sum_unsynchronised::instance(SUM),
         row_sum_atomic::instance(ROWS),
         reverse_blocks::instance::<f32>(REV_F32),
+        reverse_blocks::instance::<f32>(REV_MANAGED),
         reverse_blocks::instance::<u8>(REV_U8),
         metadata::instance(META_LEFT),
         metadata::instance(META_STATIC),

@@ -15,7 +15,7 @@
 //!   contiguous, strided with merged axes otherwise, through shared-memory tiles for transposes.
 //!   The generator, the launch planner and the compiler (`cuda/kernel/`) are not part of this
 //!   API; the test tiers run them directly.
-//! - Element-wise kernels of your own ([`elementwise!`](crate::elementwise), [`crate::kernel`])
+//! - Element-wise kernels of your own ([`elementwise!`](crate::elementwise), [`crate::kernel`](mod@crate::kernel))
 //!   run on a stream with `kernel.run(&stream, args..)`: their bodies are translated to CUDA C++,
 //!   compiled once per element types and device, and launched like the built-in operations (`fill`,
 //!   `add`, `scale` and `axpy` are such kernels), under the rules of section

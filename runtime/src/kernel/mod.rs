@@ -1,5 +1,5 @@
-//! User kernels: element-wise kernels written once, in Rust syntax, run over typed views on the CPU
-//! and on CUDA streams.
+//! User kernels: element-wise kernels written once, in Rust syntax, and raw CUDA C++ kernels over
+//! typed views, run on the CPU and on CUDA streams.
 //!
 //! [`elementwise!`](crate::elementwise) takes a function over scalars: scalar parameters by value,
 //! views it reads as `&T`, views it writes as `&mut T`. It gives a value of the kernel's name whose
@@ -121,8 +121,57 @@
 //! is written. After a launch on managed views, host access waits for the kernel. Section
 //! [K](crate::rules#k) of the rules page has every rule.
 //!
-//! Raw CUDA C++ kernels with typed view parameters, their CPU execution, and an on-disk cache of
-//! compiled modules are later parts of this module's design (DESIGN.md, "User kernels").
+//! # Raw kernels
+//!
+//! [`kernel!`](crate::kernel!) declares a kernel with a Rust signature — read views `&[T; R]`,
+//! written views `&mut [T; R]`, scalars — and a CUDA C++ body (a string literal or
+//! `include_str!("file.cu")`). In the body each view is a `dl::view` of the shipped header
+//! [`HEADER`] mirroring the view's Rust type: `x(i, j)`, `x.extent(0)`, `x.stride(1)`, `x.size()`,
+//! static extents as compile-time constants, `const` elements for `&` views; type parameters are C++
+//! template parameters. `__shared__`, `__syncthreads()`, atomics and dynamic shared memory
+//! (`dl::shared_memory<T>()`) work. `unsafe kernel.launch(on, config, args..)` runs it with an
+//! explicit [`LaunchConfig`] on [`Cpu`] (host and managed views: the host C++ compiler, blocks in
+//! parallel on OS threads, a block's threads as fibers meeting at `__syncthreads()`) or on a
+//! `&cuda::Stream` (device and managed views: NVRTC, asynchronous, ordered like element-wise
+//! launches). The launch is `unsafe` because the body is C++ that Rust does not check.
+//!
+//! ```
+//! use dlspan::kernel::{Cpu, LaunchConfig};
+//! use dlspan::{HostMdspan, HostMdspanMut, LayoutLeft};
+//!
+//! dlspan::kernel! {
+//!     /// Sums each row of `x` into `sums` with one block per row and a shared-memory reduction.
+//!     fn row_sums(x: &[f64; 2], sums: &mut [f64; 1]) {
+//!         r#"
+//!         __shared__ double part[64];
+//!         double s = 0;
+//!         for (dl::index_t j = threadIdx.x; j < x.extent(1); j += blockDim.x) s += x(blockIdx.x, j);
+//!         part[threadIdx.x] = s;
+//!         __syncthreads();
+//!         if (threadIdx.x == 0) {
+//!           double total = 0;
+//!           for (unsigned k = 0; k < blockDim.x; ++k) total += part[k];
+//!           sums(blockIdx.x) = total;
+//!         }
+//!         "#
+//!     }
+//! }
+//!
+//! // A column-major 3×4 matrix: the C++ view indexes it by its layout.
+//! let x: Vec<f64> = (0..12).map(f64::from).collect();
+//! let mut sums = [0.0; 3];
+//! let x = HostMdspan::<f64, 2, LayoutLeft>::from_slice(&x, [3, 4])?;
+//! // SAFETY: the body reads `x` within its extents and writes `sums(blockIdx.x)` for the 3 blocks.
+//! unsafe {
+//!     row_sums.launch(Cpu, LaunchConfig::new([3, 1, 1], [64, 1, 1]), &x, &mut HostMdspanMut::<f64, 1>::from_slice(&mut sums, [3])?)?;
+//! }
+//! assert_eq!(sums, [18.0, 22.0, 26.0]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Section [K](crate::rules#k) of the rules page has the raw kernels' rules (K7 to K9). An on-disk
+//! cache of NVRTC's compiled modules is a later part of this module's design (DESIGN.md, "User
+//! kernels").
 
 #[doc(hidden)]
 pub mod builtin;

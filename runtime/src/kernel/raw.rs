@@ -461,7 +461,9 @@ impl RawInstance {
         let _ = writeln!(s, "DL_MEMBER void body({}) {{", params.join(", "));
         let _ = writeln!(s, "#line {} \"{}\"", def.body_line, def.body_file.replace('\\', "/"));
         s.push_str(def.source);
-        let _ = writeln!(s, "\n}}\n}}  // namespace {ns}");
+        // The generated code after the body is the module's own again.
+        let line = s.matches('\n').count() + 3;
+        let _ = writeln!(s, "\n#line {line} \"{}.cu\"\n}}\n}}  // namespace {ns}", self.entry());
         // The call of the body from an argument block.
         let args_of = |b: &str| {
             let mut views = self.views.iter();

@@ -830,26 +830,26 @@ template <class T, int R, class L, index_t... E> struct view {
   template <class... I> DL_MEMBER T& operator()(I... i) const { return ptr[offset(i...)]; }
 };
 
+// A scalar argument at `bytes` of the argument block, read byte by byte (its alignment may exceed
+// the block's).
+template <class T> DL_MEMBER T load_scalar(const unsigned char* bytes) {
+  union { T value; unsigned char b[sizeof(T)]; } u;
+  for (int k = 0; k < (int)sizeof(T); ++k) u.b[k] = bytes[k];
+  return u.value;
+}
+
 // The view at `bytes` of a launch's argument block: the address of its first element, then R
 // extents and R strides (64-bit each), as dlspan writes them.
 template <class V> DL_MEMBER V load_view(const unsigned char* bytes) {
   V v;
-  unsigned long long address;
-  __builtin_memcpy(&address, bytes, 8);
-  v.ptr = (typename V::element_type*)address;
+  v.ptr = (typename V::element_type*)load_scalar<unsigned long long>(bytes);
   for (int k = 0; k < V::rank(); ++k) {
-    __builtin_memcpy(&v.extents_[k], bytes + 8 + 8 * k, 8);
-    __builtin_memcpy(&v.strides_[k], bytes + 8 + 8 * (V::rank() + k), 8);
+    v.extents_[k] = load_scalar<index_t>(bytes + 8 + 8 * k);
+    v.strides_[k] = load_scalar<index_t>(bytes + 8 + 8 * (V::rank() + k));
   }
   return v;
 }
 
-// A scalar argument at `bytes` of the argument block.
-template <class T> DL_MEMBER T load_scalar(const unsigned char* bytes) {
-  T value;
-  __builtin_memcpy(&value, bytes, sizeof(T));
-  return value;
-}
 
 // The launch's dynamic shared memory (LaunchConfig::shared_bytes), as an array of T.
 #ifdef DLSPAN_CPU
