@@ -267,10 +267,74 @@ fn invalid_launches_are_typed_errors() {
 
 #[test]
 fn a_missing_compiler_is_a_typed_error_naming_what_to_install() {
-    // The compiler is chosen once per process: this process found one; the error's words are
-    // checked on a value.
-    let error = KernelError::CompilerMissing { tried: "c++, g++".to_owned() };
-    assert!(error.to_string().contains("install g++ or clang++"), "{error}");
+    // The compiler is chosen once per process: this test runs itself again in a process that finds
+    // none (no `c++` or `g++` on an empty PATH, `$CXX` naming nothing).
+    if std::env::var_os("DLSPAN_TEST_NO_COMPILER").is_some() {
+        let mut out = [0.0f64; 1];
+        // SAFETY: it is not built, so it does not run.
+        let error = unsafe {
+            twice0.launch(
+                Cpu,
+                LaunchConfig::new([1, 1, 1], [1, 1, 1]),
+                &HostMdspan::<f64, 0, LayoutStrideRelaxed>::from_slice_relaxed(&[1.0], [], [], 0).unwrap(),
+                &mut HostMdspanMut::<f64, 0, LayoutStrideRelaxed>::from_slice_relaxed(&mut out, [], [], 0).unwrap(),
+            )
+        }
+        .unwrap_err();
+        let KernelError::CompilerMissing { tried } = &error else { panic!("{error}") };
+        assert_eq!(tried, "/nonexistent/c++, c++, g++");
+        assert!(error.to_string().contains("install g++ or clang++"), "{error}");
+        return;
+    }
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "a_missing_compiler_is_a_typed_error_naming_what_to_install", "--nocapture"])
+        .env("DLSPAN_TEST_NO_COMPILER", "1")
+        .env("PATH", "")
+        .env("CXX", "/nonexistent/c++")
+        .status()
+        .unwrap();
+    assert!(status.success(), "the run without a compiler failed");
+}
+
+#[test]
+fn built_libraries_are_cached_on_disk_across_processes() {
+    if std::env::var_os("DLSPAN_TEST_CACHE_CHILD").is_some() {
+        let mut out = [0.0f64; 1];
+        // SAFETY: one element each, written by one thread.
+        unsafe {
+            twice0.launch(
+                Cpu,
+                LaunchConfig::new([1, 1, 1], [1, 1, 1]),
+                &HostMdspan::<f64, 0, LayoutStrideRelaxed>::from_slice_relaxed(&[1.5], [], [], 0).unwrap(),
+                &mut HostMdspanMut::<f64, 0, LayoutStrideRelaxed>::from_slice_relaxed(&mut out, [], [], 0).unwrap(),
+            )
+        }
+        .unwrap();
+        assert_eq!(out, [3.0]);
+        return;
+    }
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("raw-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let run = || {
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "built_libraries_are_cached_on_disk_across_processes", "--nocapture"])
+            .env("DLSPAN_TEST_CACHE_CHILD", "1")
+            .env("DLSPAN_CACHE_DIR", &dir)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let mut files: Vec<_> = std::fs::read_dir(dir.join("cpu")).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        files
+    };
+    let first = run();
+    assert_eq!(first.len(), 1, "one library, no leftover source or temporary file: {first:?}");
+    assert_eq!(first[0].extension().and_then(|e| e.to_str()), Some("so"));
+    let modified = std::fs::metadata(&first[0]).unwrap().modified().unwrap();
+    // A second process loads the same file: not built again.
+    assert_eq!(run(), first);
+    assert_eq!(std::fs::metadata(&first[0]).unwrap().modified().unwrap(), modified);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -295,5 +359,7 @@ fn a_body_the_compiler_refuses_reports_the_kernels_lines() {
     let KernelError::Compile { kernel, log } = &error else { panic!("{error}") };
     assert!(kernel.starts_with("broken<float32>"), "{kernel}");
     assert!(log.contains("undefined_name"), "{log}");
-    assert!(log.contains("raw_kernels.rs:"), "the body's lines are the Rust file's: {log}");
+    // The body's lines are this file's.
+    let line = include_str!("raw_kernels.rs").lines().position(|l| l.ends_with("= undefined_name;")).unwrap() + 1;
+    assert!(log.contains(&format!("raw_kernels.rs:{line}:")), "line {line}: {log}");
 }
