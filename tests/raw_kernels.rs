@@ -242,6 +242,57 @@ fn a_body_from_a_cu_file_and_barrier_votes() {
 }
 
 #[test]
+fn generic_kernels_convert_f16_and_bf16_as_rust_does() {
+    use dlspan::half::{bf16, f16};
+    let mut rng = Rng::new(17);
+    let bits: Vec<u16> = (0..4000).map(|_| rng.next_u64() as u16).collect();
+    let a = 0.7f32;
+    let config = LaunchConfig::for_elements(bits.len(), 128).unwrap();
+    let n = bits.len();
+    let h: Vec<f16> = bits.iter().map(|&b| f16::from_bits(b)).collect();
+    let mut out = vec![f16::ZERO; n];
+    // SAFETY: guarded by the extent.
+    unsafe {
+        scale_any.launch(
+            Cpu,
+            config,
+            a,
+            &HostMdspan::<f16, 1>::from_slice(&h, [n]).unwrap(),
+            &mut HostMdspanMut::<f16, 1>::from_slice(&mut out, [n]).unwrap(),
+        )
+    }
+    .unwrap();
+    for (x, y) in h.iter().zip(&out) {
+        let expected = f16::from_f32(a * x.to_f32());
+        assert!(expected.to_bits() == y.to_bits() || (expected.is_nan() && y.is_nan()), "{x}: {y} != {expected}");
+    }
+    let b: Vec<bf16> = bits.iter().map(|&b| bf16::from_bits(b)).collect();
+    let mut out = vec![bf16::ZERO; n];
+    // SAFETY: guarded by the extent.
+    unsafe {
+        scale_any.launch(
+            Cpu,
+            config,
+            a,
+            &HostMdspan::<bf16, 1>::from_slice(&b, [n]).unwrap(),
+            &mut HostMdspanMut::<bf16, 1>::from_slice(&mut out, [n]).unwrap(),
+        )
+    }
+    .unwrap();
+    for (x, y) in b.iter().zip(&out) {
+        let expected = bf16::from_f32(a * x.to_f32());
+        assert!(expected.to_bits() == y.to_bits() || (expected.is_nan() && y.is_nan()), "{x}: {y} != {expected}");
+    }
+}
+
+#[test]
+fn every_raw_instantiation_of_the_tests_builds_for_the_cpu() {
+    for instance in raw_kernels_support::instances() {
+        dlspan::kernel::prepare(&instance).unwrap_or_else(|e| panic!("{instance}: {e}"));
+    }
+}
+
+#[test]
 fn invalid_launches_are_typed_errors() {
     let x = [0i64; 4];
     let mut out = [0i64; 1];

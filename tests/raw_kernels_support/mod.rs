@@ -121,6 +121,17 @@ dlspan::kernel! {
     }
 }
 
+dlspan::kernel! {
+    /// `out = a·x` in `float` for `f16`, `bf16` and `f32` elements, through the header's
+    /// conversions (one rounding back to `T`).
+    pub fn scale_any<T>(a: f32, x: &[T; 1], out: &mut [T; 1]) {
+        r#"
+        const dl::index_t i = (dl::index_t)blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < out.extent(0)) out(i) = dl::from_float<T>(a * dl::to_float(x(i)));
+        "#
+    }
+}
+
 /// Every instantiation the CPU and GPU tiers launch (element types, and view types: random strided
 /// layouts are relaxed; `metadata` also column-major and with a static extent), for the NVRTC
 /// tier.
@@ -142,6 +153,16 @@ pub fn instances() -> Vec<RawInstance> {
         ViewType::of::<dlspan::Mdspan<u8, 2, (dlspan::Static<3>, dlspan::Dyn), dlspan::LayoutRight, dlspan::Host>, 2>(),
         ViewType::of::<HostMdspanMut<i64, 1>, 1>(),
     ];
+    const SCALE_F16: &[ViewType] = &[
+        ViewType::of::<HostMdspan<dlspan::half::f16, 1>, 1>(),
+        ViewType::of::<HostMdspanMut<dlspan::half::f16, 1>, 1>(),
+    ];
+    const SCALE_BF16: &[ViewType] = &[
+        ViewType::of::<HostMdspan<dlspan::half::bf16, 1>, 1>(),
+        ViewType::of::<HostMdspanMut<dlspan::half::bf16, 1>, 1>(),
+    ];
+    const SCALE_F32: &[ViewType] =
+        &[ViewType::of::<HostMdspan<f32, 1>, 1>(), ViewType::of::<HostMdspanMut<f32, 1>, 1>()];
     const COUNT: &[ViewType] = &[ViewType::of::<HostMdspan<f32, 1>, 1>(), ViewType::of::<HostMdspanMut<i32, 1>, 1>()];
     vec![
         axpy2::instance::<f32>(AXPY),
@@ -156,5 +177,8 @@ pub fn instances() -> Vec<RawInstance> {
         metadata::instance(META_LEFT),
         metadata::instance(META_STATIC),
         count_nonzero::instance(COUNT),
+        scale_any::instance::<dlspan::half::f16>(SCALE_F16),
+        scale_any::instance::<dlspan::half::bf16>(SCALE_BF16),
+        scale_any::instance::<f32>(SCALE_F32),
     ]
 }
