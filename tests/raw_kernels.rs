@@ -317,6 +317,28 @@ fn invalid_launches_are_typed_errors() {
 }
 
 #[test]
+fn arguments_above_the_limit_are_refused() {
+    use dlspan::kernel::{MAX_ARGUMENT_BYTES, RawDef, RawInstance, RawKind, RawParam, TypeInfo};
+    // 520 `f64` scalars: 4160 bytes, above CUDA's 4096 bytes of kernel parameters.
+    static PARAMS: [RawParam; 520] = [RawParam { name: "a", kind: RawKind::Scalar, rank: 0, ty: 0 }; 520];
+    static DEF: RawDef = RawDef {
+        name: "wide",
+        file: file!(),
+        line: line!(),
+        params: &PARAMS,
+        types: &[None],
+        source: "",
+        body_file: file!(),
+        body_line: line!(),
+    };
+    static TYPES: [TypeInfo; 1] = [TypeInfo::of::<f64>()];
+    let instance = RawInstance::new(&DEF, &TYPES, &[]);
+    let expected = KernelError::ArgumentsTooLarge { size: 4160, max: MAX_ARGUMENT_BYTES };
+    assert_eq!(instance.argument_layout().unwrap_err(), expected);
+    assert_eq!(dlspan::kernel::prepare(&instance).unwrap_err(), expected);
+}
+
+#[test]
 fn a_missing_compiler_is_a_typed_error_naming_what_to_install() {
     // The compiler is chosen once per process: this test runs itself again in a process that finds
     // none (no `c++` or `g++` on an empty PATH, `$CXX` naming nothing).

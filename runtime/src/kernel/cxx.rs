@@ -140,6 +140,8 @@ fn library(instance: &RawInstance) -> Result<Arc<Built>, KernelError> {
     if let Some(built) = map.get(instance) {
         return Ok(built.clone());
     }
+    // Arguments that do not fit a launch have no library (nor a source).
+    instance.argument_layout()?;
     let path = build(instance, &instance.source_cpu())?;
     let load_error = |message: String| KernelError::Load { library: path.display().to_string(), message };
     // SAFETY: the library is dlspan's build of the generated source, whose only initialisers are
@@ -158,7 +160,8 @@ fn library(instance: &RawInstance) -> Result<Arc<Built>, KernelError> {
 ///
 /// # Errors
 ///
-/// [`KernelError::CompilerMissing`], [`KernelError::Compile`], [`KernelError::Load`].
+/// [`KernelError::ArgumentsTooLarge`], [`KernelError::CompilerMissing`], [`KernelError::Compile`],
+/// [`KernelError::Load`].
 #[doc(hidden)]
 pub fn prepare(instance: &RawInstance) -> Result<(), KernelError> {
     library(instance).map(drop)
