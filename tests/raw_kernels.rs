@@ -239,6 +239,10 @@ fn a_body_from_a_cu_file_and_barrier_votes() {
     }
     .unwrap();
     assert_eq!(out, [3]);
+    // The body's lines are the `.cu` file's, beside the Rust file that includes it.
+    assert_eq!(count_nonzero::def().body_path(), "tests/raw_kernels_support/count_nonzero.cu");
+    let instance = raw_kernels_support::instances().into_iter().find(|i| i.def().name == "count_nonzero").unwrap();
+    assert!(instance.source_cpu().contains("#line 1 \"tests/raw_kernels_support/count_nonzero.cu\""));
 }
 
 #[test]

@@ -180,6 +180,20 @@ pub struct RawDef {
     pub body_line: u32,
 }
 
+impl RawDef {
+    /// The path of the body's file: the Rust file, or the `.cu` file of `include_str!` beside it.
+    pub fn body_path(&self) -> String {
+        let body = std::path::Path::new(self.body_file);
+        if self.body_file == self.file || body.is_absolute() {
+            return self.body_file.to_owned();
+        }
+        match std::path::Path::new(self.file).parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.join(body).display().to_string(),
+            _ => self.body_file.to_owned(),
+        }
+    }
+}
+
 impl PartialEq for RawDef {
     fn eq(&self, other: &Self) -> bool {
         core::ptr::eq(self, other)
@@ -459,7 +473,7 @@ impl RawInstance {
             let _ = writeln!(s, "template <{}>", names.join(", "));
         }
         let _ = writeln!(s, "DL_MEMBER void body({}) {{", params.join(", "));
-        let _ = writeln!(s, "#line {} \"{}\"", def.body_line, def.body_file.replace('\\', "/"));
+        let _ = writeln!(s, "#line {} \"{}\"", def.body_line, def.body_path().replace('\\', "/"));
         s.push_str(def.source);
         // The generated code after the body is the module's own again.
         let line = s.matches('\n').count() + 3;
