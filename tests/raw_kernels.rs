@@ -297,6 +297,53 @@ fn every_raw_instantiation_of_the_tests_builds_for_the_cpu() {
 }
 
 #[test]
+fn bit_intrinsics_and_wrapping_atomics_as_cuda_defines_them() {
+    let mut rng = Rng::new(23);
+    let x: Vec<u32> = (0..1000).map(|k| if k % 10 == 0 { 0 } else { rng.next_u64() as u32 }).collect();
+    let mut bits = vec![0u32; 3000];
+    let mut ticket = [0u32; 1];
+    // SAFETY: guarded by the extent; `ticket` is written with atomics only.
+    unsafe {
+        intrinsics.launch(
+            Cpu,
+            LaunchConfig::for_elements(1000, 64).unwrap(),
+            &HostMdspan::<u32, 1>::from_slice(&x, [1000]).unwrap(),
+            &mut HostMdspanMut::<u32, 2>::from_slice(&mut bits, [1000, 3]).unwrap(),
+            &mut HostMdspanMut::<u32, 1>::from_slice(&mut ticket, [1]).unwrap(),
+        )
+    }
+    .unwrap();
+    for (k, &v) in x.iter().enumerate() {
+        let ffs = if v == 0 { 0 } else { v.trailing_zeros() + 1 };
+        assert_eq!(bits[3 * k..3 * k + 3], [v.count_ones(), ffs, v.reverse_bits()], "{v:#x}");
+    }
+    // 1000 increments wrapping at 99 (0, 1, .., 99, 0, ..): 1000 mod 100.
+    assert_eq!(ticket, [0]);
+}
+
+#[test]
+fn fast_math_intrinsics_are_the_exact_operations_on_the_cpu() {
+    let x: Vec<f32> = (0..300).map(|k| k as f32 / 100.0 - 0.5).collect();
+    let mut out = vec![0.0f32; 900];
+    // SAFETY: guarded by the extent.
+    unsafe {
+        fast_math.launch(
+            Cpu,
+            LaunchConfig::for_elements(300, 64).unwrap(),
+            &HostMdspan::<f32, 1>::from_slice(&x, [300]).unwrap(),
+            &mut HostMdspanMut::<f32, 2>::from_slice(&mut out, [300, 3]).unwrap(),
+        )
+    }
+    .unwrap();
+    for (k, &v) in x.iter().enumerate() {
+        let expected = [1.0 / v.sqrt(), v.clamp(0.0, 1.0), v.exp()];
+        for (a, e) in out[3 * k..3 * k + 3].iter().zip(expected) {
+            assert!(a.to_bits() == e.to_bits() || (a.is_nan() && e.is_nan()), "{v}: {a} != {e}");
+        }
+    }
+}
+
+#[test]
 fn invalid_launches_are_typed_errors() {
     let x = [0i64; 4];
     let mut out = [0i64; 1];

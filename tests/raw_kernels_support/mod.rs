@@ -132,6 +132,36 @@ dlspan::kernel! {
     }
 }
 
+dlspan::kernel! {
+    /// CUDA's bit intrinsics and `atomicInc`: `bits(i) = (__popc(x(i)), __ffs(x(i)), __brev(x(i)))`,
+    /// and every thread counts into `ticket(0)`, wrapping at 99.
+    pub fn intrinsics(x: &[u32; 1], bits: &mut [u32; 2], ticket: &mut [u32; 1]) {
+        r#"
+        const dl::index_t i = (dl::index_t)blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < x.extent(0)) {
+          bits(i, 0) = __popc(x(i));
+          bits(i, 1) = __ffs((int)x(i));
+          bits(i, 2) = __brev(x(i));
+          atomicInc(&ticket(0), 99u);
+        }
+        "#
+    }
+}
+
+dlspan::kernel! {
+    /// CUDA's fast-math intrinsics (on the CPU: the exact operations, or the host's libm).
+    pub fn fast_math(x: &[f32; 1], out: &mut [f32; 2]) {
+        r#"
+        const dl::index_t i = (dl::index_t)blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < x.extent(0)) {
+          out(i, 0) = rsqrtf(x(i));
+          out(i, 1) = __saturatef(x(i));
+          out(i, 2) = __expf(x(i));
+        }
+        "#
+    }
+}
+
 /// Every instantiation the CPU and GPU tiers launch (element types, and view types: random strided
 /// layouts are relaxed; `metadata` also column-major and with a static extent), for the NVRTC
 /// tier.
@@ -163,6 +193,12 @@ pub fn instances() -> Vec<RawInstance> {
     ];
     const SCALE_F32: &[ViewType] =
         &[ViewType::of::<HostMdspan<f32, 1>, 1>(), ViewType::of::<HostMdspanMut<f32, 1>, 1>()];
+    const INTRINSICS: &[ViewType] = &[
+        ViewType::of::<HostMdspan<u32, 1>, 1>(),
+        ViewType::of::<HostMdspanMut<u32, 2>, 2>(),
+        ViewType::of::<HostMdspanMut<u32, 1>, 1>(),
+    ];
+    const FAST: &[ViewType] = &[ViewType::of::<HostMdspan<f32, 1>, 1>(), ViewType::of::<HostMdspanMut<f32, 2>, 2>()];
     const COUNT: &[ViewType] = &[ViewType::of::<HostMdspan<f32, 1>, 1>(), ViewType::of::<HostMdspanMut<i32, 1>, 1>()];
     vec![
         axpy2::instance::<f32>(AXPY),
@@ -180,5 +216,7 @@ pub fn instances() -> Vec<RawInstance> {
         scale_any::instance::<dlspan::half::f16>(SCALE_F16),
         scale_any::instance::<dlspan::half::bf16>(SCALE_BF16),
         scale_any::instance::<f32>(SCALE_F32),
+        intrinsics::instance(INTRINSICS),
+        fast_math::instance(FAST),
     ]
 }
