@@ -146,7 +146,7 @@ pub fn broadcast<E: Executor, const R: usize>(
 /// managed views for [`Cpu`](super::Cpu); device and managed views for a CUDA stream), of rank up
 /// to `R` (the kernel's output rank; fewer axes broadcast, NumPy's way).
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a view that `{E}` runs element-wise kernels on",
+    message = "`{Self}` is not a view that `{E}` runs kernels on",
     label = "not an operand of kernels run by `{E}`",
     note = "`dlspan::kernel::Cpu` runs kernels on host and managed views, a `cuda::Stream` on device and managed views",
     note = "copy host data to the device first (`Stream::copy_from_host`), or run the kernel with `dlspan::kernel::Cpu`"
@@ -162,9 +162,9 @@ pub trait Read<E: Executor, const R: usize>: sealed::Sealed {
 
 /// A view an executor writes: mutable views of the spaces it reaches, of the output's rank `R`.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a view that `{E}` writes in element-wise kernels",
+    message = "`{Self}` is not a view that `{E}` writes in kernels",
     label = "not a mutable operand of kernels run by `{E}`",
-    note = "written views are mutable views (`MdspanMut`) of the kernel's output rank: host or managed for `dlspan::kernel::Cpu`, device or managed for a `cuda::Stream`"
+    note = "written views are mutable views (`MdspanMut`) of the kernel's output rank (a raw kernel's: the declared rank): host or managed for `dlspan::kernel::Cpu`, device or managed for a `cuda::Stream`"
 )]
 pub trait Write<E: Executor, const R: usize>: Read<E, R> {
     /// The view as an operand the kernel writes.
