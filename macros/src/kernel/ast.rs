@@ -10,6 +10,86 @@ pub(crate) const MAX_VIEWS: usize = 8;
 /// The most axes of a view parameter (`dlspan::kernel::MAX_RAW_RANK`).
 pub(crate) const MAX_RANK: usize = 16;
 
+/// Names a parameter cannot have: C++ keywords Rust allows as identifiers, and the CUDA built-ins
+/// (macros in the CPU build).
+const CPP_RESERVED: &[&str] = &[
+    "alignas",
+    "alignof",
+    "and",
+    "and_eq",
+    "asm",
+    "auto",
+    "bitand",
+    "bitor",
+    "bool",
+    "case",
+    "catch",
+    "char",
+    "char16_t",
+    "char32_t",
+    "class",
+    "compl",
+    "const_cast",
+    "constexpr",
+    "decltype",
+    "default",
+    "delete",
+    "double",
+    "dynamic_cast",
+    "explicit",
+    "export",
+    "float",
+    "friend",
+    "goto",
+    "inline",
+    "int",
+    "long",
+    "mutable",
+    "namespace",
+    "new",
+    "noexcept",
+    "not",
+    "not_eq",
+    "nullptr",
+    "operator",
+    "or",
+    "or_eq",
+    "private",
+    "protected",
+    "public",
+    "register",
+    "reinterpret_cast",
+    "short",
+    "signed",
+    "sizeof",
+    "static_assert",
+    "static_cast",
+    "switch",
+    "template",
+    "this",
+    "thread_local",
+    "throw",
+    "try",
+    "typedef",
+    "typeid",
+    "typename",
+    "union",
+    "unsigned",
+    "using",
+    "virtual",
+    "void",
+    "volatile",
+    "wchar_t",
+    "xor",
+    "xor_eq",
+    "threadIdx",
+    "blockIdx",
+    "blockDim",
+    "gridDim",
+    "warpSize",
+    "dl",
+];
+
 /// How a parameter is passed.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -112,6 +192,16 @@ impl<'a> Kernel<'a> {
             };
             if pat.by_ref.is_some() || pat.mutability.is_some() || pat.subpat.is_some() {
                 return Err(error(pat.span(), "a raw kernel's parameter is a plain name (the body is C++)"));
+            }
+            let name = pat.ident.to_string();
+            if CPP_RESERVED.contains(&name.as_str()) || name.starts_with("dl_") || name.starts_with("__") {
+                return Err(error(
+                    pat.ident.span(),
+                    format!(
+                        "`{name}` cannot name a parameter of a raw kernel: the C++ body would not see it \
+                         (a C++ keyword, a CUDA built-in, or a name reserved by dlspan.cuh: `dl_*`, `__*`)"
+                    ),
+                ));
             }
             let (kind, elem, rank) = match &*arg.ty {
                 Type::Reference(r) => {

@@ -18,4 +18,10 @@ dlspan::kernel! {
     }
 }
 
+dlspan::kernel! {
+    fn keyword(new: &mut [f32; 1], blockDim: u32) {
+        r#""#
+    }
+}
+
 fn main() {}
