@@ -1,5 +1,5 @@
 //! The launch ABI every kernel shares: the operations, how a kernel walks its elements, the width
-//! of its index arithmetic, the limits, and the parameter block that `kernel/preamble.cu`'s
+//! of its index arithmetic, the limits, and the parameter block that `include/dlspan.cuh`'s
 //! `dl_params` mirrors field for field.
 //!
 //! A leaf (it uses nothing of the crate): the error type names the operations, the code generator

@@ -8,9 +8,10 @@
 //! compiles every module, the host-logic tier builds the generated source for the CPU and runs
 //! real plans through it), and so that readers of the generated code can print it.
 //!
-//! Files, bottom to top (how kernels see an element type is `kernel::ctype`, below): `cast` (the conversions of
-//! cast kernels), `module` ([`ModuleKey`]: which operations have kernels for which types), `plan`
-//! (launch planning, pure arithmetic), `source` (the copy and cast generator, over `preamble.cu`),
+//! Files, bottom to top (how kernels see an element type is `kernel::ctype`, below): `cast` (the
+//! conversions of cast kernels), `module` ([`ModuleKey`]: which operations have kernels for which
+//! types, raw kernels' modules included), `plan` (launch planning, pure arithmetic), `source` (the
+//! copy and cast generator, over the device header `../include/dlspan.cuh`),
 //! `elementwise` (the modules of element-wise kernels, over `elementwise.cu`), `program` (any module's
 //! source, names and shapes), `compile` (NVRTC), `cache` (the modules compiled, by key). The launch ABI they share (operations, kernel shapes, index widths, limits, the
 //! parameter block) is `cuda/abi.rs`, below the error type.
