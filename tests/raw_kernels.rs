@@ -344,6 +344,25 @@ fn fast_math_intrinsics_are_the_exact_operations_on_the_cpu() {
 }
 
 #[test]
+fn kernels_without_views_or_parameters_launch() {
+    dlspan::kernel! {
+        /// Scalars only: nothing to write, but it runs.
+        fn scalars_only(n: u32, x: f64) {
+            r#"(void)n; (void)x;"#
+        }
+    }
+    dlspan::kernel! {
+        fn nothing() {
+            r#""#
+        }
+    }
+    // SAFETY: the body accesses no memory.
+    unsafe { scalars_only.launch(Cpu, LaunchConfig::new([2, 1, 1], [32, 1, 1]), 3, 1.5) }.unwrap();
+    // SAFETY: as above.
+    unsafe { nothing.launch(Cpu, LaunchConfig::new([1, 1, 1], [1, 1, 1])) }.unwrap();
+}
+
+#[test]
 fn invalid_launches_are_typed_errors() {
     let x = [0i64; 4];
     let mut out = [0i64; 1];
