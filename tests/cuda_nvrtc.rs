@@ -337,6 +337,44 @@ fn every_raw_kernel_of_the_tests_and_examples_compiles_to_ptx() {
     std::fs::write(&path, &list).expect("write the list");
 }
 
+/// The shipped device header serves users' own CUDA files: a kernel of their own that includes
+/// `dlspan.cuh` from `kernel::INCLUDE_DIR` and indexes `dl::view`s compiles with NVRTC; the same
+/// file builds for the CPU with the host compiler (`-DDLSPAN_CPU`).
+#[test]
+fn users_own_cuda_files_include_the_shipped_header() {
+    if !cuda_support::nvrtc_or_skip() {
+        return;
+    }
+    let source = r#"
+#include "dlspan.cuh"
+typedef dl::view<const float, 2, dl::layout_stride, dl::dyn, dl::dyn> In;
+typedef dl::view<float, 2, dl::layout_right, dl::dyn, 4> Out;
+extern "C" __global__ void mine(dl::args<80> a) {
+  In x = dl::load_view<In>(a.b);
+  Out y = dl::load_view<Out>(a.b + 40);
+  dl::index_t i = blockIdx.y, j = threadIdx.x;
+  if (i < y.extent(0) && j < y.extent(1)) y(i, j) = dl::to_float(dl::from_float<dl_f16>(x(i, j)));
+}
+"#;
+    let options = cudarc::nvrtc::CompileOptions {
+        options: vec!["--std=c++17".to_owned(), "--fmad=false".to_owned(), "--gpu-architecture=compute_90".to_owned()],
+        include_paths: vec![dlspan::kernel::INCLUDE_DIR.to_owned()],
+        ..Default::default()
+    };
+    let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, options).expect("the header compiles for the GPU");
+    assert!(ptx.to_src().contains(".entry mine"));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let file = dir.join("users_own_file.cpp");
+    std::fs::write(&file, source).unwrap();
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_owned());
+    let output = std::process::Command::new(cxx)
+        .args(["-std=c++17", "-DDLSPAN_CPU", "-fsyntax-only", "-I", dlspan::kernel::INCLUDE_DIR])
+        .arg(&file)
+        .output()
+        .expect("a host C++ compiler");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+}
+
 /// A kernel the GPU compiler refuses is reported at the kernel's own Rust lines, with their text,
 /// and the file and line where it is declared; not as a log of generated code. (A kernel that rustc
 /// compiles compiles for the GPU; this one is made by hand to fail.)
