@@ -148,6 +148,10 @@ pub(crate) fn expand(kernel: &Kernel<'_>) -> syn::Result<TokenStream> {
 
             /// The kernel instantiated with these element types and `views` (one per view
             /// parameter, of its rank), as the NVRTC tier compiles it.
+            ///
+            /// # Panics
+            ///
+            /// When `views` does not have one view type of the declared rank per view parameter.
             #[allow(clippy::multiple_bound_locations)]
             #vis fn instance<#(#generics),*>(
                 views: &'static [::dlspan::kernel::ViewType],
