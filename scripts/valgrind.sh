@@ -26,7 +26,9 @@ import json, sys
 wanted = set(sys.argv[1].split())
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in wanted:
+    # Test harnesses only: an example may bear a test binary name (examples/elementwise.rs).
+    if (m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in wanted
+            and m["profile"]["test"]):
         print(m["target"]["name"], m["executable"])
 ' "$targets")
 
