@@ -132,7 +132,7 @@ mod operand;
 mod scalar;
 
 #[doc(hidden)]
-pub use def::{Call, ElementwiseDef, Param, ParamKind, TypeInfo, scalar_bytes};
+pub use def::{Call, Declared, ElementwiseDef, Param, ParamKind, TypeInfo, scalar_bytes};
 pub use def::{Instance, MAX_VIEWS};
 pub use host::Cpu;
 pub use operand::{Executor, Read, Write};
