@@ -235,7 +235,7 @@ enum Entry {
 }
 
 /// The entry at `path`, checked: magic, lengths that account for every byte, the same key text, a
-/// matching checksum, PTX in UTF-8.
+/// matching checksum, PTX in UTF-8 (not empty, no NUL).
 fn read_entry(path: &Path, key: &CacheKey) -> Entry {
     let Ok(meta) = fs::metadata(path) else { return Entry::Absent };
     if !meta.is_file() || meta.len() > MAX_PTX + key.text.len() as u64 + 128 {
@@ -245,7 +245,8 @@ fn read_entry(path: &Path, key: &CacheKey) -> Entry {
     parse_entry(&bytes, key).map_or(Entry::Rejected, Entry::Found)
 }
 
-/// The PTX of an entry's bytes, when they are a whole entry of `key`.
+/// The PTX of an entry's bytes, when they are a whole entry of `key` and its PTX is text, not
+/// empty, without NUL bytes.
 fn parse_entry(bytes: &[u8], key: &CacheKey) -> Option<String> {
     let rest = bytes.strip_prefix(MAGIC)?;
     let newline = rest.iter().position(|&b| b == b'\n')?;
@@ -260,6 +261,11 @@ fn parse_entry(bytes: &[u8], key: &CacheKey) -> Option<String> {
     }
     let (text, ptx) = body.split_at(key_len);
     if text != key.text.as_bytes() || fnv1a_128(body) != checksum {
+        return None;
+    }
+    // PTX is loaded as a C string: an interior NUL would cut it short (and cudarc refuses it); NVRTC
+    // never makes an empty module.
+    if ptx.is_empty() || ptx.contains(&0) {
         return None;
     }
     String::from_utf8(ptx.to_vec()).ok()
@@ -320,6 +326,9 @@ mod tests {
         }
         let other = CacheKey::new((13, 1), "k.cu", &["--fmad=false".to_owned()], "__global__ void k() {}");
         assert_eq!(parse_entry(&bytes, &other), None);
+        // A NUL in the PTX is refused even under a matching checksum (the driver reads a C string).
+        assert_eq!(parse_entry(&entry_bytes(&key, "ptx\0text"), &key), None);
+        assert_eq!(parse_entry(&entry_bytes(&key, ""), &key), None);
     }
 
     #[test]
