@@ -372,3 +372,32 @@ fn compile_errors_name_the_declaration_and_the_users_lines() {
     assert!(files(&dir).is_empty(), "a failed compilation stores nothing");
     println!("{log}");
 }
+
+/// A NUL byte in a program's source, name or options is a typed error (NVRTC reads C strings),
+/// not a panic, and nothing is cached.
+#[test]
+fn a_nul_byte_in_a_program_is_a_typed_error() {
+    if !cuda_support::nvrtc_or_skip() {
+        return;
+    }
+    let dir = fresh_dir("nul");
+    let cache = DiskCache::at(&dir);
+    let good = ["--gpu-architecture=compute_90".to_owned()];
+    let bad = ["--gpu-architecture=compute_90\0".to_owned()];
+    let inputs = [
+        ("source", "extern \"C\" __global__ void k() {}\0", "k.cu", &good),
+        ("name", "extern \"C\" __global__ void k() {}", "k\0.cu", &good),
+        ("an option", "extern \"C\" __global__ void k() {}", "k.cu", &bad),
+    ];
+    for (what, source, name, options) in inputs {
+        let input = CompileInput { source, name, options, declared: None, instance: "" };
+        match compile_source(&input, &cache) {
+            Err(CudaError::Compile { result, log, .. }) => {
+                assert_eq!(result, cudarc::nvrtc::sys::nvrtcResult::NVRTC_ERROR_INVALID_INPUT, "{what}");
+                assert!(log.contains(&format!("the program's {what} holds a NUL byte")), "{log}");
+            }
+            other => panic!("{what}: {:?}", other.map(|c| c.origin)),
+        }
+    }
+    assert!(files(&dir).is_empty());
+}

@@ -149,7 +149,8 @@ pub struct Compiled {
 ///
 /// [`CudaError::LibraryMissing`] without NVRTC (even when the cache has the module: its key needs
 /// NVRTC's version); [`CudaError::Compile`] when NVRTC refuses the source, with its log in the
-/// user's terms when `input.declared` is set (and NVRTC's own in `nvrtc_log`).
+/// user's terms when `input.declared` is set (and NVRTC's own in `nvrtc_log`), or when the source,
+/// the name or an option holds a NUL byte (`NVRTC_ERROR_INVALID_INPUT`).
 ///
 /// ```no_run
 /// use dlspan::cuda::kernel::{CompileInput, DiskCache, Origin, compile_source};
@@ -195,6 +196,20 @@ pub fn nvrtc_version() -> Option<(i32, i32)> {
 
 /// Runs NVRTC on `input`.
 fn nvrtc(input: &CompileInput<'_>) -> Result<String, CudaError> {
+    // NVRTC takes C strings (and cudarc panics on a NUL inside one): refused as NVRTC would.
+    if let Some(what) = [("source", input.source), ("name", input.name)]
+        .into_iter()
+        .chain(input.options.iter().map(|o| ("an option", o.as_str())))
+        .find_map(|(what, text)| text.contains('\0').then_some(what))
+    {
+        let log = format!("the program's {what} holds a NUL byte: NVRTC reads C strings");
+        return Err(CudaError::Compile {
+            kernel: input.kernel(),
+            result: cudarc::nvrtc::sys::nvrtcResult::NVRTC_ERROR_INVALID_INPUT,
+            log: log.clone(),
+            nvrtc_log: log,
+        });
+    }
     let options = cudarc::nvrtc::CompileOptions {
         options: input.options.to_vec(),
         name: Some(input.name.to_owned()),
