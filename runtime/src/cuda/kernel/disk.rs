@@ -218,7 +218,12 @@ impl DiskCache {
 /// The user's cache directory's `dlspan/kernels`: `$XDG_CACHE_HOME`, else `$HOME/.cache`
 /// (`%LOCALAPPDATA%` on Windows); relative settings are ignored, as the XDG rules ask.
 fn default_dir() -> Option<PathBuf> {
-    let absolute = |name: &str| std::env::var_os(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    default_dir_in(|name| std::env::var_os(name))
+}
+
+/// [`default_dir`] in the environment `var` gives.
+fn default_dir_in(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
     let base = if cfg!(windows) {
         absolute("LOCALAPPDATA")
     } else {
@@ -329,6 +334,23 @@ mod tests {
         // A NUL in the PTX is refused even under a matching checksum (the driver reads a C string).
         assert_eq!(parse_entry(&entry_bytes(&key, "ptx\0text"), &key), None);
         assert_eq!(parse_entry(&entry_bytes(&key, ""), &key), None);
+    }
+
+    #[cfg(not(windows))]
+    #[test]
+    fn the_default_directory_follows_xdg_then_home() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.into())
+        };
+        let kernels = |base: &str| Some(Path::new(base).join("dlspan").join("kernels"));
+        let both = env(&[("XDG_CACHE_HOME", "/xdg"), ("HOME", "/home/u")]);
+        assert_eq!(default_dir_in(both), kernels("/xdg"));
+        let home = env(&[("HOME", "/home/u")]);
+        assert_eq!(default_dir_in(home), kernels("/home/u/.cache"));
+        let relative = env(&[("XDG_CACHE_HOME", "cache"), ("HOME", "/home/u")]);
+        assert_eq!(default_dir_in(relative), kernels("/home/u/.cache"));
+        assert_eq!(default_dir_in(env(&[("HOME", "relative")])), None);
+        assert_eq!(default_dir_in(env(&[])), None);
     }
 
     #[test]
