@@ -2,9 +2,10 @@
 # Runs dlspan's prebuilt GPU binaries on a machine with a CUDA GPU and no Rust toolchain (built by
 # scripts/gpu-build.sh): the GPU tests (every kernel against the CPU reference on fresh random data,
 # outputs poisoned first; every cast pair on boundary inputs; every element-wise test kernel against
-# the CPU path), the same tests under compute-sanitizer memcheck and racecheck, the element-wise
-# example, and the bandwidth table (copies, transposes, casts). NVRTC comes from the
-# system toolkit or the pip wheel `nvidia-cuda-nvrtc`.
+# the CPU path), the same tests under compute-sanitizer memcheck and racecheck (their modules loaded
+# from the PTX cache the first run filled), the element-wise example, and the bandwidth table
+# (copies, transposes, casts). NVRTC comes from the system toolkit or the pip wheel
+# `nvidia-cuda-nvrtc`.
 #
 #   bash gpu.sh            (from the bundle directory, or with DLSPAN_GPU_BUNDLE=dir)
 set -uo pipefail
@@ -19,11 +20,21 @@ fi
 export DLSPAN_REQUIRE_NVRTC=1
 failed=0
 
+# A fresh PTX cache (rule K10): the first GPU run compiles every module and stores it, the runs under
+# the sanitizers then load their modules from it, so the GPU checks PTX that came from disk as well
+# as PTX that came from NVRTC.
+DLSPAN_KERNEL_CACHE=$(mktemp -d "${TMPDIR:-/tmp}/dlspan-kernels.XXXXXX")
+export DLSPAN_KERNEL_CACHE
+trap 'rm -rf "$DLSPAN_KERNEL_CACHE"' EXIT
+
 step "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || failed=1
 
 step "GPU tests (correctness against the CPU reference, poisoned outputs)"
 "$bundle/cuda_gpu" --test-threads=1 --nocapture || failed=1
+entries=$(find "$DLSPAN_KERNEL_CACHE" -name '*.ptx' | wc -l)
+echo "PTX cache: $entries modules stored in $DLSPAN_KERNEL_CACHE"
+[ "$entries" -gt 0 ] || { echo "the GPU run stored no module in the PTX cache" >&2; failed=1; }
 
 # Under the sanitizers every test but the cast of every type pair on the boundary inputs (529
 # instrumented modules over millions of elements, whose memory accesses are those of the flat cast

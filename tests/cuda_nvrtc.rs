@@ -397,7 +397,7 @@ fn compile_errors_are_reported_at_the_kernels_rust_lines() {
     };
     static TYPES: [TypeInfo; 1] = [TypeInfo::of::<f32>()];
     let key = ModuleKey::elementwise(Instance::new(&BROKEN, &TYPES)).expect("a module");
-    let Err(CudaError::Compile { kernel, log, .. }) = compile_ptx(&key, "compute_90") else {
+    let Err(CudaError::Compile { kernel, log, nvrtc_log, .. }) = compile_ptx(&key, "compute_90") else {
         panic!("the broken kernel compiled");
     };
     assert_eq!(kernel, "broken<float32> (src/shaders.rs:40)");
@@ -410,5 +410,7 @@ fn compile_errors_are_reported_at_the_kernels_rust_lines() {
     assert!(log.contains("src/shaders.rs:42: error: identifier \"v_undefined\" is undefined"), "{log}");
     assert!(log.contains("42 | *out = undefined;"), "{log}");
     assert!(!log.contains("dl_params") && !log.contains("generated code"), "{log}");
+    // NVRTC's own log stays reachable, as NVRTC wrote it.
+    assert!(nvrtc_log.contains("src/shaders.rs(42): error: identifier \"v_undefined\" is undefined"), "{nvrtc_log}");
     println!("{log}");
 }

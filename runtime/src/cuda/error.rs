@@ -76,14 +76,19 @@ pub enum CudaError {
         /// (`CUDA_ERROR_OUT_OF_MEMORY`).
         result: cudarc::driver::sys::CUresult,
     },
-    /// NVRTC refused a generated kernel: a bug of dlspan's generator, reported with the log.
+    /// NVRTC refused a kernel: an error in a user's kernel, reported at its own lines, or in one of
+    /// dlspan's generated modules (a bug of the generator), reported with NVRTC's log.
     Compile {
         /// The kernel's name.
         kernel: String,
         /// NVRTC's status.
         result: cudarc::nvrtc::sys::nvrtcResult,
-        /// NVRTC's compile log.
+        /// The compile log: for a user's kernel, NVRTC's diagnostics at the kernel's own Rust
+        /// lines, with their text and the file and line where the kernel is declared; for
+        /// dlspan's modules, NVRTC's log.
         log: String,
+        /// NVRTC's log as NVRTC wrote it, against the generated source (for experts).
+        nvrtc_log: String,
     },
     /// A view was refused (layout, allocation length), or the operands of one operation differ
     /// in shape ([`DlpackError::ShapeMismatch`]).
@@ -160,7 +165,7 @@ impl fmt::Display for CudaError {
                 write!(f, "no CUDA device {ordinal}: the driver reports {count} device(s)")
             }
             Self::Driver { result } => write!(f, "CUDA driver call failed: {result:?}"),
-            Self::Compile { kernel, result, log } => {
+            Self::Compile { kernel, result, log, .. } => {
                 write!(f, "NVRTC refused kernel {kernel} ({result:?}): {log}")
             }
             Self::View(error) => fmt::Display::fmt(error, f),

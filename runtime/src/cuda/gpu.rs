@@ -125,7 +125,8 @@ impl Gpu {
         &self.inner.arch
     }
 
-    /// How many modules have been compiled for this device so far.
+    /// How many modules have been compiled for this device so far (by NVRTC, or loaded from the
+    /// disk cache a process before filled: `DLSPAN_KERNEL_CACHE`).
     ///
     /// ```no_run
     /// let gpu = dlspan::cuda::Gpu::new(0)?;

@@ -70,7 +70,41 @@ pub struct ElementwiseDef {
     pub lines: &'static [(u32, &'static str)],
 }
 
+/// Where a kernel is declared, and the lines of its Rust source that its CUDA C++ names through
+/// `#line` directives: what NVRTC's errors are reported against, in the user's terms, by every
+/// kind of kernel (`ElementwiseDef::declared`).
+///
+/// ```
+/// let at = dlspan::kernel::Declared { what: "kernel", name: "k", file: "src/k.rs", line: 3, lines: &[] };
+/// assert_eq!(at.to_string(), "kernel `k` declared at src/k.rs:3");
+/// ```
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Declared {
+    /// What the kernel is, for messages (`"element-wise kernel"`).
+    pub what: &'static str,
+    /// The kernel's name.
+    pub name: &'static str,
+    /// The Rust file that declares it (`file!()`), as its `#line` directives name it.
+    pub file: &'static str,
+    /// The line of its declaration (`line!()` of the macro call).
+    pub line: u32,
+    /// Each line of `file` the CUDA C++ refers to, with its text.
+    pub lines: &'static [(u32, &'static str)],
+}
+
+impl fmt::Display for Declared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} `{}` declared at {}:{}", self.what, self.name, self.file, self.line)
+    }
+}
+
 impl ElementwiseDef {
+    /// Where the kernel is declared, and its lines, for compile errors.
+    pub fn declared(&self) -> Declared {
+        Declared { what: "element-wise kernel", name: self.name, file: self.file, line: self.line, lines: self.lines }
+    }
+
     /// The index of the view whose shape the kernel runs over: its first written view.
     pub fn primary(&self) -> usize {
         self.views().position(|p| matches!(p.kind, ParamKind::Write { .. })).unwrap_or(0)

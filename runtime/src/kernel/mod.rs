@@ -169,9 +169,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Section [K](crate::rules#k) of the rules page has the raw kernels' rules (K7 to K9). An on-disk
-//! cache of NVRTC's compiled modules is a later part of this module's design (DESIGN.md, "User
-//! kernels").
+//! Section [K](crate::rules#k) of the rules page has the raw kernels' rules (K7 to K9). Modules
+//! NVRTC compiles for a stream, raw and element-wise, are kept on disk across processes
+//! ([K10](crate::rules#k10): `DLSPAN_KERNEL_CACHE` moves or disables the cache).
 
 #[doc(hidden)]
 pub mod builtin;
@@ -188,7 +188,7 @@ pub use ctype::{ElementType, ScalarType};
 #[doc(hidden)]
 pub use cxx::prepare;
 #[doc(hidden)]
-pub use def::{Call, ElementwiseDef, Param, ParamKind, TypeInfo, scalar_bytes};
+pub use def::{Call, Declared, ElementwiseDef, Param, ParamKind, TypeInfo, scalar_bytes};
 pub use def::{Instance, MAX_VIEWS};
 pub use host::Cpu;
 pub use operand::{Executor, Read, Write};

@@ -2,11 +2,12 @@
 //! that keep results identical to the CPU.
 
 use super::cast;
+use super::disk::{CacheKey, DiskCache};
 use super::module::ModuleKey;
 use super::source::PREAMBLE;
 use crate::cuda::abi::{IndexWidth, KernelShape};
 use crate::cuda::error::{CudaError, CudaLibrary};
-use crate::kernel::Instance;
+use crate::kernel::Declared;
 use core::fmt::Write as _;
 
 /// The preamble every module starts with.
@@ -29,8 +30,9 @@ pub(crate) fn compile_options(key: &ModuleKey, arch: &str) -> Vec<String> {
     options
 }
 
-/// Compiles a module to PTX for the virtual architecture `arch` (such as `compute_90`), as the
-/// runtime does before loading it; needs NVRTC, not a GPU.
+/// Compiles a module to PTX for the virtual architecture `arch` (such as `compute_90`) with NVRTC,
+/// always (the test tiers check that NVRTC accepts every module; the runtime goes through the
+/// disk cache: [`compile_ptx_with`]); needs NVRTC, not a GPU.
 ///
 /// # Errors
 ///
@@ -45,36 +47,190 @@ pub(crate) fn compile_options(key: &ModuleKey, arch: &str) -> Vec<String> {
 /// # Ok::<(), dlspan::cuda::CudaError>(())
 /// ```
 pub fn compile_ptx(key: &ModuleKey, arch: &str) -> Result<String, CudaError> {
-    compile(key, arch).map(|ptx| ptx.to_src())
+    compile_ptx_with(key, arch, &DiskCache::off()).map(|compiled| compiled.ptx)
 }
 
-/// The compiled module, for loading.
-pub(crate) fn compile(key: &ModuleKey, arch: &str) -> Result<cudarc::nvrtc::Ptx, CudaError> {
-    CudaLibrary::Nvrtc.require()?;
+/// Compiles a module to PTX for `arch` as the runtime does: loaded from `disk` when a process
+/// compiled it before with this NVRTC and these options, else compiled by NVRTC and stored there.
+///
+/// # Errors
+///
+/// As [`compile_ptx`].
+///
+/// ```no_run
+/// use dlspan::cuda::KernelKind;
+/// use dlspan::cuda::kernel::{DiskCache, ModuleKey, Origin, compile_ptx_with};
+/// let disk = DiskCache::at(std::env::temp_dir().join("dlspan-doc-kernels"));
+/// let key = ModuleKey::new::<f32, f32>(KernelKind::Add)?;
+/// compile_ptx_with(&key, "compute_90", &disk)?;
+/// assert_eq!(compile_ptx_with(&key, "compute_90", &disk)?.origin, Origin::Disk);
+/// # Ok::<(), dlspan::cuda::CudaError>(())
+/// ```
+pub fn compile_ptx_with(key: &ModuleKey, arch: &str, disk: &DiskCache) -> Result<Compiled, CudaError> {
+    let source = key.source();
     let name = format!("{}.cu", key.entry(KernelShape::General, IndexWidth::I64));
+    let options = compile_options(key, arch);
+    let (declared, instance) = match key {
+        ModuleKey::Elementwise(instance) if key.kind().is_none() => {
+            (Some(instance.def().declared()), instance.to_string())
+        }
+        _ => (None, String::new()),
+    };
+    compile_source(
+        &CompileInput { source: &source, name: &name, options: &options, declared, instance: &instance },
+        disk,
+    )
+}
+
+/// The compiled module, for loading: through the process's disk cache ([`DiskCache::global`]).
+pub(crate) fn compile(key: &ModuleKey, arch: &str) -> Result<cudarc::nvrtc::Ptx, CudaError> {
+    compile_ptx_with(key, arch, DiskCache::global()).map(|compiled| cudarc::nvrtc::Ptx::from_src(compiled.ptx))
+}
+
+/// A program for NVRTC: its source, name, options, and where a user declared it (then errors are
+/// reported at the user's lines).
+///
+/// ```
+/// use dlspan::cuda::kernel::CompileInput;
+/// let options = ["--gpu-architecture=compute_90".to_owned()];
+/// let input = CompileInput { source: "__global__ void k() {}", name: "k.cu", options: &options, declared: None, instance: "" };
+/// assert_eq!(input.kernel(), "k.cu");
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct CompileInput<'a> {
+    /// The CUDA C++ source, whole.
+    pub source: &'a str,
+    /// The program's name (NVRTC's file name for it, `something.cu`).
+    pub name: &'a str,
+    /// Every NVRTC option, the target architecture (`--gpu-architecture=compute_90`) among them.
+    pub options: &'a [String],
+    /// Where the kernel is declared, for a user's kernel: its `#line` directives name
+    /// `declared.file`, and errors are reported at those lines. `None` for dlspan's own modules.
+    pub declared: Option<Declared>,
+    /// The instantiation, for messages (`scale<float32>`); unused without `declared`.
+    pub instance: &'a str,
+}
+
+impl CompileInput<'_> {
+    /// The kernel's name in errors: the instantiation and its declaration site for a user's
+    /// kernel, the program's name otherwise.
+    pub fn kernel(&self) -> String {
+        match &self.declared {
+            Some(at) => format!("{} ({}:{})", self.instance, at.file, at.line),
+            None => self.name.to_owned(),
+        }
+    }
+}
+
+/// Where a module's PTX came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// NVRTC compiled it in this call.
+    Nvrtc,
+    /// A process compiled it before: loaded from the disk cache.
+    Disk,
+}
+
+/// A module's PTX, and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compiled {
+    /// The PTX text.
+    pub ptx: String,
+    /// Whether NVRTC made it now or the disk cache kept it.
+    pub origin: Origin,
+}
+
+/// Compiles `input` to PTX: the one place NVRTC runs, for dlspan's modules, element-wise kernels and
+/// any other kernel. Loads the PTX from `disk` when an entry of the same NVRTC version, name,
+/// options and source is there; stores what NVRTC makes (best effort: an unwritable cache only
+/// costs the next process a compilation).
+///
+/// # Errors
+///
+/// [`CudaError::LibraryMissing`] without NVRTC (even when the cache has the module: its key needs
+/// NVRTC's version); [`CudaError::Compile`] when NVRTC refuses the source, with its log in the
+/// user's terms when `input.declared` is set (and NVRTC's own in `nvrtc_log`), or when the source,
+/// the name or an option holds a NUL byte (`NVRTC_ERROR_INVALID_INPUT`).
+///
+/// ```no_run
+/// use dlspan::cuda::kernel::{CompileInput, DiskCache, Origin, compile_source};
+/// let options = ["--gpu-architecture=compute_90".to_owned()];
+/// let input = CompileInput { source: "extern \"C\" __global__ void k() {}", name: "k.cu", options: &options, declared: None, instance: "" };
+/// let compiled = compile_source(&input, &DiskCache::off())?;
+/// assert_eq!(compiled.origin, Origin::Nvrtc);
+/// assert!(compiled.ptx.contains(".entry k"));
+/// # Ok::<(), dlspan::cuda::CudaError>(())
+/// ```
+pub fn compile_source(input: &CompileInput<'_>, disk: &DiskCache) -> Result<Compiled, CudaError> {
+    CudaLibrary::Nvrtc.require()?;
+    // Without NVRTC's version there is no key: compile, uncached.
+    let key = match (disk.dir(), nvrtc_version()) {
+        (Some(_), Some(version)) => Some(CacheKey::new(version, input.name, input.options, input.source)),
+        _ => None,
+    };
+    if let Some(ptx) = key.as_ref().and_then(|key| disk.load(key)) {
+        return Ok(Compiled { ptx, origin: Origin::Disk });
+    }
+    let ptx = nvrtc(input)?;
+    if let Some(key) = &key {
+        disk.store(key, &ptx);
+    }
+    Ok(Compiled { ptx, origin: Origin::Nvrtc })
+}
+
+/// NVRTC's version (major, minor), or `None` when it does not say.
+///
+/// ```no_run
+/// assert!(dlspan::cuda::kernel::nvrtc_version().is_some_and(|(major, _)| major >= 12));
+/// ```
+pub fn nvrtc_version() -> Option<(i32, i32)> {
+    if CudaLibrary::Nvrtc.require().is_err() {
+        return None;
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: NVRTC is loadable (checked above: cudarc's loader does not panic); `nvrtcVersion`
+    // writes two `int`s through the pointers, which point at live locals.
+    let result = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    (result == cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS).then_some((major, minor))
+}
+
+/// Runs NVRTC on `input`.
+fn nvrtc(input: &CompileInput<'_>) -> Result<String, CudaError> {
+    // NVRTC takes C strings (and cudarc panics on a NUL inside one): refused as NVRTC would.
+    if let Some(what) = [("source", input.source), ("name", input.name)]
+        .into_iter()
+        .chain(input.options.iter().map(|o| ("an option", o.as_str())))
+        .find_map(|(what, text)| text.contains('\0').then_some(what))
+    {
+        let log = format!("the program's {what} holds a NUL byte: NVRTC reads C strings");
+        return Err(CudaError::Compile {
+            kernel: input.kernel(),
+            result: cudarc::nvrtc::sys::nvrtcResult::NVRTC_ERROR_INVALID_INPUT,
+            log: log.clone(),
+            nvrtc_log: log,
+        });
+    }
     let options = cudarc::nvrtc::CompileOptions {
-        options: compile_options(key, arch),
-        name: Some(name.clone()),
+        options: input.options.to_vec(),
+        name: Some(input.name.to_owned()),
         ..Default::default()
     };
-    cudarc::nvrtc::compile_ptx_with_opts(key.source(), options).map_err(|error| {
+    let ptx = cudarc::nvrtc::compile_ptx_with_opts(input.source, options).map_err(|error| {
         use cudarc::nvrtc::CompileError;
-        let (result, log) = match error {
+        let (result, nvrtc_log) = match error {
             CompileError::CompileError { nvrtc, log, .. } => (nvrtc.0, log.to_string_lossy().into_owned()),
             CompileError::CreationError(e)
             | CompileError::GetLogError(e)
             | CompileError::GetPtxError(e)
             | CompileError::DestroyError(e) => (e.0, String::new()),
         };
-        let (kernel, log) = match key {
-            ModuleKey::Elementwise(instance) if key.kind().is_none() => {
-                let def = instance.def();
-                (format!("{instance} ({}:{})", def.file, def.line), user_log(instance, &log))
-            }
-            _ => (name, log),
+        let log = match &input.declared {
+            Some(at) => user_log(at, input.instance, &nvrtc_log),
+            None => nvrtc_log.clone(),
         };
-        CudaError::Compile { kernel, result, log }
-    })
+        CudaError::Compile { kernel: input.kernel(), result, log, nvrtc_log }
+    })?;
+    Ok(ptx.to_src())
 }
 
 /// Whether the module uses 128-bit integers (NVRTC needs `--device-int128`, on Linux only).
@@ -91,12 +247,11 @@ fn uses_int128(key: &ModuleKey) -> bool {
     }
 }
 
-/// NVRTC's log of an element-wise kernel, as the user wrote the kernel: each diagnostic at a line
-/// of the kernel's Rust file is shown with that line's Rust text; diagnostics elsewhere (the
-/// generated code: a bug of dlspan's) are kept as NVRTC wrote them, after the user's.
-fn user_log(instance: &Instance, log: &str) -> String {
-    let def = instance.def();
-    let prefix = format!("{}(", def.file);
+/// NVRTC's log of a user's kernel, as the user wrote the kernel: each diagnostic at a line of the
+/// kernel's Rust file is shown with that line's Rust text; diagnostics elsewhere (the generated
+/// code: a bug of dlspan's) are kept as NVRTC wrote them, after the user's.
+fn user_log(at: &Declared, instance: &str, log: &str) -> String {
+    let prefix = format!("{}(", at.file);
     let mut ours = String::new();
     let mut generated = String::new();
     for line in log.lines().filter(|l| !l.trim().is_empty()) {
@@ -106,8 +261,8 @@ fn user_log(instance: &Instance, log: &str) -> String {
             .and_then(|(number, message)| Some((number.parse::<u32>().ok()?, message)));
         match at_user_line {
             Some((number, message)) => {
-                let text = def.lines.iter().find(|(l, _)| *l == number).map_or("", |(_, text)| *text);
-                let _ = writeln!(ours, "{}:{number}: {message}\n    {number} | {text}", def.file);
+                let text = at.lines.iter().find(|(l, _)| *l == number).map_or("", |(_, text)| *text);
+                let _ = writeln!(ours, "{}:{number}: {message}\n    {number} | {text}", at.file);
             }
             // NVRTC's closing count ("1 error detected in the compilation of ...") says nothing new.
             None if line.contains("detected in the compilation of") => {}
@@ -117,10 +272,7 @@ fn user_log(instance: &Instance, log: &str) -> String {
             None => {}
         }
     }
-    let mut report = format!(
-        "element-wise kernel `{}` declared at {}:{} did not compile for {instance}:\n{ours}",
-        def.name, def.file, def.line
-    );
+    let mut report = format!("{at} did not compile for {instance}:\n{ours}");
     if !generated.is_empty() {
         let _ = write!(report, "in dlspan's generated code (please report):\n{generated}");
     }

@@ -13,12 +13,14 @@
 //! types, raw kernels' modules included), `plan` (launch planning, pure arithmetic), `source` (the
 //! copy and cast generator, over the device header `../include/dlspan.cuh`),
 //! `elementwise` (the modules of element-wise kernels, over `elementwise.cu`), `program` (any module's
-//! source, names and shapes), `compile` (NVRTC), `cache` (the modules compiled, by key). The launch ABI they share (operations, kernel shapes, index widths, limits, the
+//! source, names and shapes), `compile` (NVRTC, the one place it runs), `disk` (the PTX cache shared by processes), `cache`
+//! (the modules compiled in this process, by key). The launch ABI they share (operations, kernel shapes, index widths, limits, the
 //! parameter block) is `cuda/abi.rs`, below the error type.
 
 mod cache;
 mod cast;
 mod compile;
+mod disk;
 mod elementwise;
 mod module;
 mod plan;
@@ -31,7 +33,10 @@ pub use super::abi::{
 };
 pub use crate::kernel::{ElementType, ScalarType};
 pub use cache::{FunctionTable, KeyHasher, ModuleCache};
-pub use compile::{compile_ptx, preamble};
+pub use compile::{
+    CompileInput, Compiled, Origin, compile_ptx, compile_ptx_with, compile_source, nvrtc_version, preamble,
+};
+pub use disk::{CACHE_ENV, CacheKey, DiskCache, fnv1a_128};
 pub use module::ModuleKey;
 pub use plan::{
     MAX_GRID, Operand, Plan, TILE_MIN_EXTENT, elementwise_plan, elementwise_plan_into, plan, plan_into, plan_with,

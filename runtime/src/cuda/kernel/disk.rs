@@ -1,0 +1,375 @@
+//! The on-disk PTX cache: modules compiled by one process are loaded, not compiled again, by the
+//! next. An entry is keyed by everything NVRTC's output depends on ([`CacheKey`]: NVRTC's version,
+//! the program's name, every option (the target architecture among them) and the full source); its
+//! file is named by a stable 128-bit hash of that key ([`fnv1a_128`]) and holds the key's full
+//! text, so that a collision of hashes can never load another module's code.
+//!
+//! The directory is `$DLSPAN_KERNEL_CACHE` when set ([`CACHE_ENV`]; `off` disables the cache), else
+//! `$XDG_CACHE_HOME/dlspan/kernels`, else `$HOME/.cache/dlspan/kernels` (`%LOCALAPPDATA%\dlspan\kernels`
+//! on Windows). Entries are written to a temporary file and renamed into place, so concurrent
+//! processes see a whole entry or none; an entry that is truncated, corrupt or of another key is
+//! ignored (and replaced by the next compilation), never trusted; a directory that cannot be
+//! created, read or written only costs the compilations. Entries are never evicted: the directory
+//! may be deleted at any time.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The environment variable that moves the cache (a directory) or disables it (`off`).
+///
+/// ```
+/// assert_eq!(dlspan::cuda::kernel::CACHE_ENV, "DLSPAN_KERNEL_CACHE");
+/// ```
+pub const CACHE_ENV: &str = "DLSPAN_KERNEL_CACHE";
+
+/// The first line of every entry: the format's name and version.
+const MAGIC: &[u8] = b"dlspan-ptx 1\n";
+
+/// The largest PTX an entry may hold (a larger file is not read: it is not one of ours).
+const MAX_PTX: u64 = 1 << 28;
+
+/// FNV-1a with 128-bit state (the published offset basis and prime): a stable hash, the same on
+/// every platform and Rust version, that names the cache's files. Not a defence against
+/// collisions: entries are checked against their full key.
+///
+/// ```
+/// use dlspan::cuda::kernel::fnv1a_128;
+/// assert_eq!(fnv1a_128(b""), 0x6c62272e07bb014262b821756295c58d);
+/// assert_eq!(fnv1a_128(b"a"), 0xd228cb696f1a8caf78912b704e4a8964);
+/// ```
+pub fn fnv1a_128(bytes: &[u8]) -> u128 {
+    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
+    const PRIME: u128 = 0x0000000001000000000000000000013b;
+    bytes.iter().fold(OFFSET, |hash, &byte| (hash ^ u128::from(byte)).wrapping_mul(PRIME))
+}
+
+/// What a compiled module depends on: NVRTC's version, the program's name, its options (the target
+/// architecture among them) and its source, as one text (each field length-prefixed, so no two
+/// keys write the same text).
+///
+/// ```
+/// use dlspan::cuda::kernel::CacheKey;
+/// let options = ["--gpu-architecture=compute_90".to_owned()];
+/// let key = CacheKey::new((13, 0), "k.cu", &options, "__global__ void k() {}");
+/// assert!(key.text().contains("--gpu-architecture=compute_90"));
+/// assert_eq!(key.file_name().len(), 32 + ".ptx".len());
+/// let other = CacheKey::new((13, 0), "k.cu", &["--gpu-architecture=compute_80".to_owned()], "__global__ void k() {}");
+/// assert_ne!(key.file_name(), other.file_name());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CacheKey {
+    text: String,
+    hash: u128,
+}
+
+impl CacheKey {
+    /// The key of `source` compiled as `name` with `options` by NVRTC `nvrtc` (major, minor).
+    pub fn new(nvrtc: (i32, i32), name: &str, options: &[String], source: &str) -> Self {
+        use core::fmt::Write as _;
+        let mut text = String::with_capacity(source.len() + 256);
+        let _ = writeln!(text, "nvrtc {}.{}\nname {} {name}", nvrtc.0, nvrtc.1, name.len());
+        for option in options {
+            let _ = writeln!(text, "option {} {option}", option.len());
+        }
+        let _ = writeln!(text, "source {} {source}", source.len());
+        let hash = fnv1a_128(text.as_bytes());
+        Self { text, hash }
+    }
+
+    /// The key's full text (stored in the entry, and compared on loading).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The entry's file name: the key's [`fnv1a_128`] in hexadecimal, `.ptx`.
+    pub fn file_name(&self) -> String {
+        format!("{:032x}.ptx", self.hash)
+    }
+}
+
+/// A directory of compiled modules shared by processes, or none (caching disabled).
+///
+/// ```
+/// use dlspan::cuda::kernel::{CacheKey, DiskCache};
+/// let dir = std::env::temp_dir().join(format!("dlspan-doc-disk-{}", std::process::id()));
+/// let cache = DiskCache::at(&dir);
+/// let key = CacheKey::new((13, 0), "k.cu", &[], "__global__ void k() {}");
+/// assert_eq!(cache.load(&key), None);
+/// cache.store(&key, ".version 9.0\n");
+/// assert_eq!(cache.load(&key).as_deref(), Some(".version 9.0\n"));
+/// assert_eq!(DiskCache::at(&dir).load(&key).as_deref(), Some(".version 9.0\n"));
+/// assert_eq!((cache.hits(), cache.stores()), (1, 1));
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+#[derive(Debug, Default)]
+pub struct DiskCache {
+    dir: Option<PathBuf>,
+    hits: AtomicUsize,
+    misses: AtomicUsize,
+    rejected: AtomicUsize,
+    stores: AtomicUsize,
+}
+
+impl DiskCache {
+    /// A cache in `dir` (created at the first store).
+    pub fn at(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: Some(dir.into()), ..Self::default() }
+    }
+
+    /// No cache: every load misses, every store is dropped.
+    ///
+    /// ```
+    /// assert_eq!(dlspan::cuda::kernel::DiskCache::off().dir(), None);
+    /// ```
+    pub fn off() -> Self {
+        Self::default()
+    }
+
+    /// The cache a setting of [`CACHE_ENV`] names: unset or empty, the `default` directory (none:
+    /// no cache); `off`, no cache; anything else, that directory.
+    ///
+    /// ```
+    /// use dlspan::cuda::kernel::DiskCache;
+    /// use std::ffi::OsStr;
+    /// use std::path::Path;
+    /// let default = Some(Path::new("/home/u/.cache/dlspan/kernels").to_owned());
+    /// assert_eq!(DiskCache::from_setting(None, default.clone()).dir(), default.as_deref());
+    /// assert_eq!(DiskCache::from_setting(Some(OsStr::new("off")), default.clone()).dir(), None);
+    /// assert_eq!(DiskCache::from_setting(Some(OsStr::new("/tmp/k")), default).dir(), Some(Path::new("/tmp/k")));
+    /// ```
+    pub fn from_setting(setting: Option<&OsStr>, default: Option<PathBuf>) -> Self {
+        match setting {
+            None => default.map_or_else(Self::off, Self::at),
+            Some(value) if value.is_empty() => default.map_or_else(Self::off, Self::at),
+            Some(value) if value == "off" => Self::off(),
+            Some(value) => Self::at(value),
+        }
+    }
+
+    /// The cache the environment names ([`CACHE_ENV`], else the user's cache directory).
+    pub fn from_env() -> Self {
+        Self::from_setting(std::env::var_os(CACHE_ENV).as_deref(), default_dir())
+    }
+
+    /// The process's cache, from the environment as it was at the first compilation.
+    pub fn global() -> &'static Self {
+        static GLOBAL: OnceLock<DiskCache> = OnceLock::new();
+        GLOBAL.get_or_init(Self::from_env)
+    }
+
+    /// The directory, or `None` when caching is disabled.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// The PTX stored under `key`, when a whole entry of this very key is there.
+    pub fn load(&self, key: &CacheKey) -> Option<String> {
+        let dir = self.dir.as_deref()?;
+        match read_entry(&dir.join(key.file_name()), key) {
+            Entry::Found(ptx) => {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                Some(ptx)
+            }
+            Entry::Absent => {
+                self.misses.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+            Entry::Rejected => {
+                self.rejected.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    /// Stores `ptx` under `key`, replacing any entry there; does nothing when the directory cannot
+    /// be created or written (the next process compiles again).
+    pub fn store(&self, key: &CacheKey, ptx: &str) {
+        let Some(dir) = self.dir.as_deref() else { return };
+        if write_entry(dir, key, ptx).is_ok() {
+            self.stores.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// How many loads found their entry.
+    pub fn hits(&self) -> usize {
+        self.hits.load(Ordering::Relaxed)
+    }
+
+    /// How many loads found no entry (or no readable file).
+    pub fn misses(&self) -> usize {
+        self.misses.load(Ordering::Relaxed)
+    }
+
+    /// How many loads found a file they refused: truncated, corrupt, or of another key.
+    pub fn rejected(&self) -> usize {
+        self.rejected.load(Ordering::Relaxed)
+    }
+
+    /// How many entries this cache has written.
+    pub fn stores(&self) -> usize {
+        self.stores.load(Ordering::Relaxed)
+    }
+}
+
+/// The user's cache directory's `dlspan/kernels`: `$XDG_CACHE_HOME`, else `$HOME/.cache`
+/// (`%LOCALAPPDATA%` on Windows); relative settings are ignored, as the XDG rules ask.
+fn default_dir() -> Option<PathBuf> {
+    default_dir_in(|name| std::env::var_os(name))
+}
+
+/// [`default_dir`] in the environment `var` gives.
+fn default_dir_in(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    let base = if cfg!(windows) {
+        absolute("LOCALAPPDATA")
+    } else {
+        absolute("XDG_CACHE_HOME").or_else(|| absolute("HOME").map(|home| home.join(".cache")))
+    };
+    base.map(|base| base.join("dlspan").join("kernels"))
+}
+
+/// What a load found.
+enum Entry {
+    Found(String),
+    Absent,
+    Rejected,
+}
+
+/// The entry at `path`, checked: magic, lengths that account for every byte, the same key text, a
+/// matching checksum, PTX in UTF-8 (not empty, no NUL).
+fn read_entry(path: &Path, key: &CacheKey) -> Entry {
+    let Ok(meta) = fs::metadata(path) else { return Entry::Absent };
+    if !meta.is_file() || meta.len() > MAX_PTX + key.text.len() as u64 + 128 {
+        return Entry::Rejected;
+    }
+    let Ok(bytes) = fs::read(path) else { return Entry::Absent };
+    parse_entry(&bytes, key).map_or(Entry::Rejected, Entry::Found)
+}
+
+/// The PTX of an entry's bytes, when they are a whole entry of `key` and its PTX is text, not
+/// empty, without NUL bytes.
+fn parse_entry(bytes: &[u8], key: &CacheKey) -> Option<String> {
+    let rest = bytes.strip_prefix(MAGIC)?;
+    let newline = rest.iter().position(|&b| b == b'\n')?;
+    let header = core::str::from_utf8(&rest[..newline]).ok()?;
+    let body = &rest[newline + 1..];
+    let mut fields = header.split(' ');
+    let key_len: usize = fields.next()?.parse().ok()?;
+    let ptx_len: usize = fields.next()?.parse().ok()?;
+    let checksum = u128::from_str_radix(fields.next()?, 16).ok()?;
+    if fields.next().is_some() || key_len.checked_add(ptx_len)? != body.len() {
+        return None;
+    }
+    let (text, ptx) = body.split_at(key_len);
+    if text != key.text.as_bytes() || fnv1a_128(body) != checksum {
+        return None;
+    }
+    // PTX is loaded as a C string: an interior NUL would cut it short (and cudarc refuses it); NVRTC
+    // never makes an empty module.
+    if ptx.is_empty() || ptx.contains(&0) {
+        return None;
+    }
+    String::from_utf8(ptx.to_vec()).ok()
+}
+
+/// The bytes of `key`'s entry holding `ptx`.
+fn entry_bytes(key: &CacheKey, ptx: &str) -> Vec<u8> {
+    let mut body = Vec::with_capacity(key.text.len() + ptx.len());
+    body.extend_from_slice(key.text.as_bytes());
+    body.extend_from_slice(ptx.as_bytes());
+    let header = format!("{} {} {:032x}\n", key.text.len(), ptx.len(), fnv1a_128(&body));
+    let mut bytes = Vec::with_capacity(MAGIC.len() + header.len() + body.len());
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(&body);
+    bytes
+}
+
+/// Writes `key`'s entry into `dir` atomically: a temporary file of this process and thread, synced,
+/// then renamed over the entry (readers in other processes see the old file or the new one).
+fn write_entry(dir: &Path, key: &CacheKey, ptx: &str) -> std::io::Result<()> {
+    static SEQUENCE: AtomicUsize = AtomicUsize::new(0);
+    fs::create_dir_all(dir)?;
+    let sequence = SEQUENCE.fetch_add(1, Ordering::Relaxed);
+    let temporary = dir.join(format!(".{}.{}-{sequence}.tmp", key.file_name(), std::process::id()));
+    let written = (|| {
+        let mut file = fs::File::create_new(&temporary)?;
+        file.write_all(&entry_bytes(key, ptx))?;
+        file.sync_all()?;
+        fs::rename(&temporary, dir.join(key.file_name()))
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&temporary);
+    }
+    written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> CacheKey {
+        CacheKey::new((13, 0), "k.cu", &["--fmad=false".to_owned()], "__global__ void k() {}")
+    }
+
+    #[test]
+    fn an_entry_parses_back_and_any_damage_is_refused() {
+        let key = key();
+        let bytes = entry_bytes(&key, "ptx text");
+        assert_eq!(parse_entry(&bytes, &key).as_deref(), Some("ptx text"));
+        for cut in 0..bytes.len() {
+            assert_eq!(parse_entry(&bytes[..cut], &key), None, "truncated at {cut}");
+        }
+        for at in 0..bytes.len() {
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 0x01;
+            assert_eq!(parse_entry(&flipped, &key), None, "byte {at} flipped");
+        }
+        let other = CacheKey::new((13, 1), "k.cu", &["--fmad=false".to_owned()], "__global__ void k() {}");
+        assert_eq!(parse_entry(&bytes, &other), None);
+        // A NUL in the PTX is refused even under a matching checksum (the driver reads a C string).
+        assert_eq!(parse_entry(&entry_bytes(&key, "ptx\0text"), &key), None);
+        assert_eq!(parse_entry(&entry_bytes(&key, ""), &key), None);
+    }
+
+    #[cfg(not(windows))]
+    #[test]
+    fn the_default_directory_follows_xdg_then_home() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.into())
+        };
+        let kernels = |base: &str| Some(Path::new(base).join("dlspan").join("kernels"));
+        let both = env(&[("XDG_CACHE_HOME", "/xdg"), ("HOME", "/home/u")]);
+        assert_eq!(default_dir_in(both), kernels("/xdg"));
+        let home = env(&[("HOME", "/home/u")]);
+        assert_eq!(default_dir_in(home), kernels("/home/u/.cache"));
+        let relative = env(&[("XDG_CACHE_HOME", "cache"), ("HOME", "/home/u")]);
+        assert_eq!(default_dir_in(relative), kernels("/home/u/.cache"));
+        assert_eq!(default_dir_in(env(&[("HOME", "relative")])), None);
+        assert_eq!(default_dir_in(env(&[])), None);
+    }
+
+    #[test]
+    fn keys_differ_in_every_field_and_fields_do_not_run_together() {
+        let base = key();
+        let options = ["--fmad=false".to_owned()];
+        let variants = [
+            CacheKey::new((12, 9), "k.cu", &options, "__global__ void k() {}"),
+            CacheKey::new((13, 0), "j.cu", &options, "__global__ void k() {}"),
+            CacheKey::new((13, 0), "k.cu", &[], "__global__ void k() {}"),
+            CacheKey::new((13, 0), "k.cu", &options, "__global__ void k() { }"),
+            CacheKey::new((13, 0), "k.cu", &["--fmad=false\noption 3 abc".to_owned()], "__global__ void k() {}"),
+        ];
+        for variant in &variants {
+            assert_ne!(variant.text(), base.text());
+            assert_ne!(variant.file_name(), base.file_name());
+        }
+        let split = CacheKey::new((13, 0), "k", &["a b".to_owned()], "");
+        let joined = CacheKey::new((13, 0), "k", &["a".to_owned(), "b".to_owned()], "");
+        assert_ne!(split.text(), joined.text());
+    }
+}
