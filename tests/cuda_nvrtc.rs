@@ -337,6 +337,41 @@ fn every_raw_kernel_of_the_tests_and_examples_compiles_to_ptx() {
     std::fs::write(&path, &list).expect("write the list");
 }
 
+/// NVRTC's errors in a raw kernel's body are shown at the body's own lines, with their text, under
+/// the kernel's declaration; NVRTC's log stays in `nvrtc_log`.
+#[test]
+fn raw_kernel_compile_errors_are_reported_at_the_bodys_lines() {
+    if !cuda_support::nvrtc_or_skip() {
+        return;
+    }
+    use dlspan::HostMdspanMut;
+    use dlspan::kernel::ViewType;
+    dlspan::kernel! {
+        fn broken_raw(out: &mut [f32; 1]) {
+            r#"
+            out(0) = undefined_raw_name;
+            "#
+        }
+    }
+    const VIEWS: &[ViewType] = &[ViewType::of::<HostMdspanMut<f32, 1>, 1>()];
+    let key = ModuleKey::raw(broken_raw::instance(VIEWS)).expect("a module");
+    let Err(CudaError::Compile { kernel, log, nvrtc_log, .. }) = compile_ptx(&key, "compute_90") else {
+        panic!("the broken raw kernel compiled");
+    };
+    let source = include_str!("cuda_nvrtc.rs");
+    let declared = source.lines().position(|l| l.trim() == "dlspan::kernel! {").map(|k| k + 1);
+    let line = source.lines().position(|l| l.trim() == "out(0) = undefined_raw_name;").unwrap() + 1;
+    assert!(kernel.starts_with("broken_raw<float32> (tests/cuda_nvrtc.rs:"), "{kernel}");
+    assert!(log.starts_with("raw kernel `broken_raw` declared at tests/cuda_nvrtc.rs:"), "{log}");
+    assert!(declared.is_some(), "the declaration's line");
+    assert!(
+        log.contains(&format!("tests/cuda_nvrtc.rs:{line}: error: identifier \"undefined_raw_name\" is undefined")),
+        "{log}"
+    );
+    assert!(log.contains(&format!("{line} | out(0) = undefined_raw_name;")), "{log}");
+    assert!(nvrtc_log.contains("undefined_raw_name") && nvrtc_log.contains(&format!("({line})")), "{nvrtc_log}");
+}
+
 /// The shipped device header serves users' own CUDA files: a kernel of their own that includes
 /// `dlspan.cuh` from `kernel::INCLUDE_DIR` and indexes `dl::view`s compiles with NVRTC; the same
 /// file builds for the CPU with the host compiler (`-DDLSPAN_CPU`).

@@ -76,10 +76,30 @@ pub fn compile_ptx_with(key: &ModuleKey, arch: &str, disk: &DiskCache) -> Result
         }
         _ => (None, String::new()),
     };
-    compile_source(
+    let compiled = compile_source(
         &CompileInput { source: &source, name: &name, options: &options, declared, instance: &instance },
         disk,
-    )
+    );
+    match (key, compiled) {
+        // A raw kernel's body is C++ the user wrote: NVRTC's diagnostics in it are shown at the
+        // body's lines (of the Rust file, or of the `.cu` file it includes), with their text.
+        (ModuleKey::Raw(raw), Err(CudaError::Compile { result, nvrtc_log, .. })) => {
+            let def = raw.def();
+            let body = def.body_path().replace('\\', "/");
+            let text = |n: u32| n.checked_sub(def.body_line).and_then(|k| def.source.lines().nth(k as usize));
+            let header = format!("raw kernel `{}` declared at {}:{}", def.name, def.file, def.line);
+            let log = user_log(
+                &header,
+                &body,
+                &text,
+                &raw.to_string(),
+                &nvrtc_log,
+                "elsewhere in the module (dlspan's header and the code around the body)",
+            );
+            Err(CudaError::Compile { kernel: format!("{raw} ({}:{})", def.file, def.line), result, log, nvrtc_log })
+        }
+        (_, compiled) => compiled,
+    }
 }
 
 /// The compiled module, for loading: through the process's disk cache ([`DiskCache::global`]).
@@ -225,7 +245,11 @@ fn nvrtc(input: &CompileInput<'_>) -> Result<String, CudaError> {
             | CompileError::DestroyError(e) => (e.0, String::new()),
         };
         let log = match &input.declared {
-            Some(at) => user_log(at, input.instance, &nvrtc_log),
+            Some(at) => {
+                let text = |n: u32| at.lines.iter().find(|(l, _)| *l == n).map(|(_, text)| *text);
+                let generated = "in dlspan's generated code (please report)";
+                user_log(&at.to_string(), at.file, &text, input.instance, &nvrtc_log, generated)
+            }
             None => nvrtc_log.clone(),
         };
         CudaError::Compile { kernel: input.kernel(), result, log, nvrtc_log }
@@ -247,11 +271,19 @@ fn uses_int128(key: &ModuleKey) -> bool {
     }
 }
 
-/// NVRTC's log of a user's kernel, as the user wrote the kernel: each diagnostic at a line of the
-/// kernel's Rust file is shown with that line's Rust text; diagnostics elsewhere (the generated
-/// code: a bug of dlspan's) are kept as NVRTC wrote them, after the user's.
-fn user_log(at: &Declared, instance: &str, log: &str) -> String {
-    let prefix = format!("{}(", at.file);
+/// NVRTC's log of a user's kernel, as the user wrote the kernel: each diagnostic at a line of
+/// `file` (the kernel's Rust file, or a raw kernel's body file) is shown with that line's text
+/// (`text`); diagnostics elsewhere are kept as NVRTC wrote them, after the user's, under
+/// `elsewhere`. `declared` says which kernel, `instance` its element types.
+fn user_log(
+    declared: &str,
+    file: &str,
+    text: &dyn Fn(u32) -> Option<&'static str>,
+    instance: &str,
+    log: &str,
+    elsewhere: &str,
+) -> String {
+    let prefix = format!("{file}(");
     let mut ours = String::new();
     let mut generated = String::new();
     for line in log.lines().filter(|l| !l.trim().is_empty()) {
@@ -261,8 +293,8 @@ fn user_log(at: &Declared, instance: &str, log: &str) -> String {
             .and_then(|(number, message)| Some((number.parse::<u32>().ok()?, message)));
         match at_user_line {
             Some((number, message)) => {
-                let text = at.lines.iter().find(|(l, _)| *l == number).map_or("", |(_, text)| *text);
-                let _ = writeln!(ours, "{}:{number}: {message}\n    {number} | {text}", at.file);
+                let _ =
+                    writeln!(ours, "{file}:{number}: {message}\n    {number} | {}", text(number).map_or("", str::trim));
             }
             // NVRTC's closing count ("1 error detected in the compilation of ...") says nothing new.
             None if line.contains("detected in the compilation of") => {}
@@ -272,9 +304,9 @@ fn user_log(at: &Declared, instance: &str, log: &str) -> String {
             None => {}
         }
     }
-    let mut report = format!("{at} did not compile for {instance}:\n{ours}");
+    let mut report = format!("{declared} did not compile for {instance}:\n{ours}");
     if !generated.is_empty() {
-        let _ = write!(report, "in dlspan's generated code (please report):\n{generated}");
+        let _ = write!(report, "{elsewhere}:\n{generated}");
     }
     report
 }
