@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the Rust test binaries that exercise raw memory (views, conversions, owned exchange, aligned
 # buffers, the C round trip, records, property tests, dynamically typed and packed views, element-wise
-# kernels on the CPU) under valgrind memcheck: any invalid read or write, use of uninitialised
+# and raw kernels on the CPU) under valgrind memcheck: any invalid read or write, use of uninitialised
 # memory, or definite/indirect leak fails the run.
 #
 #   bash scripts/valgrind.sh            (after `cargo test --no-run`; scripts/test.sh calls it)
@@ -19,7 +19,7 @@ command -v valgrind > /dev/null || { echo "valgrind unavailable: memcheck tier c
 # The memcheck tier's test binaries, by target name (the lib's unit tests are `dlspan`).
 # `copies` and `python_imports` embed Python (feature `python`): scripts/valgrind.supp names the
 # allocations of the interpreter's type objects, which live as long as the process.
-targets="dlspan dtype views iteration aligned bad_input export no_alloc owned buffer c_roundtrip records properties elementwise kernels ndarray_interop dynamic address_oracle packed copies python_imports"
+targets="dlspan dtype views iteration aligned bad_input export no_alloc owned buffer c_roundtrip records properties elementwise kernels raw_kernels ndarray_interop dynamic address_oracle packed copies python_imports"
 
 bins=$(cargo test --workspace --all-features --locked --no-run --message-format=json 2> /dev/null | python3 -c '
 import json, sys

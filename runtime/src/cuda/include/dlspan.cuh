@@ -59,6 +59,19 @@ struct dl_dim3 { unsigned int x, y, z; };
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
+// Under valgrind, the fibers' stacks are registered as stacks (client requests: a few instructions
+// and no effect outside valgrind), or its memcheck mistakes each switch of stacks for a huge frame.
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define DL_CPU_STACK_REGISTER(start, end) VALGRIND_STACK_REGISTER(start, end)
+#define DL_CPU_STACK_DEREGISTER(id) VALGRIND_STACK_DEREGISTER(id)
+#endif
+#endif
+#ifndef DL_CPU_STACK_REGISTER
+#define DL_CPU_STACK_REGISTER(start, end) 0u
+#define DL_CPU_STACK_DEREGISTER(id) ((void)(id))
+#endif
 
 // The launch, as dlspan's Rust side fills it (kernel/cpu.rs, `CpuLaunch`).
 struct dl_cpu_launch {
@@ -74,6 +87,7 @@ struct dl_cpu_fiber {
   ucontext_t context;
   dl_dim3 thread;
   int state;  // 0 runnable, 1 waiting at the barrier, 2 finished
+  unsigned int stack_id;  // valgrind's id of its stack (0 outside valgrind)
 };
 
 struct dl_cpu_run;
@@ -344,6 +358,10 @@ static int dl_cpu_worker_init(dl_cpu_worker* w, dl_cpu_run* run) {
     mprotect((unsigned char*)stacks + (size_t)t * w->stack_stride, (size_t)page, PROT_NONE);
   }
   w->stacks = (unsigned char*)stacks + (size_t)page;
+  for (unsigned int t = 0; t < w->threads; ++t) {
+    unsigned char* start = w->stacks + (size_t)t * w->stack_stride;
+    w->fibers[t].stack_id = DL_CPU_STACK_REGISTER(start, start + w->stack_bytes);
+  }
   if (l->shared_bytes > 0) {
     void* shared = 0;
     if (posix_memalign(&shared, 128, (size_t)l->shared_bytes) != 0) return 3;
@@ -353,7 +371,10 @@ static int dl_cpu_worker_init(dl_cpu_worker* w, dl_cpu_run* run) {
 }
 
 static void dl_cpu_worker_free(dl_cpu_worker* w) {
-  if (w->mapped) munmap(w->stacks - sysconf(_SC_PAGESIZE), w->mapped);
+  if (w->mapped) {
+    for (unsigned int t = 0; t < w->threads; ++t) DL_CPU_STACK_DEREGISTER(w->fibers[t].stack_id);
+    munmap(w->stacks - sysconf(_SC_PAGESIZE), w->mapped);
+  }
   free(w->shared);
   free(w->fibers);
 }
