@@ -1,7 +1,8 @@
 //! `dlspan.diagnostics`: what tests and debugging sessions ask of dlspan's Python layer — the view
 //! arguments alive — and the test hook that holds a view while Python code runs.
 
-use dlspan::python::PyView;
+use dlspan::Device;
+use dlspan::python::{CallerStream, PyDynView, PyView, common_stream, extract_argument};
 use pyo3::prelude::*;
 
 /// The number of view arguments alive (the borrows dlspan's registry holds).
@@ -24,13 +25,61 @@ fn _sum_during(x: PyView<'_, f64, 1>, callback: &Bound<'_, PyAny>) -> PyResult<f
     Ok(view.sum())
 }
 
+/// A caller's stream as Python sees it: `((device_type, device_id), handle, dlpack_stream, source)`.
+fn described(stream: CallerStream) -> ((i32, i32), usize, i64, String) {
+    let device = stream.device();
+    (
+        (device.device_type.0, device.device_id),
+        stream.handle(),
+        stream.dlpack_stream(),
+        format!("{:?}", stream.source()),
+    )
+}
+
+/// The stream a device tensor argument's work goes on (rule Y21), as dlspan chose it for ``x``.
+///
+/// Parameters
+/// ----------
+/// x : array
+///     A CUDA tensor: a PyTorch tensor, a CuPy or JAX array, any DLPack producer or capsule.
+///
+/// Returns
+/// -------
+/// tuple
+///     ``((device_type, device_id), handle, dlpack_stream, source)``: the raw ``CUstream`` handle,
+///     the value ``__dlpack__(stream=...)`` received (never 0), and who chose it:
+///     ``"ExchangeTable"`` (PyTorch's current stream), ``"CuPy"`` or ``"Dlspan"`` (the per-thread
+///     default stream).
+///
+/// Raises
+/// ------
+/// TypeError
+///     ``x`` is not CUDA device memory (``kind`` ``"DeviceMismatch"``).
+#[pyfunction]
+fn caller_stream(x: PyDynView<'_, Device>) -> ((i32, i32), usize, i64, String) {
+    described(x.caller_stream().expect("device arguments carry their stream"))
+}
+
+/// Test hook, not API: the one stream of two device arguments ``a`` and ``b``
+/// (``dlspan::python::common_stream``); ``ValueError`` naming ``b`` when they are on different
+/// devices.
+#[pyfunction]
+fn _common_stream(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<((i32, i32), usize, i64, String)> {
+    let a: PyDynView<'_, Device> = extract_argument(a, "a")?;
+    let b: PyDynView<'_, Device> = extract_argument(b, "b")?;
+    let stream = common_stream(&[("a", a.caller_stream()), ("b", b.caller_stream())])?;
+    Ok(described(stream.expect("device arguments carry their stream")))
+}
+
 /// The module's docstring.
 pub(crate) const DOC: &str = "What tests and debugging sessions ask of dlspan: live_borrows, the number of view \
-                              arguments alive.";
+                              arguments alive; caller_stream, the stream a device argument's work goes on.";
 
 /// Fills the `dlspan.diagnostics` module.
 pub(crate) fn fill(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(live_borrows, m)?)?;
     m.add_function(wrap_pyfunction!(_sum_during, m)?)?;
+    m.add_function(wrap_pyfunction!(caller_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(_common_stream, m)?)?;
     Ok(())
 }

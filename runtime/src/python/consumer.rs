@@ -82,6 +82,16 @@ pub struct ImportRequest {
 /// # Ok::<(), PyErr>(())
 /// ```
 pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResult<ManagedTensor> {
+    import(object, request, &mut |_| Ok(None))
+}
+
+/// [`from_dlpack`], with the stream for a CUDA or ROCm tensor the request names none for chosen by
+/// `choose` from the device `__dlpack_device__` reports, before `__dlpack__` is called (rule Y21).
+pub(crate) fn import(
+    object: &Bound<'_, PyAny>,
+    request: ImportRequest,
+    choose: &mut dyn FnMut(DLDevice) -> PyResult<Option<i64>>,
+) -> PyResult<ManagedTensor> {
     let py = object.py();
     let tensor = if object.is_instance_of::<PyCapsule>() {
         take_capsule(object)?
@@ -93,7 +103,8 @@ pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResul
             // unresolved; this path is slow anyway, so both are checked for every dtype.
             check_lazy_bits(object, base, true)?;
         }
-        let tensor = import_protocol(object, &request).map_err(|err| if torch { explain(object, err) } else { err })?;
+        let tensor =
+            import_protocol(object, &request, choose).map_err(|err| if torch { explain(object, err) } else { err })?;
         match dialect {
             Dialect::Protocol { immutable: true } if !tensor.is_read_only() => read_only(tensor)?,
             _ => tensor,
@@ -132,14 +143,21 @@ fn read_only(tensor: ManagedTensor) -> Result<ManagedTensor, DlpackError> {
 
 /// Calls `__dlpack_device__` and `__dlpack__` with the keywords that mean something, retrying with
 /// fewer on `TypeError`.
-fn import_protocol(object: &Bound<'_, PyAny>, request: &ImportRequest) -> PyResult<ManagedTensor> {
+fn import_protocol(
+    object: &Bound<'_, PyAny>,
+    request: &ImportRequest,
+    choose: &mut dyn FnMut(DLDevice) -> PyResult<Option<i64>>,
+) -> PyResult<ManagedTensor> {
     let py = object.py();
     let device = match object.getattr_opt(intern!(py, "__dlpack_device__"))? {
         Some(method) => Some(device_of(&method.call0()?)?),
         None => None,
     };
     let stream = match device {
-        Some(d) if matches!(d.device_type, DLDeviceType::kDLCUDA | DLDeviceType::kDLROCM) => request.stream,
+        Some(d) if matches!(d.device_type, DLDeviceType::kDLCUDA | DLDeviceType::kDLROCM) => match request.stream {
+            Some(stream) => Some(stream),
+            None => choose(d)?,
+        },
         _ => None,
     };
     let full = PyDict::new(py);

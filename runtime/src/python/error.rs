@@ -3,14 +3,16 @@
 //! structure as attributes — `kind` (the variant's name) and, where the variant has them,
 //! `expected` and `found` — so Python code matches errors without parsing messages.
 //!
-//! - `BufferError`: what cannot be exported or imported — malformed or unreachable memory, another
-//!   device, a consumed capsule, a read-only tensor asked for as a legacy capsule, a copy
+//! - `BufferError`: what cannot be exported or imported — malformed or unreachable memory, a
+//!   tensor asked for on another device, a consumed capsule, a read-only tensor asked for as a legacy capsule, a copy
 //!   forbidden by `copy=False` on export, PyTorch's lazy conjugate and negation bits.
-//! - `TypeError`: the tensor is not of the view's type — data type, rank, sub-byte packing — or the
-//!   object is not a DLPack capsule.
+//! - `TypeError`: the tensor is not of the view's type — data type, rank, sub-byte packing, memory
+//!   space (a host view of device memory, a device view of host memory) — or the object is not a
+//!   DLPack capsule.
 //! - `ValueError`: the tensor is of the right type but its values do not fit — extents, strides,
 //!   bytes a `bool` cannot hold, a read-only or borrowed buffer given where a mutable view is
-//!   needed, a tensor that requires grad, a stream the device cannot honour, a copy forbidden by
+//!   needed, a tensor that requires grad, a stream the device cannot honour, device arguments of
+//!   one call on different devices, a copy forbidden by
 //!   `copy=False` on import (as the array API's `from_dlpack` says).
 //!
 //! The exceptions speak Python's words, not Rust's: "expected a 1-d array, got 2-d", devices as
@@ -88,6 +90,16 @@ pub enum ExchangeError {
         /// The tensor's device.
         found: DLDevice,
     },
+    /// Device tensor arguments of one call on different devices (rule Y21): the call's work goes
+    /// on one device's stream.
+    DevicesDiffer {
+        /// The device of the first device argument.
+        expected: DLDevice,
+        /// The device of the argument refused.
+        found: DLDevice,
+        /// The name of the first device argument.
+        first: &'static str,
+    },
 }
 
 impl fmt::Display for ExchangeError {
@@ -113,6 +125,11 @@ impl fmt::Display for ExchangeError {
                 found.device_type, found.device_id, requested.device_type, requested.device_id
             ),
             Self::MetaTensor => f.write_str("a PyTorch tensor on the meta device has no data"),
+            Self::DevicesDiffer { expected, found, first } => write!(
+                f,
+                "tensor on device {:?}:{} where argument '{first}' is on device {:?}:{}",
+                found.device_type, found.device_id, expected.device_type, expected.device_id
+            ),
             Self::StorageMismatch => f.write_str(
                 "the storage PyTorch returned does not hold the tensor's memory (a __torch_function__ mode or \
                  override answered untyped_storage()): the view could not be kept alive",
@@ -142,7 +159,8 @@ fn class(err: &DlpackError) -> Class {
     use DlpackError as E;
     // Exhaustive: a new variant must be placed here.
     match err {
-        E::RankMismatch { .. }
+        E::DeviceMismatch { .. }
+        | E::RankMismatch { .. }
         | E::DtypeMismatch { .. }
         | E::SubbytePacking { .. }
         | E::UnsupportedDtype { .. }
@@ -161,8 +179,7 @@ fn class(err: &DlpackError) -> Class {
         | E::ReadOnly
         | E::Aliased
         | E::CopyRequired => Class::Value,
-        E::DeviceMismatch { .. }
-        | E::NullData
+        E::NullData
         | E::ByteOffsetOverflow { .. }
         | E::ByteOffsetNotElementMultiple { .. }
         | E::Misaligned { .. }
@@ -184,7 +201,7 @@ fn exchange_class(err: &ExchangeError) -> Class {
     use ExchangeError as E;
     match err {
         E::NotDlpackCapsule => Class::Type,
-        E::BorrowConflict { .. } | E::RequiresGrad | E::InvalidStream { .. } => Class::Value,
+        E::BorrowConflict { .. } | E::RequiresGrad | E::InvalidStream { .. } | E::DevicesDiffer { .. } => Class::Value,
         E::ConjugateBit
         | E::NegativeBit
         | E::CapsuleConsumed
@@ -217,7 +234,7 @@ variant_names!(kind, DlpackError:
 
 variant_names!(exchange_kind, ExchangeError:
     BorrowConflict, RequiresGrad, ConjugateBit, NegativeBit, CapsuleConsumed, NotDlpackCapsule, InvalidStream,
-    DeviceUnavailable, HostAccessUnordered, StorageMismatch, MetaTensor,
+    DeviceUnavailable, HostAccessUnordered, StorageMismatch, MetaTensor, DevicesDiffer,
 );
 
 /// `expected` and `found`, for the variants that have them.
@@ -463,6 +480,12 @@ fn exchange_message(err: &ExchangeError) -> String {
              framework first",
             device_name(device)
         ),
+        ExchangeError::DevicesDiffer { expected, found, first } => format!(
+            "expected a tensor on {} (the device of argument '{first}'), got one on {}: a call's device \
+             arguments share one device",
+            device_name(expected),
+            device_name(found)
+        ),
         ExchangeError::MetaTensor => "a PyTorch tensor on the meta device has a shape and a dtype but no data; \
                                       pass a tensor with memory (torch.empty_like(x, device=\"cpu\"))"
             .to_owned(),
@@ -518,6 +541,7 @@ impl From<ExchangeError> for PyErr {
     fn from(err: ExchangeError) -> Self {
         let details = match err {
             ExchangeError::DeviceUnavailable { requested, found } => Details::Devices(requested, found),
+            ExchangeError::DevicesDiffer { expected, found, .. } => Details::Devices(expected, found),
             _ => Details::None,
         };
         raise(exchange_class(&err), exchange_kind(&err), exchange_message(&err), details)

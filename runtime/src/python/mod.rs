@@ -81,12 +81,16 @@ mod numpy;
 mod output;
 mod package;
 mod producer;
+mod stream;
 mod tensor;
 mod tensor_methods;
 mod torch;
 mod values;
 
-pub use arg::{NamedArgument, PyDynView, PyDynViewMut, PyView, PyViewMut, extract_argument};
+pub use arg::{
+    NamedArgument, PyDeviceView, PyDeviceViewMut, PyDynView, PyDynViewMut, PyManagedView, PyManagedViewMut, PyView,
+    PyViewMut, extract_argument,
+};
 pub use borrow::live_borrows;
 pub use capsule::{EXCHANGE_API_CAPSULE, LEGACY, USED_LEGACY, USED_VERSIONED, VERSIONED, into_capsule, take_capsule};
 pub use consumer::{ImportRequest, from_dlpack};
@@ -99,4 +103,5 @@ pub use meta::MAX_TENSOR_RANK;
 pub use output::{Argument, Output};
 pub use package::{export_c_api, into_tensor};
 pub use producer::ExportRequest;
+pub use stream::{CallerStream, StreamSource, common_stream};
 pub use tensor::Tensor;

@@ -16,6 +16,7 @@ use crate::error::DlpackError;
 use crate::ffi::{DLDataType, DLDevice, DLTensor};
 use crate::python::borrow::{Borrow, dyn_footprint, quick_footprint, register};
 use crate::python::dialect::Framework;
+use crate::python::stream::CallerStream;
 use crate::space::{Host, MemorySpace};
 use crate::view::{Dims, DynMdspan, DynMdspanMut, Layout, Mdspan, MdspanMut};
 use core::marker::PhantomData;
@@ -146,6 +147,7 @@ pub struct PyDynView<'py, S: MemorySpace = Host> {
     _borrow: Option<Borrow<'py>>,
     _source: Source<'py>,
     pub(crate) framework: Framework,
+    stream: Option<CallerStream>,
     _space: PhantomData<S>,
 }
 
@@ -227,6 +229,7 @@ impl<'py, S: MemorySpace> PyDynView<'py, S> {
             _borrow: borrow,
             _source: located.source,
             framework: located.framework,
+            stream: located.stream,
             _space: PhantomData,
         })
     }
@@ -328,6 +331,29 @@ impl<'py, S: MemorySpace> PyDynView<'py, S> {
     #[inline]
     pub fn is_read_only(&self) -> bool {
         self.read_only
+    }
+
+    /// The caller's stream for the argument's device (rule Y21), as
+    /// [`PyView::caller_stream`](super::PyView::caller_stream) gives it; `None` for host memory.
+    ///
+    /// ```
+    /// # use dlspan::python::PyDynView;
+    /// # use pyo3::prelude::*;
+    /// #[pyfunction]
+    /// fn stream_value(x: PyDynView<'_>) -> Option<i64> {
+    ///     x.caller_stream().map(|s| s.dlpack_stream())
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;
+    /// #     assert!(wrap_pyfunction!(stream_value, py)?.call1((x,))?.is_none());
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    #[inline]
+    pub fn caller_stream(&self) -> Option<CallerStream> {
+        self.stream
     }
 
     /// The dynamic view of the argument, borrowing it: every rule of a dynamic view is checked

@@ -6,11 +6,13 @@ use crate::convert::ImportOptions;
 use crate::ffi::{DLDevice, DLDeviceType, DLTensor};
 use crate::ffi::{DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, DLPACK_FLAG_BITMASK_READ_ONLY};
 use crate::owned::ManagedTensor;
-use crate::python::consumer::{ImportRequest, from_dlpack};
+use crate::python::consumer::{ImportRequest, import};
 use crate::python::device::wait_for_host;
 use crate::python::dialect::{Dialect, Framework, dialect};
+use crate::python::error::ExchangeError;
 use crate::python::meta::rebase;
 use crate::python::numpy;
+use crate::python::stream::{self, CallerStream, on_stream};
 use crate::python::tensor::Tensor;
 use crate::python::torch;
 use crate::space::MemorySpace;
@@ -35,6 +37,8 @@ pub(super) struct Located<'py> {
     pub(super) source: Source<'py>,
     /// The framework the object came from.
     pub(super) framework: Framework,
+    /// The caller's stream, for a tensor on a device with streams (rule Y21).
+    pub(super) stream: Option<CallerStream>,
 }
 
 /// Finds `object`'s tensor in its type's dialect. For NumPy arrays, `strides` receives the strides
@@ -48,12 +52,22 @@ pub(super) fn locate<'py>(
     let py = object.py();
     let dialect = dialect(object)?;
     let framework = dialect.framework();
+    // dlspan's own stream, for memory whose producer names none.
+    let own = |device: DLDevice| on_stream(device).then(|| CallerStream::per_thread(device));
     let found = |tensor: DLTensor, options: ImportOptions, read_only: bool| Located {
         tensor,
         options,
         read_only,
         source: Source::Object(object.clone()),
         framework,
+        stream: own(tensor.device),
+    };
+    // The producer's current stream, through its table.
+    let current = |device: DLDevice| -> PyResult<Option<CallerStream>> {
+        match dialect {
+            Dialect::Exchange { api, .. } if on_stream(device) => Ok(Some(stream::from_table(py, api, device)?)),
+            _ => Ok(None),
+        }
     };
     match dialect {
         Dialect::Package(table) => {
@@ -93,12 +107,14 @@ pub(super) fn locate<'py>(
                 // SAFETY: on success the slot holds a managed tensor whose ownership passes to
                 // the caller (the exchange API's contract).
                 let managed = unsafe { ManagedTensor::from_raw_versioned(raw) }?;
-                return Ok(located_managed(managed, framework));
+                let stream = current(managed.device())?;
+                return Ok(Located { stream, ..located_managed(managed, framework) });
             }
         }
         Dialect::Exchange { api, torch: Some(base) } => {
             let read = torch::read(object, api, base, mutable)?;
             return Ok(Located {
+                stream: current(read.tensor.device)?,
                 tensor: read.tensor,
                 options: ImportOptions::CURRENT,
                 read_only: false,
@@ -114,12 +130,30 @@ pub(super) fn locate<'py>(
             if unsafe { fill(object.as_ptr().cast(), &mut tensor) } != 0 {
                 return Err(PyErr::fetch(py));
             }
-            return Ok(found(tensor, ImportOptions::CURRENT, false));
+            let stream = current(tensor.device)?;
+            return Ok(Located { stream, ..found(tensor, ImportOptions::CURRENT, false) });
         }
         Dialect::Protocol { .. } => {}
     }
-    // `from_dlpack` marks the memory of immutable producers read-only.
-    Ok(located_managed(from_dlpack(object, ImportRequest::default())?, framework))
+    // `from_dlpack` marks the memory of immutable producers read-only. The stream is chosen from
+    // `__dlpack_device__` and handed to `__dlpack__`, so the producer orders its work before it.
+    let mut chosen = None;
+    let managed = import(object, ImportRequest::default(), &mut |device| {
+        let stream = stream::for_protocol(object, device)?;
+        chosen = Some(stream);
+        Ok(Some(stream.dlpack_stream()))
+    })?;
+    let device = managed.device();
+    let stream = match chosen {
+        // The producer exported on another device than it announced: the stream ordered nothing.
+        Some(stream) if stream.device() != device => {
+            return Err(ExchangeError::DeviceUnavailable { requested: stream.device(), found: device }.into());
+        }
+        Some(stream) => Some(stream),
+        // A capsule, or a producer with no `__dlpack_device__`: ordered by whoever made it.
+        None => own(device),
+    };
+    Ok(Located { stream, ..located_managed(managed, framework) })
 }
 
 /// A managed tensor as a located argument (its flags decide read-only).
@@ -133,6 +167,7 @@ fn located_managed<'py>(managed: ManagedTensor, framework: Framework) -> Located
         read_only: managed.is_read_only(),
         source: Source::Managed(managed),
         framework,
+        stream: None,
     }
 }
 

@@ -48,7 +48,7 @@ mod locate;
 mod typed;
 
 pub use dynamic::{PyDynView, PyDynViewMut};
-pub use typed::{PyView, PyViewMut};
+pub use typed::{PyDeviceView, PyDeviceViewMut, PyManagedView, PyManagedViewMut, PyView, PyViewMut};
 
 use super::error::InArgument;
 use pyo3::prelude::*;

@@ -9,7 +9,8 @@ use crate::error::DlpackError;
 use crate::ffi::DLTensor;
 use crate::python::borrow::{Borrow, footprint, register};
 use crate::python::dialect::Framework;
-use crate::space::{Host, MemorySpace};
+use crate::python::stream::CallerStream;
+use crate::space::{Device, Host, Managed, MemorySpace};
 use crate::view::{Dims, Extents, Layout, LayoutStrideRelaxed, Mdspan, MdspanMut};
 use pyo3::prelude::*;
 
@@ -51,6 +52,7 @@ pub struct PyView<
     _borrow: Option<Borrow<'py>>,
     _source: Source<'py>,
     pub(crate) framework: Framework,
+    stream: Option<CallerStream>,
 }
 
 /// A mutable view argument: as [`PyView`], for a tensor the function writes. Refused for read-only
@@ -90,7 +92,94 @@ pub struct PyViewMut<
     _borrow: Option<Borrow<'py>>,
     _source: Source<'py>,
     pub(crate) framework: Framework,
+    stream: Option<CallerStream>,
 }
+
+/// A shared view argument of CUDA device memory (`kDLCUDA`): [`PyView`] in the [`Device`] space.
+/// Host memory, managed memory and other devices are refused with a `TypeError` naming the
+/// argument (`expected an array on cuda, got one on cpu`). Device views are never read on the host:
+/// the extension's work goes on [`caller_stream`](PyView::caller_stream) (rule Y21).
+///
+/// ```
+/// use dlspan::python::PyDeviceView;
+/// use dlspan::pyo3::prelude::*;
+/// #[pyfunction(crate = "dlspan::pyo3")]
+/// fn device_length(x: PyDeviceView<'_, f32, 1>) -> (usize, i64) {
+///     (x.view().size(), x.caller_stream().map_or(0, |s| s.dlpack_stream()))
+/// }
+/// # Python::initialize();
+/// # Python::attach(|py| {
+/// let host = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0f32; 2], [2])?)?;
+/// let err = wrap_pyfunction!(device_length, py)?.call1((host,)).unwrap_err();
+/// assert!(err.is_instance_of::<pyo3::exceptions::PyTypeError>(py));
+/// assert!(err.value(py).to_string().contains("got one on cpu"), "{}", err.value(py));
+/// #     Ok::<_, PyErr>(())
+/// # })?;
+/// # Ok::<(), PyErr>(())
+/// ```
+pub type PyDeviceView<'py, T, const R: usize, L = LayoutStrideRelaxed, E = Dims<R>> = PyView<'py, T, R, L, E, Device>;
+
+/// A mutable view argument of CUDA device memory: [`PyViewMut`] in the [`Device`] space, with the
+/// checks of [`PyDeviceView`] and [`PyViewMut`] (read-only memory, JAX arrays, tensors that require
+/// grad while gradients are recorded, overlapping arguments).
+///
+/// ```
+/// use dlspan::python::PyDeviceViewMut;
+/// use dlspan::pyo3::prelude::*;
+/// #[pyfunction(crate = "dlspan::pyo3")]
+/// fn touch(mut x: PyDeviceViewMut<'_, f32, 1>) -> usize {
+///     x.view_mut().size()
+/// }
+/// # Python::initialize();
+/// # Python::attach(|py| {
+/// let host = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0f32; 2], [2])?)?;
+/// assert!(wrap_pyfunction!(touch, py)?.call1((host,)).is_err());
+/// #     Ok::<_, PyErr>(())
+/// # })?;
+/// # Ok::<(), PyErr>(())
+/// ```
+pub type PyDeviceViewMut<'py, T, const R: usize, L = LayoutStrideRelaxed, E = Dims<R>> =
+    PyViewMut<'py, T, R, L, E, Device>;
+
+/// A shared view argument of CUDA managed memory (`kDLCUDAManaged`): [`PyView`] in the [`Managed`]
+/// space, read on the host only after the device's work (rule Y16).
+///
+/// ```
+/// use dlspan::python::PyManagedView;
+/// use dlspan::pyo3::prelude::*;
+/// #[pyfunction(crate = "dlspan::pyo3")]
+/// fn managed_sum(x: PyManagedView<'_, f64, 1>) -> f64 {
+///     x.view().iter().sum()
+/// }
+/// # Python::initialize();
+/// # Python::attach(|py| {
+/// let host = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0f64; 2], [2])?)?;
+/// assert!(wrap_pyfunction!(managed_sum, py)?.call1((host,)).is_err());
+/// #     Ok::<_, PyErr>(())
+/// # })?;
+/// # Ok::<(), PyErr>(())
+/// ```
+pub type PyManagedView<'py, T, const R: usize, L = LayoutStrideRelaxed, E = Dims<R>> = PyView<'py, T, R, L, E, Managed>;
+
+/// A mutable view argument of CUDA managed memory: [`PyViewMut`] in the [`Managed`] space.
+///
+/// ```
+/// use dlspan::python::PyManagedViewMut;
+/// use dlspan::pyo3::prelude::*;
+/// #[pyfunction(crate = "dlspan::pyo3")]
+/// fn managed_zero(mut x: PyManagedViewMut<'_, f64, 1>) {
+///     x.view_mut().iter_mut().for_each(|v| *v = 0.0);
+/// }
+/// # Python::initialize();
+/// # Python::attach(|py| {
+/// let host = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![1f64; 2], [2])?)?;
+/// assert!(wrap_pyfunction!(managed_zero, py)?.call1((host,)).is_err());
+/// #     Ok::<_, PyErr>(())
+/// # })?;
+/// # Ok::<(), PyErr>(())
+/// ```
+pub type PyManagedViewMut<'py, T, const R: usize, L = LayoutStrideRelaxed, E = Dims<R>> =
+    PyViewMut<'py, T, R, L, E, Managed>;
 
 impl<'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace> PyView<'py, T, R, L, E, S> {
     /// The view, borrowing the argument (so it cannot outlive the memory it keeps alive).
@@ -113,6 +202,30 @@ impl<'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace
     #[inline]
     pub fn view(&self) -> Mdspan<'_, T, R, E, L, S> {
         self.view
+    }
+
+    /// The caller's stream for the argument's device (rule Y21): PyTorch's current stream, CuPy's,
+    /// or dlspan's own (which the producer's `__dlpack__` ordered its work before); `None` for host
+    /// memory. Work on the view enqueued there is seen by the caller's next operation on its stream.
+    ///
+    /// ```
+    /// # use dlspan::python::PyView;
+    /// # use dlspan::pyo3::prelude::*;
+    /// #[pyfunction(crate = "dlspan::pyo3")]
+    /// fn on_host(x: PyView<'_, f32, 1>) -> bool {
+    ///     x.caller_stream().is_none()
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0f32; 2], [2])?)?;
+    /// #     assert!(wrap_pyfunction!(on_host, py)?.call1((x,))?.extract::<bool>()?);
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    #[inline]
+    pub fn caller_stream(&self) -> Option<CallerStream> {
+        self.stream
     }
 }
 
@@ -162,6 +275,30 @@ impl<'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace
     pub fn view_mut(&mut self) -> MdspanMut<'_, T, R, E, L, S> {
         self.view.reborrow()
     }
+
+    /// The caller's stream for the argument's device (rule Y21): PyTorch's current stream, CuPy's,
+    /// or dlspan's own (which the producer's `__dlpack__` ordered its work before); `None` for host
+    /// memory. Work on the view enqueued there is seen by the caller's next operation on its stream.
+    ///
+    /// ```
+    /// # use dlspan::python::PyViewMut;
+    /// # use dlspan::pyo3::prelude::*;
+    /// #[pyfunction(crate = "dlspan::pyo3")]
+    /// fn on_host(x: PyViewMut<'_, f32, 1>) -> bool {
+    ///     x.caller_stream().is_none()
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0f32; 2], [2])?)?;
+    /// #     assert!(wrap_pyfunction!(on_host, py)?.call1((x,))?.extract::<bool>()?);
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    #[inline]
+    pub fn caller_stream(&self) -> Option<CallerStream> {
+        self.stream
+    }
 }
 
 impl<'a, 'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace> FromPyObject<'a, 'py>
@@ -197,7 +334,13 @@ impl<'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace
         let view = unsafe { Mdspan::<'py, T, R, E, L, S>::from_dltensor_with(tensor, located.options) }?;
         host_ready::<S>(located.tensor.device)?;
         let borrow = if view.is_empty() { None } else { Some(register(&object, name, footprint(&view), false)?) };
-        Ok(Self { view, _borrow: borrow, _source: located.source, framework: located.framework })
+        Ok(Self {
+            view,
+            _borrow: borrow,
+            _source: located.source,
+            framework: located.framework,
+            stream: located.stream,
+        })
     }
 }
 
@@ -235,6 +378,12 @@ impl<'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace
         host_ready::<S>(located.tensor.device)?;
         let borrow =
             if view.is_empty() { None } else { Some(register(&object, name, footprint(&view.as_view()), true)?) };
-        Ok(Self { view, _borrow: borrow, _source: located.source, framework: located.framework })
+        Ok(Self {
+            view,
+            _borrow: borrow,
+            _source: located.source,
+            framework: located.framework,
+            stream: located.stream,
+        })
     }
 }
