@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds, on the development machine, what scripts/gpu.sh runs on a GPU machine that has no Rust
 # toolchain: the GPU test binary, the bandwidth benchmark and the element-wise example (release,
-# feature `cuda`), copied with scripts/gpu.sh into target/gpu-bundle/, which must stay within the
-# 64 MiB a device call carries.
+# feature `cuda`), and the dlspan wheel (abi3, release) with the Python x CUDA tests
+# (python/tests/test_cuda_args.py and the conftest.py it imports), copied with scripts/gpu.sh into
+# target/gpu-bundle/, which must stay within the 64 MiB a device call carries.
 # The binaries need only the driver and NVRTC at run time (cudarc loads both dynamically).
 #
 #   bash scripts/gpu-build.sh && (carry target/gpu-bundle) && bash target/gpu-bundle/gpu.sh
@@ -26,6 +27,12 @@ cp "$target/release/examples/cuda_bandwidth" "$bundle/cuda_bandwidth"
 cp "$target/release/examples/elementwise" "$bundle/elementwise"
 cp "$target/release/examples/raw_kernels" "$bundle/raw_kernels"
 cp scripts/gpu.sh "$bundle/gpu.sh"
+# The wheel is built by maturin from the local virtual environment scripts/python.sh makes (or
+# $MATURIN); it loads on the GPU machine's Python 3.12 (abi3).
+maturin="${MATURIN:-.venv/bin/maturin}"
+[ -x "$maturin" ] || maturin=$(command -v maturin) || { echo "no maturin (run scripts/python.sh first)" >&2; exit 1; }
+"$maturin" build --quiet --release --locked --manifest-path python/Cargo.toml --out "$bundle/python"
+cp python/tests/conftest.py python/tests/test_cuda_args.py "$bundle/python/"
 strip "$bundle/cuda_gpu" "$bundle/cuda_bandwidth" "$bundle/elementwise" "$bundle/raw_kernels"
 bytes=$(du -sb "$bundle" | cut -f1)
 limit=$((64 << 20))

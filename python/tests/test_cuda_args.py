@@ -86,6 +86,25 @@ def test_a_producer_exporting_on_another_device_than_announced_is_refused():
     assert [f.deleted for f in p.made] == [1]
 
 
+def test_rocm_producers_get_no_stream():
+    # DLPack's stream values differ on ROCm (0 is its default stream; 1 and 2 are not allowed).
+    class Rocm(Producer):
+        def __dlpack_device__(self):
+            return (10, 0)
+
+        def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+            self.streams.append(stream)
+            fake = FakeCuda(0, device_type=10)
+            self.made.append(fake)
+            return fake.capsule
+
+    p = Rocm()
+    with pytest.raises(TypeError) as info:
+        dlspan.diagnostics.caller_stream(p)
+    assert (info.value.kind, info.value.found) == ("DeviceMismatch", (10, 0))
+    assert p.streams == [None] and [f.deleted for f in p.made] == [1]
+
+
 def test_a_bare_cuda_capsule_gets_dlspans_stream():
     fake = FakeCuda(3)
     assert dlspan.diagnostics.caller_stream(fake.capsule) == ((CUDA, 3), 2, 2, "Dlspan")
@@ -218,10 +237,14 @@ def test_real_cpu_arrays_are_refused_by_device_arguments_and_have_no_stream():
     assert dlspan.diagnostics.live_borrows() == 0
 
 
+def no_cuda_device():
+    pytest.skip("skipped: no CUDA device")
+
+
 def test_torch_cuda_tensors_get_torchs_current_stream():
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
-        pytest.skip("skipped: no CUDA device")
+        no_cuda_device()
     x = torch.zeros(4, device="cuda")
     s = torch.cuda.Stream()
     with torch.cuda.stream(s):
@@ -230,5 +253,39 @@ def test_torch_cuda_tensors_get_torchs_current_stream():
     device, handle, value, source = dlspan.diagnostics.caller_stream(x)
     current = torch.cuda.current_stream().cuda_stream
     assert handle == current and value == (current or 1) and source == "ExchangeTable"
-    with pytest.raises(TypeError):
+    # Gradients: shared views of tensors that require grad, as on the host.
+    assert dlspan.diagnostics.caller_stream(torch.zeros(4, device="cuda", requires_grad=True))[3] == "ExchangeTable"
+    with pytest.raises(TypeError) as info:
         dlspan.sum(x)
+    assert info.value.kind == "DeviceMismatch" and "while processing" in note(info.value)
+    # A second argument on another device (a fake one: its memory is never read).
+    with pytest.raises(ValueError) as info:
+        dlspan.diagnostics._common_stream(x, Producer(x.device.index + 1))
+    assert info.value.kind == "DevicesDiffer" and "while processing 'b'" in note(info.value)
+
+
+def test_cupy_arrays_get_cupys_current_stream():
+    cupy = pytest.importorskip("cupy")
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception:
+        count = 0
+    if count == 0:
+        no_cuda_device()
+    x = cupy.zeros(4, cupy.float32)
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        assert dlspan.diagnostics.caller_stream(x) == ((CUDA, x.device.id), s.ptr, s.ptr, "CuPy")
+    null = cupy.cuda.get_current_stream().ptr
+    assert dlspan.diagnostics.caller_stream(x)[1:] == (null, null or 1, "CuPy")
+
+
+def test_jax_gpu_arrays_get_dlspans_stream():
+    jax = pytest.importorskip("jax")
+    try:
+        gpus = jax.devices("gpu")
+    except RuntimeError:
+        # A CPU-only jaxlib says nothing about the machine's devices.
+        pytest.skip("skipped: this jaxlib has no GPU backend")
+    x = jax.device_put(jax.numpy.zeros(4, jax.numpy.float32), gpus[0])
+    assert dlspan.diagnostics.caller_stream(x) == ((CUDA, gpus[0].id), 2, 2, "Dlspan")

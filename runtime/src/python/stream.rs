@@ -162,9 +162,11 @@ impl CallerStream {
     }
 }
 
-/// Whether tensors of `device` are read on a stream (CUDA and ROCm device and managed memory).
+/// Whether tensors of `device` get a caller's stream: CUDA device and managed memory. ROCm memory
+/// gets none: DLPack's stream values differ there (0 is its default stream, 1 and 2 are not
+/// allowed), and dlspan has no view of it.
 pub(crate) fn on_stream(device: DLDevice) -> bool {
-    matches!(device.device_type, DLDeviceType::kDLCUDA | DLDeviceType::kDLCUDAManaged | DLDeviceType::kDLROCM)
+    matches!(device.device_type, DLDeviceType::kDLCUDA | DLDeviceType::kDLCUDAManaged)
 }
 
 /// The producer's current stream for `device` through its exchange table's

@@ -139,6 +139,9 @@ pub(super) fn locate<'py>(
     // `__dlpack_device__` and handed to `__dlpack__`, so the producer orders its work before it.
     let mut chosen = None;
     let managed = import(object, ImportRequest::default(), &mut |device| {
+        if !on_stream(device) {
+            return Ok(None);
+        }
         let stream = stream::for_protocol(object, device)?;
         chosen = Some(stream);
         Ok(Some(stream.dlpack_stream()))
