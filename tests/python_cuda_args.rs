@@ -230,13 +230,17 @@ unsafe extern "C" fn fake_fill(object: *mut c_void, out: *mut DLTensor) -> c_int
     0
 }
 
-/// `current_work_stream`: the sentinel plus the device id; fails for device id 7.
+/// `current_work_stream`: the sentinel plus the device id; fails for device id 7 (raising) and 8
+/// (without raising).
 unsafe extern "C" fn fake_stream(device_type: DLDeviceType, device_id: i32, out: *mut *mut c_void) -> c_int {
     ASKED.lock().unwrap().push((device_type.0, device_id));
     if device_id == 7 {
         // SAFETY: the GIL is held (the exchange API's contract).
         let py = unsafe { Python::assume_attached() };
         PyErr::new::<pyo3::exceptions::PyRuntimeError, _>("no stream for device 7").restore(py);
+        return -1;
+    }
+    if device_id == 8 {
         return -1;
     }
     // SAFETY: `out` is the consumer's writable slot.
@@ -288,10 +292,16 @@ except RuntimeError as e:
     assert "no stream for device 7" in str(e), e
 else:
     raise AssertionError("a failing current_work_stream was ignored")
+try:
+    device_arg(TableTensor(8))
+except BufferError as e:
+    assert e.kind == "NoCurrentStream" and "cuda:8" in str(e), (e.kind, str(e))
+else:
+    raise AssertionError("a silent failure of current_work_stream was ignored")
 "#
             ),
         );
-        assert_eq!(*ASKED.lock().unwrap(), [(CUDA.0, 3), (CUDA.0, 7)], "asked for the tensor's device");
+        assert_eq!(*ASKED.lock().unwrap(), [(CUDA.0, 3), (CUDA.0, 7), (CUDA.0, 8)], "asked for the tensor's device");
     });
 }
 

@@ -90,6 +90,12 @@ pub enum ExchangeError {
         /// The tensor's device.
         found: DLDevice,
     },
+    /// A producer's exchange table that gives no current stream for a device tensor's device: no
+    /// `current_work_stream`, or one that failed without raising (rule Y21).
+    NoCurrentStream {
+        /// The tensor's device.
+        device: DLDevice,
+    },
     /// Device tensor arguments of one call on different devices (rule Y21): the call's work goes
     /// on one device's stream.
     DevicesDiffer {
@@ -125,6 +131,11 @@ impl fmt::Display for ExchangeError {
                 found.device_type, found.device_id, requested.device_type, requested.device_id
             ),
             Self::MetaTensor => f.write_str("a PyTorch tensor on the meta device has no data"),
+            Self::NoCurrentStream { device } => write!(
+                f,
+                "the producer's exchange table gives no current stream for device {:?}:{}",
+                device.device_type, device.device_id
+            ),
             Self::DevicesDiffer { expected, found, first } => write!(
                 f,
                 "tensor on device {:?}:{} where argument '{first}' is on device {:?}:{}",
@@ -208,6 +219,7 @@ fn exchange_class(err: &ExchangeError) -> Class {
         | E::DeviceUnavailable { .. }
         | E::StorageMismatch
         | E::MetaTensor
+        | E::NoCurrentStream { .. }
         | E::HostAccessUnordered { .. } => Class::Buffer,
     }
 }
@@ -235,6 +247,7 @@ variant_names!(kind, DlpackError:
 variant_names!(exchange_kind, ExchangeError:
     BorrowConflict, RequiresGrad, ConjugateBit, NegativeBit, CapsuleConsumed, NotDlpackCapsule, InvalidStream,
     DeviceUnavailable, HostAccessUnordered, StorageMismatch, MetaTensor, DevicesDiffer,
+    NoCurrentStream,
 );
 
 /// `expected` and `found`, for the variants that have them.
@@ -480,6 +493,11 @@ fn exchange_message(err: &ExchangeError) -> String {
              framework first",
             device_name(device)
         ),
+        ExchangeError::NoCurrentStream { device } => format!(
+            "the producer's DLPack exchange table gives no current stream for a tensor on {} \
+             (its current_work_stream is missing or failed without saying why)",
+            device_name(device)
+        ),
         ExchangeError::DevicesDiffer { expected, found, first } => format!(
             "expected a tensor on {} (the device of argument '{first}'), got one on {}: a call's device \
              arguments share one device",
@@ -609,5 +627,13 @@ mod tests {
         // Values a bool cannot hold: a tensor of the right type whose values do not fit.
         assert_eq!(class(&DlpackError::InvalidBool { found: 2 }), Class::Value);
         assert_eq!(kind(&DlpackError::InvalidBool { found: 2 }), "InvalidBool");
+        // A view of one memory space given another: the view's type does not match (rule Y21).
+        let cpu = crate::python::device::CPU;
+        let gpu = |device_id| DLDevice { device_type: DLDeviceType::kDLCUDA, device_id };
+        assert_eq!(class(&DlpackError::DeviceMismatch { expected: DLDeviceType::kDLCUDA, found: cpu }), Class::Type);
+        let differ = ExchangeError::DevicesDiffer { expected: gpu(0), found: gpu(1), first: "a" };
+        assert_eq!((exchange_class(&differ), exchange_kind(&differ)), (Class::Value, "DevicesDiffer"));
+        let none = ExchangeError::NoCurrentStream { device: gpu(0) };
+        assert_eq!((exchange_class(&none), exchange_kind(&none)), (Class::Buffer, "NoCurrentStream"));
     }
 }

@@ -61,6 +61,14 @@
 //! thread with the GIL released) is not seen. The views themselves are plain Rust values: a kernel
 //! may use them inside `py.detach` with the GIL released; the registry and the per-type cache are
 //! guarded by the GIL, or by a mutex on free-threaded Python.
+//!
+//! **Devices.** A view argument's memory space is part of its type: [`PyDeviceView`] and
+//! [`PyDeviceViewMut`] take CUDA device memory, [`PyManagedView`] and [`PyManagedViewMut`] CUDA
+//! managed memory, from every framework, and another space is a `TypeError` naming the argument.
+//! Each device argument carries the caller's stream ([`CallerStream`], rule Y21): PyTorch's
+//! current stream through its exchange table, CuPy's current stream, or, for other producers,
+//! dlspan's own (the per-thread default stream), which their `__dlpack__(stream=…)` orders their
+//! work before. [`common_stream`] checks that a call's device arguments share one device.
 
 // The files' layer order, bottom to top, is DESIGN.md's ("Layers"): `python::gil` to
 // `python::tensor_methods`.

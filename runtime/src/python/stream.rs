@@ -174,17 +174,17 @@ pub(crate) fn on_stream(device: DLDevice) -> bool {
 ///
 /// # Errors
 ///
-/// What the producer raises; [`ExchangeError::InvalidStream`] when the table has no
-/// `current_work_stream` or it fails without saying why.
+/// What the producer raises; [`ExchangeError::NoCurrentStream`] when the table has no
+/// `current_work_stream` or it fails without raising.
 pub(crate) fn from_table(py: Python<'_>, api: Api, device: DLDevice) -> PyResult<CallerStream> {
     let Some(current) = api.table().current_work_stream else {
-        return Err(ExchangeError::InvalidStream { stream: 0 }.into());
+        return Err(ExchangeError::NoCurrentStream { device }.into());
     };
     let mut out = core::ptr::null_mut();
     // SAFETY: the table is a live version-1 table (the dialect checked it and pins its capsule), the
     // GIL is held as the exchange API requires, and `out` is a writable slot on our stack.
     if unsafe { current(device.device_type, device.device_id, &mut out) } != 0 {
-        return Err(PyErr::take(py).unwrap_or_else(|| ExchangeError::InvalidStream { stream: 0 }.into()));
+        return Err(PyErr::take(py).unwrap_or_else(|| ExchangeError::NoCurrentStream { device }.into()));
     }
     // Only the handle's value is kept: it is never dereferenced on the host.
     Ok(CallerStream { handle: out as usize, device, source: StreamSource::ExchangeTable })
