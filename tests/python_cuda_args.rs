@@ -313,6 +313,7 @@ fn a_protocol_producer_receives_the_stream_dlspan_uses_and_never_zero() {
         globals.set_item("inner0", fake_tensor(py, cuda(0), false)).unwrap();
         globals.set_item("inner1", fake_tensor(py, cuda(1), false)).unwrap();
         globals.set_item("inner_ro", fake_tensor(py, cuda(0), false)).unwrap();
+        globals.set_item("inner_flagged", fake_tensor(py, cuda(0), true)).unwrap();
         run(
             py,
             &globals,
@@ -353,6 +354,19 @@ except ValueError as e:
     assert e.kind == "ReadOnly", e.kind
 else:
     raise AssertionError("a mutable view of a JAX array")
+
+# A producer's READ_ONLY flag is honoured on the device as on the host.
+flagged = Producer(inner_flagged, 0)
+assert device_arg(flagged)[0] == 4
+try:
+    device_arg_mut(flagged)
+except ValueError as e:
+    assert e.kind == "ReadOnly", e.kind
+else:
+    raise AssertionError("a mutable view of READ_ONLY device memory")
+assert flagged.streams == [2, 2]
+# A writable producer's memory gives a mutable device view, with the same stream.
+assert device_arg_mut(Producer(inner0, 0)) == 4
 
 # CuPy: the current stream of the array's device, passed to __dlpack__; the null stream as 1.
 class FakeStream:
