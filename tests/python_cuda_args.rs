@@ -5,8 +5,8 @@
 #![cfg(feature = "python")]
 
 use dlspan::ffi::{
-    DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLPackExchangeAPI, DLPackExchangeAPIHeader, DLPackVersion,
-    DLTensor,
+    DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensorVersioned, DLPACK_FLAG_BITMASK_READ_ONLY,
+    DLPackExchangeAPI, DLPackExchangeAPIHeader, DLPackVersion, DLTensor,
 };
 use dlspan::python::{
     CallerStream, EXCHANGE_API_CAPSULE, PyDeviceView, PyDeviceViewMut, PyDynView, PyManagedView, PyView, StreamSource,
@@ -230,6 +230,41 @@ unsafe extern "C" fn fake_fill(object: *mut c_void, out: *mut DLTensor) -> c_int
     0
 }
 
+/// Deleter calls of the managed tensors `fake_managed` handed out.
+static DELETED: Mutex<usize> = Mutex::new(0);
+
+/// Frees a managed tensor `fake_managed` made.
+unsafe extern "C" fn fake_delete(managed: *mut DLManagedTensorVersioned) {
+    *DELETED.lock().unwrap() += 1;
+    // SAFETY: made by `Box::into_raw` in `fake_managed`, and deleted once (the consumer's contract).
+    drop(unsafe { Box::from_raw(managed) });
+}
+
+/// `managed_tensor_from_py_object_no_sync`: the tensor `fake_fill` describes, owned, flagged
+/// `READ_ONLY` when `object.read_only`.
+unsafe extern "C" fn fake_managed(object: *mut c_void, out: *mut *mut DLManagedTensorVersioned) -> c_int {
+    let mut tensor = DLTensor::default();
+    // SAFETY: forwarded: the GIL is held, `object` is live, `tensor` is writable.
+    if unsafe { fake_fill(object, &mut tensor) } != 0 {
+        return -1;
+    }
+    // SAFETY: as in `fake_fill`.
+    let py = unsafe { Python::assume_attached() };
+    // SAFETY: as above; a borrowed reference to the live object.
+    let object = unsafe { Bound::from_borrowed_ptr(py, object.cast()) };
+    let read_only = object.getattr("read_only").and_then(|r| r.is_truthy()).unwrap_or(false);
+    let managed = Box::new(DLManagedTensorVersioned {
+        version: DLPackVersion { major: 1, minor: 3 },
+        manager_ctx: core::ptr::null_mut(),
+        deleter: Some(fake_delete),
+        flags: if read_only { DLPACK_FLAG_BITMASK_READ_ONLY } else { 0 },
+        dl_tensor: tensor,
+    });
+    // SAFETY: `out` is the consumer's writable slot; ownership passes to it.
+    unsafe { *out = Box::into_raw(managed) };
+    0
+}
+
 /// `current_work_stream`: the sentinel plus the device id; fails for device id 7 (raising) and 8
 /// (without raising).
 unsafe extern "C" fn fake_stream(device_type: DLDeviceType, device_id: i32, out: *mut *mut c_void) -> c_int {
@@ -257,7 +292,7 @@ unsafe impl Sync for Table {}
 static TABLE: Table = Table(DLPackExchangeAPI {
     header: DLPackExchangeAPIHeader { version: DLPackVersion { major: 1, minor: 3 }, prev_api: core::ptr::null_mut() },
     managed_tensor_allocator: None,
-    managed_tensor_from_py_object_no_sync: None,
+    managed_tensor_from_py_object_no_sync: Some(fake_managed),
     managed_tensor_to_py_object_no_sync: None,
     dltensor_from_py_object_no_sync: Some(fake_fill),
     current_work_stream: Some(fake_stream),
@@ -274,6 +309,7 @@ fn a_table_producers_current_work_stream_is_the_callers_stream() {
         let globals = module(py);
         globals.set_item("table", capsule).unwrap();
         ASKED.lock().unwrap().clear();
+        *DELETED.lock().unwrap() = 0;
         run(
             py,
             &globals,
@@ -281,11 +317,19 @@ fn a_table_producers_current_work_stream_is_the_callers_stream() {
                 r#"
 class TableTensor:
     __dlpack_c_exchange_api__ = table
-    def __init__(self, device_id):
-        self.device_id = device_id
+    def __init__(self, device_id, read_only=False):
+        self.device_id, self.read_only = device_id, read_only
 
 size, handle, value, source = device_arg(TableTensor(3))
 assert (size, handle, value, source) == (4, {SENTINEL} + 3, {SENTINEL} + 3, "ExchangeTable"), (handle, value, source)
+# Mutable views take the table's managed path, whose flags say READ_ONLY (rule Y8), on the same stream.
+assert device_arg_mut(TableTensor(4)) == 4
+try:
+    device_arg_mut(TableTensor(5, read_only=True))
+except ValueError as e:
+    assert e.kind == "ReadOnly", e.kind
+else:
+    raise AssertionError("a mutable view of READ_ONLY device memory")
 try:
     device_arg(TableTensor(7))
 except RuntimeError as e:
@@ -301,7 +345,12 @@ else:
 "#
             ),
         );
-        assert_eq!(*ASKED.lock().unwrap(), [(CUDA.0, 3), (CUDA.0, 7), (CUDA.0, 8)], "asked for the tensor's device");
+        assert_eq!(*DELETED.lock().unwrap(), 2, "each managed tensor deleted once");
+        assert_eq!(
+            *ASKED.lock().unwrap(),
+            [(CUDA.0, 3), (CUDA.0, 4), (CUDA.0, 5), (CUDA.0, 7), (CUDA.0, 8)],
+            "asked for the tensor's device"
+        );
     });
 }
 
