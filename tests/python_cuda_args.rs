@@ -384,6 +384,25 @@ size, handle, value, source = device_arg(p)
 assert p.streams == [2] and (size, handle, value, source) == (4, 2, 2, "Dlspan"), (p.streams, handle, source)
 assert dyn_stream(p) == 2 and p.streams == [2, 2]
 
+# A producer older than the keywords: retried with `stream` alone, then with none, when it orders its
+# work before the legacy default stream (the array API's None), which the extension then gets.
+class StreamOnly:
+    def __init__(self, inner):
+        self.inner, self.streams = inner, []
+    def __dlpack_device__(self):
+        return (2, 0)
+    def __dlpack__(self, stream=None):
+        self.streams.append(stream)
+        return self.inner.__dlpack__(stream=stream, max_version=(1, 3))
+class Old(StreamOnly):
+    def __dlpack__(self):
+        self.streams.append("none")
+        return self.inner.__dlpack__(max_version=(1, 3))
+s = StreamOnly(inner0)
+assert device_arg(s) == (4, 2, 2, "Dlspan") and s.streams == [2], s.streams
+o = Old(inner0)
+assert device_arg(o) == (4, 1, 1, "Dlspan") and o.streams == ["none"], o.streams
+
 # A producer announcing one device and exporting on another is refused (the stream ordered nothing).
 liar = Producer(inner1, 0)
 try:

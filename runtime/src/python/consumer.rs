@@ -82,15 +82,18 @@ pub struct ImportRequest {
 /// # Ok::<(), PyErr>(())
 /// ```
 pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResult<ManagedTensor> {
-    import(object, request, &mut |_| Ok(None))
+    import(object, request, &mut |_| Ok(None), &mut None)
 }
 
 /// [`from_dlpack`], with the stream for a CUDA or ROCm tensor the request names none for chosen by
 /// `choose` from the device `__dlpack_device__` reports, before `__dlpack__` is called (rule Y21).
+/// `sent` receives the `stream` the call that succeeded passed (`None` when a producer older than
+/// the keyword took a call without it, or none was passed).
 pub(crate) fn import(
     object: &Bound<'_, PyAny>,
     request: ImportRequest,
     choose: &mut dyn FnMut(DLDevice) -> PyResult<Option<i64>>,
+    sent: &mut Option<i64>,
 ) -> PyResult<ManagedTensor> {
     let py = object.py();
     let tensor = if object.is_instance_of::<PyCapsule>() {
@@ -103,8 +106,8 @@ pub(crate) fn import(
             // unresolved; this path is slow anyway, so both are checked for every dtype.
             check_lazy_bits(object, base, true)?;
         }
-        let tensor =
-            import_protocol(object, &request, choose).map_err(|err| if torch { explain(object, err) } else { err })?;
+        let tensor = import_protocol(object, &request, choose, sent)
+            .map_err(|err| if torch { explain(object, err) } else { err })?;
         match dialect {
             Dialect::Protocol { immutable: true } if !tensor.is_read_only() => read_only(tensor)?,
             _ => tensor,
@@ -147,6 +150,7 @@ fn import_protocol(
     object: &Bound<'_, PyAny>,
     request: &ImportRequest,
     choose: &mut dyn FnMut(DLDevice) -> PyResult<Option<i64>>,
+    sent: &mut Option<i64>,
 ) -> PyResult<ManagedTensor> {
     let py = object.py();
     let device = match object.getattr_opt(intern!(py, "__dlpack_device__"))? {
@@ -193,7 +197,10 @@ fn import_protocol(
     let mut last = None;
     for kwargs in attempts {
         match method.call((), Some(&kwargs)) {
-            Ok(capsule) => return take_capsule(&capsule),
+            Ok(capsule) => {
+                *sent = if kwargs.contains(intern!(py, "stream"))? { stream } else { None };
+                return take_capsule(&capsule);
+            }
             Err(err) if err.is_instance_of::<PyTypeError>(py) => last = Some(err),
             Err(err) => return Err(err),
         }

@@ -26,7 +26,8 @@ pub enum StreamSource {
     /// CuPy's current stream of the array's device (`cupy.cuda.get_current_stream(id).ptr`).
     CuPy,
     /// dlspan's own stream, the per-thread default stream (DLPack's stream value 2), given to the
-    /// producer's `__dlpack__(stream=2)` so that the producer orders its pending work before it.
+    /// producer's `__dlpack__(stream=2)` so that the producer orders its pending work before it; or
+    /// the legacy default stream for a producer that takes no `stream` keyword.
     Dlspan,
 }
 
@@ -65,6 +66,20 @@ impl CallerStream {
     #[must_use]
     pub const fn per_thread(device: DLDevice) -> Self {
         Self { handle: PER_THREAD, device, source: StreamSource::Dlspan }
+    }
+
+    /// The legacy default stream on `device` (DLPack's stream value 1): what a producer that takes
+    /// no `stream` keyword orders its work before, by the array API.
+    ///
+    /// ```
+    /// # use dlspan::{ffi::{DLDevice, DLDeviceType}, python::{CallerStream, StreamSource}};
+    /// let device = DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: 0 };
+    /// let legacy = CallerStream::legacy(device);
+    /// assert_eq!((legacy.handle(), legacy.dlpack_stream(), legacy.source()), (1, 1, StreamSource::Dlspan));
+    /// ```
+    #[must_use]
+    pub const fn legacy(device: DLDevice) -> Self {
+        Self { handle: LEGACY, device, source: StreamSource::Dlspan }
     }
 
     /// The raw `CUstream` handle: 0 is the null stream (the legacy default stream, which PyTorch

@@ -137,21 +137,25 @@ pub(super) fn locate<'py>(
     }
     // `from_dlpack` marks the memory of immutable producers read-only. The stream is chosen from
     // `__dlpack_device__` and handed to `__dlpack__`, so the producer orders its work before it.
-    let mut chosen = None;
-    let managed = import(object, ImportRequest::default(), &mut |device| {
+    let (mut chosen, mut sent) = (None, None);
+    let choose = &mut |device| {
         if !on_stream(device) {
             return Ok(None);
         }
         let stream = stream::for_protocol(object, device)?;
         chosen = Some(stream);
         Ok(Some(stream.dlpack_stream()))
-    })?;
+    };
+    let managed = import(object, ImportRequest::default(), choose, &mut sent)?;
     let device = managed.device();
     let stream = match chosen {
         // The producer exported on another device than it announced: the stream ordered nothing.
         Some(stream) if stream.device() != device => {
             return Err(ExchangeError::DeviceUnavailable { requested: stream.device(), found: device }.into());
         }
+        // A producer older than the `stream` keyword took a call without it: by the array API it
+        // ordered its work before the legacy default stream.
+        Some(stream) if sent.is_none() => Some(CallerStream::legacy(stream.device())),
         Some(stream) => Some(stream),
         // A capsule, or a producer with no `__dlpack_device__`: ordered by whoever made it.
         None => own(device),
