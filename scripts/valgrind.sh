@@ -17,9 +17,9 @@ fi
 command -v valgrind > /dev/null || { echo "valgrind unavailable: memcheck tier cannot run" >&2; exit 1; }
 
 # The memcheck tier's test binaries, by target name (the lib's unit tests are `dlspan`).
-# `copies` and `python_imports` embed Python (feature `python`): scripts/valgrind.supp names the
+# `copies`, `python_imports` and `python_cuda_args` embed Python (feature `python`): scripts/valgrind.supp names the
 # allocations of the interpreter's type objects, which live as long as the process.
-targets="dlspan dtype views iteration aligned bad_input export no_alloc owned buffer c_roundtrip records properties elementwise kernels raw_kernels ndarray_interop dynamic address_oracle packed copies python_imports"
+targets="dlspan dtype views iteration aligned bad_input export no_alloc owned buffer c_roundtrip records properties elementwise kernels raw_kernels ndarray_interop dynamic address_oracle packed copies python_imports python_cuda_args"
 
 bins=$(cargo test --workspace --all-features --locked --no-run --message-format=json 2> /dev/null | python3 -c '
 import json, sys
