@@ -136,7 +136,10 @@ impl CallerStream {
     }
 
     /// The stream as a [`cuda::Stream`](crate::cuda::Stream) of the device's primary context (where
-    /// PyTorch, CuPy and JAX queue their work), with that context made current on this thread.
+    /// PyTorch, CuPy and JAX queue their work), with that context made current on this thread. It
+    /// stays current after the call, as every cudarc operation leaves its context: on a machine
+    /// with several GPUs, the CUDA runtime's current device of the thread (PyTorch's
+    /// `torch.cuda.current_device()`) is then the argument's.
     ///
     /// # Errors
     ///
