@@ -97,6 +97,7 @@ pub use exchange::exchange_api;
 pub use gil::DETACH_ELEMENTS;
 pub use meta::MAX_TENSOR_RANK;
 pub use output::{Argument, Output};
-pub use package::{export_c_api, into_tensor};
+pub use package::into_tensor;
 pub use producer::ExportRequest;
 pub use tensor::Tensor;
+pub use tensor_methods::export_c_api;
