@@ -484,6 +484,7 @@ def access_section():
     lines.append(table(["size", "raw chunks (floor)", "dlspan index_axis", "dlspan outer_iter", "ndarray rows()",
                         "outer_iter / floor", "outer_iter / ndarray"], rows))
     lines.append("")
+    lines += short_rows_lines()
     lines.append("### Zero-copy conversions with ndarray (256×256, reversed rows)")
     lines.append("")
     lines.append(table(["conversion", "median"], [["view → ArrayView2 (`to_ndarray`)", fmt_ns(median("ndarray_convert", "to_ndarray"))],
@@ -580,6 +581,28 @@ def kernels_section():
     if ours is not None:
         r = ratio(ours, cudarc)
         target("cached launch's host side within 1.1× of cudarc's launch builder", r is not None and r <= 1.10, fmt_ratio(r))
+    return lines
+
+
+def short_rows_lines():
+    """The sum of each of 125 000 rows of 8 float32 values (a per-row result): per-row costs, not
+    additions, decide it."""
+    g = "rows_short_125000x8"
+    floor, ours = median(g, "floor_chunks"), median(g, "dlspan_outer_iter_sum")
+    nd, nd_axis = median(g, "ndarray_rows_sum"), median(g, "ndarray_sum_axis")
+    r = ratio(ours, nd)
+    target("a sum per short row (125 000×8 f32): dlspan `outer_iter` + `sum()` no slower than ndarray "
+           "`rows()` + `sum()`", r is not None and r <= 1.0, fmt_ratio(r))
+    lines = ["### Short rows: a sum per row, 125 000×8", ""]
+    lines.append("Each row's sum written to an output vector: dlspan `outer_iter()` with `sum()` on each row, "
+                 "ndarray `rows()` with `sum()` on each row and `sum_axis(Axis(1))`, beside a sequential sum of "
+                 "each 8-value chunk of the slice (the floor, another algorithm). With eight values a row, the "
+                 "per-row costs (the sub-view, the sum's set-up) decide the time.")
+    lines.append("")
+    lines.append(table(["raw chunks (floor)", "dlspan outer_iter + sum()", "ndarray rows() + sum()",
+                        "ndarray sum_axis", "dlspan / ndarray rows()"],
+                       [[fmt_ns(floor), fmt_ns(ours), fmt_ns(nd), fmt_ns(nd_axis), fmt_ratio(r)]]))
+    lines.append("")
     return lines
 
 

@@ -230,6 +230,55 @@ fn sum_with_takes_the_accumulator_and_the_addition() {
     assert_eq!(empty.sum_with(0.0, |&v| v, |a, b| a + b), 0.0);
 }
 
+/// Float32 values whose sum depends on the order of the additions: magnitudes from 2^-20 to 2^20
+/// of either sign, and negative zeros.
+fn order_sensitive_values(state: &mut u64, len: usize) -> Vec<f32> {
+    (0..len)
+        .map(|_| {
+            *state ^= *state << 13;
+            *state ^= *state >> 7;
+            *state ^= *state << 17;
+            let r = *state;
+            let value = match r % 8 {
+                0 => -0.0,
+                _ => (1.0 + (r >> 40) as f32 / (1u64 << 24) as f32) * 2f32.powi((r >> 8) as i32 % 41 - 20),
+            };
+            if r & (1 << 33) != 0 { -value } else { value }
+        })
+        .collect()
+}
+
+#[test]
+fn short_contiguous_sums_agree_with_the_strided_path() {
+    // Contiguous views shorter than 16 elements (rows of a few values) take `sum_with`'s inline
+    // path; the same values every other element of a buffer take the strided path. Both are
+    // NumPy's order, so they agree bit for bit, around each boundary of the eight partial sums.
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    for len in 0..=18 {
+        for _ in 0..300 {
+            let values = order_sensitive_values(&mut state, len);
+            let interleaved: Vec<f32> = values.iter().flat_map(|&v| [v, f32::NAN]).collect();
+            let row = HostMdspan::<f32, 1>::from_slice(&values, [len]).unwrap();
+            let strided = HostMdspan::<f32, 1, LayoutStride>::from_slice_strided(&interleaved, [len], [2]).unwrap();
+            assert_eq!(row.sum().to_bits(), strided.sum().to_bits(), "{values:?}");
+            let widened = |v: &f32| f64::from(*v);
+            assert_eq!(
+                row.sum_with(0.0, widened, |a, b| a + b).to_bits(),
+                strided.sum_with(0.0, widened, |a, b| a + b).to_bits(),
+                "{values:?}"
+            );
+        }
+    }
+    // Rows of a matrix through `outer_iter`, as the short-rows benchmark sums them.
+    let values = order_sensitive_values(&mut state, 3 * 9);
+    let interleaved: Vec<f32> = values.iter().flat_map(|&v| [v, f32::NAN]).collect();
+    let matrix = HostMdspan::<f32, 2>::from_slice(&values, [3, 9]).unwrap();
+    let strided = HostMdspan::<f32, 2, LayoutStride>::from_slice_strided(&interleaved, [3, 9], [18, 2]).unwrap();
+    for (row, strided_row) in matrix.outer_iter().zip(strided.outer_iter()) {
+        assert_eq!(row.sum().to_bits(), strided_row.sum().to_bits());
+    }
+}
+
 #[test]
 fn packed_sums_are_pairwise() {
     use dlspan::dtype::Float4E2m1fn;

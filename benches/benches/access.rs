@@ -10,7 +10,8 @@
 //!   `iter_mut().zip(iter())`, and dlspan's shared `iter().zip(iter())` over the same views; ndarray
 //!   `Zip` (memory order);
 //! - `rows`: a sum per row through sub-views (dlspan `index_axis` and `outer_iter`, ndarray `rows()`,
-//!   raw chunks);
+//!   raw chunks); `rows_short`: each row's `sum()` over 125 000 rows of 8 values (dlspan
+//!   `outer_iter`, ndarray `rows()` and `sum_axis`), where per-row costs decide;
 //! - the zero-copy conversions to and from ndarray views.
 #![allow(missing_docs)] // criterion's macros generate undocumented items
 
@@ -127,6 +128,47 @@ fn rows_group(c: &mut Criterion, n: usize, data: &[f32]) {
     group.finish();
 }
 
+/// Rows of the short-rows benchmark: 125 000 rows of 8 f32 (one million values).
+const SHORT_ROWS: usize = 125_000;
+/// Values per short row.
+const SHORT_ROW: usize = 8;
+
+/// The sum of each short row into an output vector: the per-row costs (a sub-view, the sum's
+/// set-up) dominate, not the additions. `sum()` on both sides (the vectorised reductions), beside
+/// a sequential `iter().sum()` over ndarray's rows and the raw chunk loop (the floor).
+fn short_rows_group(c: &mut Criterion, data: &[f32]) {
+    let view = HostMdspan::<f32, 2>::from_slice(data, [SHORT_ROWS, SHORT_ROW]).unwrap();
+    let nd = view.to_ndarray();
+    let mut out = vec![0.0f32; SHORT_ROWS];
+    let mut group = c.benchmark_group(format!("rows_short_{SHORT_ROWS}x{SHORT_ROW}"));
+    group.bench_function("floor_chunks", |b| {
+        b.iter(|| {
+            for (o, row) in out.iter_mut().zip(black_box(data).chunks_exact(SHORT_ROW)) {
+                *o = row.iter().sum::<f32>();
+            }
+            black_box(&mut out);
+        })
+    });
+    group.bench_function("dlspan_outer_iter_sum", |b| {
+        b.iter(|| {
+            for (o, row) in out.iter_mut().zip(black_box(&view).outer_iter()) {
+                *o = row.sum();
+            }
+            black_box(&mut out);
+        })
+    });
+    group.bench_function("ndarray_rows_sum", |b| {
+        b.iter(|| {
+            for (o, row) in out.iter_mut().zip(black_box(&nd).rows()) {
+                *o = row.sum();
+            }
+            black_box(&mut out);
+        })
+    });
+    group.bench_function("ndarray_sum_axis", |b| b.iter(|| black_box(&nd).sum_axis(ndarray::Axis(1))));
+    group.finish();
+}
+
 fn convert_group(c: &mut Criterion, data: &[f32]) {
     let view =
         HostMdspan::<f32, 2, LayoutStrideRelaxed>::from_slice_relaxed(data, [256, 256], [-256, 1], 255 * 256).unwrap();
@@ -161,6 +203,8 @@ fn benches(c: &mut Criterion) {
         });
         rows_group(c, n, &data);
     }
+    let data: Vec<f32> = (0..SHORT_ROWS * SHORT_ROW).map(|i| (i % 97) as f32).collect();
+    short_rows_group(c, &data);
     let data = vec![1.0f32; 256 * 256];
     convert_group(c, &data);
 }

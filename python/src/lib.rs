@@ -124,8 +124,7 @@ fn from_dlpack<'py>(
     device: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, Tensor>> {
     let device = device.map(device_of).transpose()?;
-    let tensor = dlspan::python::from_dlpack(x, ImportRequest { copy, device, stream: None })?;
-    Tensor::from_managed(x.py(), tensor)
+    Tensor::from_dlpack(x, ImportRequest { copy, device, stream: None })
 }
 
 /// Adds the submodule `dlspan.<name>`, described by `doc` and filled by `fill`. PyO3 makes a

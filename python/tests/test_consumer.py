@@ -156,6 +156,74 @@ def test_copy_false_refused_when_the_producer_copies():
     assert err.value.kind == "CopyRequired"
 
 
+def _numpy_edge_cases():
+    """Exact NumPy arrays of every kind the struct reader meets, and those it leaves to
+    `__dlpack__` (whose refusals are NumPy's)."""
+    base = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    read_only = np.arange(5, dtype=np.int16)
+    read_only.flags.writeable = False
+    misaligned = np.frombuffer(bytearray(21), dtype=np.float32, offset=1, count=5)
+    record = np.zeros(4, dtype=[("a", "i1"), ("b", "<f4")])
+    cases = {
+        "contiguous": base,
+        "transposed": base.T,
+        "reversed": base[::-1, :, ::-2],
+        "broadcast": np.broadcast_to(np.arange(3.0), (4, 3)),
+        "rank 0": np.array(7, dtype=np.uint8),
+        "empty": np.zeros((0, 3), dtype=np.complex64),
+        "unit axes": np.arange(6.0)[:, None][::2],
+        "read-only": read_only,
+        "bytes": np.frombuffer(b"\x01\x00\x01", dtype=np.bool_),
+        "misaligned": misaligned,
+        "rank 40": np.zeros((1,) * 39 + (2,), dtype=np.int64),
+        "byte-swapped": np.arange(3, dtype=">f4"),
+        "long double": np.zeros(2, dtype=np.longdouble),
+        "object": np.array([None, 1], dtype=object),
+        "strides not whole elements": record["b"],
+        "datetime": np.zeros(2, dtype="datetime64[s]"),
+    }
+    for dtype in ("i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f2", "f8", "c16", np.int_, np.uint):
+        cases[f"dtype {np.dtype(dtype).name}"] = np.arange(3).astype(dtype)
+    return cases
+
+
+def _described(t):
+    values = np.asarray(t)
+    fields = (t.shape, t.strides, t.dtype, t.device, t.readonly, t.ndim, t.size, t.nbytes)
+    return fields + (values.__array_interface__["data"][0], values.tobytes())
+
+
+@pytest.mark.parametrize("case", sorted(_numpy_edge_cases()))
+def test_numpy_arrays_read_from_the_struct_agree_with_the_capsule_path(case):
+    # An exact ndarray is read from NumPy's struct; the same array behind a wrapper goes through
+    # `__dlpack__` and a capsule. Same tensor (shape, strides, flags, the very memory), same errors.
+    a = _numpy_edge_cases()[case]
+    try:
+        expected = _described(dlspan.from_dlpack(Recorder(a)))
+    except Exception as err:  # noqa: BLE001 - the capsule path's error is the expected one
+        with pytest.raises(type(err)) as raised:
+            dlspan.from_dlpack(a)
+        assert str(raised.value) == str(err)
+        return
+    for kwargs in ({}, {"copy": False}, {"device": "cpu"}):
+        assert _described(dlspan.from_dlpack(a, **kwargs)) == expected, kwargs
+
+
+def test_numpy_arrays_read_from_the_struct_keep_the_array_alive():
+    import weakref
+
+    a = np.arange(8, dtype=np.float64)
+    alive = weakref.ref(a)
+    t = dlspan.from_dlpack(a)
+    del a
+    gc.collect()
+    assert alive() is not None, "the tensor holds the array"
+    np.testing.assert_array_equal(np.asarray(t), np.arange(8.0))
+    del t
+    gc.collect()
+    assert alive() is None, "and lets it go"
+
+
 def test_torch_dialect(torch):
     x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
     producer = Recorder(x)

@@ -178,3 +178,26 @@ def test_misaligned_memory_is_exported_as_an_aligned_copy():
     with pytest.raises(BufferError) as err:
         t.__dlpack__(max_version=(1, 3), copy=False)
     assert err.value.kind == "CopyRequired"
+
+
+def test_dlpack_keywords_as_pyo3_parsed_them():
+    # `__dlpack__` is a hand-written METH_FASTCALL method (keywords matched by identity first):
+    # names built at run time (not interned), refusals and the signature behave as before.
+    import inspect
+
+    t = dlspan.arange(4, "float32")
+    name = "".join(["max_", "version"])  # an equal string, not the interned one
+    assert np.from_dlpack(dlspan.from_dlpack(t.__dlpack__(**{name: (1, 0)}))).tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert "dltensor_versioned" in repr(t.__dlpack__(max_version=(1, 3), copy=None, dl_device=None, stream=None))
+    assert "dltensor_versioned" not in repr(t.__dlpack__())
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        t.__dlpack__(bogus=1)
+    with pytest.raises(TypeError, match="positional"):
+        t.__dlpack__(None)
+    with pytest.raises(TypeError, match="argument 'max_version'"):
+        t.__dlpack__(max_version=5)
+    with pytest.raises(TypeError, match="argument 'copy'"):
+        t.__dlpack__(copy="yes")
+    with pytest.raises(TypeError):
+        dlspan.Tensor.__dlpack__(np.zeros(2))  # not a Tensor: refused by the descriptor
+    assert str(inspect.signature(dlspan.Tensor.__dlpack__)) == "(self, /, *, stream=None, max_version=None, dl_device=None, copy=None)"

@@ -197,6 +197,55 @@ def test_storage_outlives_set_during_the_call(torch):
     assert alive() is None, "and was released with the argument"
 
 
+def test_a_collection_while_the_storage_is_taken_cannot_swap_it(torch):
+    # Python code may run between taking a tensor's storage and reading the tensor: a subclass's
+    # `untyped_storage()` goes through `torch.Tensor.__torch_function__` (Python), whose allocations
+    # may start a collection whose callbacks (and finalizers) run on this thread. A callback that
+    # swaps the tensor's storage there must not leave the view reading memory nothing it holds
+    # keeps alive. Every collection of the call is tried in turn as the one that swaps.
+    class Sub(torch.Tensor):
+        pass
+
+    def trial(when):
+        a = np.ones(1 << 12)
+        old = weakref.ref(a)
+        x = torch.from_numpy(a).as_subclass(Sub)
+        del a
+        new, collections = [], [0]
+
+        def swap(phase, info):
+            collections[0] += phase == "start"
+            if collections[0] == when and not new:
+                y = np.full(1 << 12, 2.0)
+                new.append(weakref.ref(y))
+                x.set_(torch.from_numpy(y))
+
+        seen = []
+
+        def callback():
+            x.set_(torch.zeros(2, dtype=torch.float64))
+            gc.collect()
+            seen.append((old() is not None, bool(new) and new[0]() is not None))
+
+        threshold = gc.get_threshold()
+        gc.collect()
+        gc.callbacks.append(swap)
+        gc.set_threshold(1)
+        try:
+            total = dlspan.diagnostics._sum_during(x, callback)
+        finally:
+            gc.set_threshold(*threshold)
+            gc.callbacks.remove(swap)
+        return total, seen[0], collections[0]
+
+    for when in range(1, 40):
+        total, (old_held, new_held), collections = trial(when)
+        assert total in (4096.0, 8192.0), "either storage, read whole"
+        assert old_held if total == 4096.0 else new_held, f"the storage read is held (swap at collection {when})"
+        if when > collections:
+            break
+
+
 def test_a_planted_numpy_module_is_not_read_as_numpy():
     import sys
     import types

@@ -17,10 +17,13 @@
 //! the producer.
 
 use super::capsule::take_capsule;
-use super::device::{device_of, host_readable, wait_for_host};
+use super::device::{CPU, device_of, host_readable, wait_for_host};
 use super::dialect::{Dialect, dialect};
 use super::error::ExchangeError;
+use super::meta::MAX_TENSOR_RANK;
+use super::numpy;
 use super::producer::copied_managed;
+use super::tensor::Tensor;
 use super::torch::{check_lazy_bits, explain};
 use crate::error::DlpackError;
 use crate::ffi::{DLDevice, DLDeviceType};
@@ -130,6 +133,51 @@ pub(crate) fn import(
         // Shared with its producer (and producers' copy flags are not trusted): no views (rule M10);
         // the `read_only` shell above dropped the mark `take_capsule` set.
         _ => Ok(tensor.into_aliased()),
+    }
+}
+
+impl Tensor {
+    /// [`from_dlpack`] as a `dlspan.Tensor` of this build's class (what the `dlspan` package's
+    /// `from_dlpack` returns): the same tensor, flags and errors as
+    /// [`Tensor::from_managed`]`(py, from_dlpack(object, request)?)`, and for an exact
+    /// `numpy.ndarray` shared as it is (`copy` not `True`, no other device asked) no capsule: the
+    /// array is read from NumPy's struct, as the view arguments read it, and the tensor holds the
+    /// array, which keeps its memory in place while it lives (as NumPy's own export holds it).
+    /// Read-only when the array is not writeable; an array NumPy's `__dlpack__` would refuse (a
+    /// foreign byte order, a data type DLPack cannot describe, strides that are not whole elements)
+    /// goes through `__dlpack__`, which raises NumPy's error.
+    ///
+    /// # Errors
+    ///
+    /// As [`from_dlpack`] and [`Tensor::from_managed`].
+    ///
+    /// ```
+    /// use dlspan::python::{ImportRequest, Tensor};
+    /// use pyo3::prelude::*;
+    /// Python::initialize();
+    /// Python::attach(|py| {
+    ///     let producer = Tensor::zeros(py, &[2, 3], dlspan::dtype::dtype_of::<f32>())?;
+    ///     let t = Tensor::from_dlpack(producer.as_any(), ImportRequest::default())?;
+    ///     assert_eq!(t.getattr("shape")?.extract::<(i64, i64)>()?, (2, 3));
+    ///     Ok::<_, PyErr>(())
+    /// })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    pub fn from_dlpack<'py>(object: &Bound<'py, PyAny>, request: ImportRequest) -> PyResult<Bound<'py, Self>> {
+        let py = object.py();
+        let shared = request.copy != Some(true) && request.device.is_none_or(|device| device == CPU);
+        if shared && !object.is_instance_of::<PyCapsule>() && matches!(dialect(object)?, Dialect::Numpy) {
+            let mut strides = [0i64; MAX_TENSOR_RANK];
+            // SAFETY: the dialect of exactly `numpy.ndarray`'s type; attached.
+            if let Some(array) = unsafe { numpy::read(object.as_ptr(), &mut strides, None) } {
+                // SAFETY: an array keeps its memory alive and in place while it lives (a resize
+                // that skips NumPy's reference check aside, rule Y14), holding values of its data
+                // type; the tensor's shape (the array's) and strides (ours) are read during this
+                // call only. A non-writeable array gives a read-only tensor.
+                return unsafe { Self::from_object(py, object.clone().unbind(), &array.tensor, !array.writeable) };
+            }
+        }
+        Self::from_managed(py, from_dlpack(object, request)?)
     }
 }
 

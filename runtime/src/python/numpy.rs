@@ -109,11 +109,16 @@ pub(crate) unsafe fn read(object: *mut ffi::PyObject, strides: &mut [i64], rank:
     let (shape, strides_ptr) = if rank.is_none_or(|r| r == nd) && nd > 0 {
         // SAFETY: an array of rank `nd` has `nd` strides (in bytes).
         let bytes = unsafe { core::slice::from_raw_parts(fields.strides, nd) };
+        // Element sizes are powers of two: a shift and a mask, not a division per axis.
+        let (shift, mask) = (size.trailing_zeros(), size - 1);
+        if size.count_ones() != 1 {
+            return None;
+        }
         for (out, &b) in strides.iter_mut().zip(bytes) {
-            if b % size != 0 {
+            if b & mask != 0 {
                 return None;
             }
-            *out = (b / size) as i64;
+            *out = (b >> shift) as i64;
         }
         (fields.dimensions.cast_mut().cast::<i64>(), strides.as_mut_ptr())
     } else {

@@ -18,31 +18,12 @@ use std::sync::OnceLock;
 /// The table, made once (the type object only exists at run time) and never freed.
 static TABLE: OnceLock<Table> = OnceLock::new();
 
-/// Exports this build's borrow registry, `Tensor` class and exchange table as the process's: the
-/// capsule `_C_API` (named `dlspan._C_API`) on `module`, which extensions built on this crate find
-/// at their first use of the Python exchange (`PyCapsule_Import("dlspan._C_API")`), registering
-/// their view arguments' borrows here and making their results ([`into_tensor`],
-/// [`Output`](super::Output)) of this class ([rule Y18](crate::rules#y18)). The `dlspan` package's
-/// module calls it (and re-exports `_C_API` from its `__init__.py`); an extension has no reason
-/// to.
+/// [`export_c_api`](super::export_c_api)'s table: the capsule `_C_API` on `module`.
 ///
 /// # Errors
 ///
 /// What setting the module attribute raises.
-///
-/// ```
-/// use pyo3::{prelude::*, types::{PyCapsule, PyModule}};
-/// Python::initialize();
-/// Python::attach(|py| {
-///     let module = PyModule::new(py, "dlspan")?;
-///     dlspan::python::export_c_api(&module)?;
-///     let capsule = module.getattr("_C_API")?.cast_into::<PyCapsule>()?;
-///     assert!(capsule.is_valid_checked(Some(c"dlspan._C_API")));
-///     Ok::<_, PyErr>(())
-/// })?;
-/// # Ok::<(), PyErr>(())
-/// ```
-pub fn export_c_api(module: &Bound<'_, PyModule>) -> PyResult<()> {
+pub(crate) fn export_table(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
     provide();
     let tensor_type = py.get_type::<Tensor>().as_type_ptr();

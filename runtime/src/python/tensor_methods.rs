@@ -15,8 +15,9 @@ use super::values;
 use crate::error::DlpackError;
 use crate::ffi::{DLDevice, DLDeviceType};
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyCapsule, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyCapsule, PyModule, PyString, PyTuple, PyType};
 
 #[pymethods]
 impl Tensor {
@@ -268,4 +269,159 @@ impl Tensor {
 
     #[cfg(Py_3_11)]
     unsafe fn __releasebuffer__(&self, _view: *mut pyo3::ffi::Py_buffer) {}
+}
+
+/// Exports this build's borrow registry, `Tensor` class and exchange table as the process's: the
+/// capsule `_C_API` (named `dlspan._C_API`) on `module`, which extensions built on this crate find
+/// at their first use of the Python exchange (`PyCapsule_Import("dlspan._C_API")`), registering
+/// their view arguments' borrows here and making their results ([`into_tensor`](super::into_tensor),
+/// [`Output`](super::Output)) of this class ([rule Y18](crate::rules#y18)). The `dlspan` package's
+/// module calls it (and re-exports `_C_API` from its `__init__.py`); an extension has no reason
+/// to.
+///
+/// It also makes `Tensor.__dlpack__` a hand-written `METH_FASTCALL` method, the same to callers.
+///
+/// # Errors
+///
+/// What setting the module attribute or the method raises.
+///
+/// ```
+/// use pyo3::{prelude::*, types::{PyCapsule, PyModule}};
+/// Python::initialize();
+/// Python::attach(|py| {
+///     let module = PyModule::new(py, "dlspan")?;
+///     dlspan::python::export_c_api(&module)?;
+///     let capsule = module.getattr("_C_API")?.cast_into::<PyCapsule>()?;
+///     assert!(capsule.is_valid_checked(Some(c"dlspan._C_API")));
+///     Ok::<_, PyErr>(())
+/// })?;
+/// # Ok::<(), PyErr>(())
+/// ```
+pub fn export_c_api(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    super::package::export_table(module)?;
+    install_fast_dlpack(module.py())
+}
+
+/// The keywords of `__dlpack__`, in [`ExportRequest`]'s order.
+const DLPACK_KEYWORDS: [&str; 4] = ["stream", "max_version", "dl_device", "copy"];
+
+/// Replaces the `__dlpack__` PyO3 generated on the process's `Tensor` type with the same method
+/// as a `METH_FASTCALL | METH_KEYWORDS` C function whose keywords are matched by identity with
+/// interned names first: NumPy's `from_dlpack` passes three keywords, which PyO3 matched as UTF-8
+/// text (about half of the method's instructions). Same signature, documentation, errors' types
+/// and result; called once, by the package's module (rule Y18).
+pub(crate) fn install_fast_dlpack(py: Python<'_>) -> PyResult<()> {
+    let ty = py.get_type::<Tensor>();
+    let generated = ty.getattr(intern!(py, "__dlpack__"))?;
+    let signature: String = generated.getattr(intern!(py, "__text_signature__"))?.extract()?;
+    let doc: String = generated.getattr(intern!(py, "__doc__"))?.extract()?;
+    let doc = std::ffi::CString::new(format!("__dlpack__{signature}\n--\n\n{doc}"))
+        .map_err(|_| PyValueError::new_err("__dlpack__'s documentation holds a NUL"))?;
+    // The definition lives as long as the type that holds its descriptor: the process.
+    let def: &'static mut pyo3::ffi::PyMethodDef = Box::leak(Box::new(pyo3::ffi::PyMethodDef {
+        ml_name: c"__dlpack__".as_ptr(),
+        ml_meth: pyo3::ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: dlpack_fast },
+        ml_flags: pyo3::ffi::METH_FASTCALL | pyo3::ffi::METH_KEYWORDS,
+        ml_doc: Box::leak(doc.into_boxed_c_str()).as_ptr(),
+    }));
+    // SAFETY: a live type object and a method definition that outlives it, attached; the
+    // descriptor checks that `self` is a `Tensor` before calling `dlpack_fast`.
+    let descriptor = unsafe { pyo3::ffi::PyDescr_NewMethod(ty.as_type_ptr(), def) };
+    // SAFETY: a new reference or null with an exception set.
+    let descriptor = unsafe { Bound::from_owned_ptr_or_err(py, descriptor) }?;
+    ty.setattr(intern!(py, "__dlpack__"), descriptor)
+}
+
+/// `Tensor.__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)` for
+/// [`install_fast_dlpack`].
+///
+/// # Safety
+///
+/// Called by CPython as a `METH_FASTCALL | METH_KEYWORDS` method of `Tensor`: attached, `slf` a
+/// `Tensor` (checked by the method descriptor), `args` holding the positional arguments and then
+/// one value per name of the tuple `kwnames` (or null).
+unsafe extern "C" fn dlpack_fast(
+    slf: *mut pyo3::ffi::PyObject,
+    args: *const *mut pyo3::ffi::PyObject,
+    nargsf: pyo3::ffi::Py_ssize_t,
+    kwnames: *mut pyo3::ffi::PyObject,
+) -> *mut pyo3::ffi::PyObject {
+    // SAFETY: CPython calls methods attached (caller).
+    let py = unsafe { Python::assume_attached() };
+    let call = std::panic::AssertUnwindSafe(|| -> PyResult<*mut pyo3::ffi::PyObject> {
+        // SAFETY: the method's own `self`, alive for the call (caller).
+        let slf = unsafe { Borrowed::from_ptr(py, slf) }.cast::<Tensor>()?;
+        // The count without `PY_VECTORCALL_ARGUMENTS_OFFSET`, the top bit (not in the limited API
+        // before Python 3.12).
+        let nargs = nargsf & pyo3::ffi::Py_ssize_t::MAX;
+        if nargs != 0 {
+            return Err(PyTypeError::new_err(format!(
+                "__dlpack__() takes 0 positional arguments but {nargs} were given"
+            )));
+        }
+        let mut values: [Option<Borrowed<'_, '_, PyAny>>; 4] = [None; 4];
+        if !kwnames.is_null() {
+            // SAFETY: a tuple of the keyword names, alive for the call (caller).
+            let names = unsafe { Borrowed::from_ptr(py, kwnames) }.cast::<PyTuple>()?;
+            let interned =
+                [intern!(py, "stream"), intern!(py, "max_version"), intern!(py, "dl_device"), intern!(py, "copy")];
+            for (i, name) in names.iter_borrowed().enumerate() {
+                let slot = match interned.iter().position(|known| known.is(&*name)) {
+                    Some(slot) => slot,
+                    None => {
+                        let name = name.cast::<PyString>()?;
+                        let text = name.to_cow()?;
+                        DLPACK_KEYWORDS.iter().position(|known| *known == text).ok_or_else(|| {
+                            PyTypeError::new_err(format!("__dlpack__() got an unexpected keyword argument '{text}'"))
+                        })?
+                    }
+                };
+                // SAFETY: `args` holds one value per keyword name after the `nargs` (zero)
+                // positional ones (caller).
+                let slot_ptr = unsafe { args.add(i) };
+                // SAFETY: as above: a readable slot.
+                let raw = unsafe { *slot_ptr };
+                // SAFETY: a live object for the call (caller).
+                let value = unsafe { Borrowed::from_ptr(py, raw) };
+                if values[slot].replace(value).is_some() {
+                    let name = DLPACK_KEYWORDS[slot];
+                    return Err(PyTypeError::new_err(format!(
+                        "__dlpack__() got multiple values for argument '{name}'"
+                    )));
+                }
+            }
+        }
+        // A value given as None is the default; a refusal names the argument, as PyO3's did.
+        let given = |slot: usize| values[slot].filter(|value| !value.is_none());
+        let named = |slot: usize| {
+            move |err: PyErr| {
+                let wrapped = PyTypeError::new_err(format!("argument '{}': {}", DLPACK_KEYWORDS[slot], err.value(py)));
+                wrapped.set_cause(py, Some(err));
+                wrapped
+            }
+        };
+        let request = ExportRequest {
+            stream: given(0).map(|v| v.extract::<i64>()).transpose().map_err(named(0))?,
+            max_version: given(1).map(|v| v.extract::<(u32, u32)>()).transpose().map_err(named(1))?,
+            dl_device: given(2)
+                .map(|v| v.extract::<(i32, i32)>())
+                .transpose()
+                .map_err(named(2))?
+                .map(|(t, id)| DLDevice { device_type: DLDeviceType(t), device_id: id }),
+            copy: given(3).map(|v| v.extract::<bool>()).transpose().map_err(named(3))?,
+        };
+        Ok(Tensor::dlpack(&slf.to_owned(), &request)?.into_ptr())
+    });
+    let result = std::panic::catch_unwind(call).unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic in __dlpack__".to_owned());
+        Err(pyo3::panic::PanicException::new_err(message))
+    });
+    result.unwrap_or_else(|err| {
+        err.restore(py);
+        core::ptr::null_mut()
+    })
 }

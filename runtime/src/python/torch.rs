@@ -3,15 +3,23 @@
 //! view argument holds so that Python code run during the call cannot free its memory (rule Y14).
 //!
 //! Order matters: every check that may run Python code (a subclass's method, a `__torch_function__`
-//! mode) runs before the tensor's address is read, and the storage taken afterwards is proven, by
-//! PyTorch's own C methods, to hold every byte the tensor reaches.
+//! mode) runs before the tensor's address is read, and the storage taken before that read is then
+//! proven, by `StorageBase`'s own C methods, to hold every byte the tensor reaches: Python code may
+//! run inside `untyped_storage()` itself (a mode; a subclass's call goes through
+//! `torch.Tensor.__torch_function__`, and a collection it starts runs callbacks and finalizers).
+//!
+//! The calls a read needs (the mode check, `is_neg`, `untyped_storage`, `data_ptr`, `nbytes`) are
+//! `torch._C`'s, `TensorBase`'s and `StorageBase`'s C functions, called directly when no mode is
+//! active (`Direct`); `is_neg` releases the GIL inside PyTorch, which no caller can avoid.
 
 use super::dialect::{Api, StaticType};
 use super::error::ExchangeError;
 use super::gil::Shared;
 use crate::ffi::{DLDataTypeCode, DLTensor};
+use core::ptr::NonNull;
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 
 /// A PyTorch tensor's `DLTensor`, read through the exchange table after the checks, and the storage
 /// that holds its memory.
@@ -23,12 +31,66 @@ pub(crate) struct Read<'py> {
 /// Reads `object` (whose type derives from `base`, `torch._C.TensorBase`, and has the exchange table
 /// `api`) as a view argument, mutable or not.
 ///
+/// With no `__torch_function__` mode active (the dialect admits no subclass that overrides
+/// `__torch_function__`), `TensorBase`'s C methods answer themselves and are called directly
+/// ([`Direct`]); otherwise, and for every refusal, through Python. Either way the storage is
+/// checked after the tensor is read.
+///
 /// # Errors
 ///
 /// What the table or PyTorch raises; [`ExchangeError::ConjugateBit`], [`ExchangeError::NegativeBit`],
 /// [`ExchangeError::RequiresGrad`] (mutable views while gradients are recorded);
 /// [`ExchangeError::StorageMismatch`] when the storage PyTorch returns does not hold the tensor.
 pub(crate) fn read<'py>(object: &Bound<'py, PyAny>, api: Api, base: StaticType, mutable: bool) -> PyResult<Read<'py>> {
+    if let Some(direct) = Direct::find(object, base) {
+        if let Some(read) = read_direct(object, api, &direct, mutable)? {
+            return Ok(read);
+        }
+    }
+    read_through_python(object, api, base, mutable)
+}
+
+/// [`read`] through `TensorBase`'s C functions, called directly; `None` sends the caller to the
+/// path through Python, which raises its refusals in their order: a `__torch_function__` mode may
+/// be active, the tensor is complex (its conjugate bit is asked there), a check refuses it, or the
+/// storage taken does not hold it.
+///
+/// The checks that may run Python code on this thread (a mutable view's `requires_grad`, a property
+/// a subclass may override) run first, then the mode check, then `is_neg` (which releases the GIL:
+/// other threads run), then the storage and the tensor are read. The storage is then proven to hold
+/// every byte the tensor reaches ([`Direct::holds`]): Python code may still run between the two
+/// reads — a subclass's call goes through `torch.Tensor.__torch_function__` (Python, during which
+/// another thread may run), and on Python 3.11 the storage object's allocation may start a garbage
+/// collection whose finalizers and `gc.callbacks` run on this thread.
+fn read_direct<'py>(
+    object: &Bound<'py, PyAny>,
+    api: Api,
+    direct: &Direct,
+    mutable: bool,
+) -> PyResult<Option<Read<'py>>> {
+    if mutable && check_grad(object).is_err() {
+        return Ok(None);
+    }
+    if direct.modes_may_be_active(object.py())? || direct.is_neg.call(object)?.is_truthy()? {
+        return Ok(None);
+    }
+    let storage = direct.storage.call(object)?;
+    // The read the view is built from, checked against the storage.
+    let tensor = fill(object, api)?;
+    if tensor.dtype.code == DLDataTypeCode::kDLComplex.0 || !direct.holds(&storage, &tensor)? {
+        return Ok(None);
+    }
+    Ok(Some(Read { tensor, storage }))
+}
+
+/// [`read`] through Python calls of `TensorBase`'s methods, with the storage checked when a
+/// `__torch_function__` mode may have answered.
+fn read_through_python<'py>(
+    object: &Bound<'py, PyAny>,
+    api: Api,
+    base: StaticType,
+    mutable: bool,
+) -> PyResult<Read<'py>> {
     let py = object.py();
     // A first read, for the dtype only: Python code may yet change the tensor.
     let probe = fill(object, api)?;
@@ -37,15 +99,162 @@ pub(crate) fn read<'py>(object: &Bound<'py, PyAny>, api: Api, base: StaticType, 
         check_grad(object)?;
     }
     let storage = base.bind(py).getattr(intern!(py, "untyped_storage"))?.call1((object,))?;
-    // The read the view is built from: no Python code runs from here on.
+    // The read the view is built from. A `__torch_function__` mode may answer `untyped_storage()`
+    // with any object, and Python code may run inside the call (a subclass's goes through
+    // `torch.Tensor.__torch_function__`; a garbage collection may start): the storage is checked.
     let tensor = fill(object, api)?;
-    // With no `__torch_function__` mode, TensorBase's C method answered `untyped_storage()` itself
-    // (the dialect admits no subclass that overrides `__torch_function__`): its storage is the
-    // tensor's. A mode may answer with any object, which is then checked.
-    if modes_may_be_active(py)? {
-        check_storage(&storage, &tensor)?;
-    }
+    check_storage(&storage, &tensor)?;
     Ok(Read { tensor, storage })
+}
+
+/// A PyTorch C function that takes no argument (`METH_NOARGS`), called with its `self` directly.
+#[derive(Clone, Copy)]
+struct NoArgs(pyo3::ffi::PyCFunction);
+
+impl NoArgs {
+    /// The C function behind `bound`, a builtin function or method bound to `slf` with no
+    /// argument, if it is one.
+    fn of(bound: &Bound<'_, PyAny>, slf: &Bound<'_, PyAny>) -> Option<Self> {
+        if !bound.is_instance_of::<pyo3::types::PyCFunction>() {
+            return None;
+        }
+        // SAFETY: a builtin function object (checked above), attached.
+        let flags = unsafe { pyo3::ffi::PyCFunction_GetFlags(bound.as_ptr()) };
+        // SAFETY: as above.
+        let bound_to = unsafe { pyo3::ffi::PyCFunction_GetSelf(bound.as_ptr()) };
+        if flags != pyo3::ffi::METH_NOARGS || bound_to != slf.as_ptr() {
+            return None;
+        }
+        // SAFETY: as above.
+        unsafe { pyo3::ffi::PyCFunction_GetFunction(bound.as_ptr()) }.map(Self)
+    }
+
+    /// Calls the function with `slf` as its `self`, as calling it bound to `slf` would.
+    ///
+    /// `slf` is of the type the function was found for (its `self`, or an object whose type
+    /// derives from the type that defines it, for a method).
+    fn call<'py>(self, slf: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        // SAFETY: a `METH_NOARGS` function takes its `self` and a null argument and returns a new
+        // reference or null with an exception set; attached; `slf` is of its type (caller).
+        let result = unsafe { (self.0)(slf.as_ptr(), core::ptr::null_mut()) };
+        // SAFETY: as above.
+        unsafe { Bound::from_owned_ptr_or_err(slf.py(), result) }
+    }
+}
+
+/// `TensorBase`'s `is_neg` and `untyped_storage`, `StorageBase`'s `data_ptr` and `nbytes`, and
+/// `torch._C`'s `_is_torch_function_mode_enabled`, as C functions called directly: each call through
+/// Python looked the method up on the type and built an argument tuple (about 60 of the 110 ns each
+/// `TensorBase.is_neg(x)` cost). The methods come from `TensorBase` and `StorageBase` (static types:
+/// their attributes cannot be replaced), bound as `TensorBase.is_neg.__get__(x)` binds them; they
+/// take any object of their type as `self`, and answer for themselves when no `__torch_function__`
+/// mode is active (the dialect admits no subclass that overrides `__torch_function__`).
+#[derive(Clone, Copy)]
+struct Direct {
+    is_neg: NoArgs,
+    storage: NoArgs,
+    data_ptr: NoArgs,
+    nbytes: NoArgs,
+    /// `torch._C.StorageBase`, the type `data_ptr` and `nbytes` take as `self`.
+    storage_base: StaticType,
+    mode_check: NoArgs,
+    /// The mode check's `self`, the module `torch._C` (kept alive by [`DIRECT`]).
+    torch_c: NonNull<pyo3::ffi::PyObject>,
+}
+
+// SAFETY: function pointers, a static type, and a module that the cache keeps alive, reached only
+// while attached.
+unsafe impl Send for Direct {}
+
+/// [`Direct`] and a strong reference to its module, found once (`None` inside: not found, and
+/// PyTorch is read through Python).
+static DIRECT: Shared<Option<Option<Found>>> = Shared::new(None);
+
+/// [`Direct`], and the module it calls the mode check on.
+type Found = (Direct, Py<PyAny>);
+
+impl Direct {
+    /// The process's functions, found on the first tensor read (of a type deriving from `base`)
+    /// with no `__torch_function__` mode active.
+    fn find(object: &Bound<'_, PyAny>, base: StaticType) -> Option<Self> {
+        let py = object.py();
+        if let Some(found) = DIRECT.with(py, |cached| cached.as_ref().map(|found| found.as_ref().map(|(d, _)| *d))) {
+            return found;
+        }
+        // A mode would answer the look-up's calls: looked up on a later read.
+        let check = find_mode_check(py)?;
+        if check.bind(py).call0().and_then(|active| active.is_truthy()).unwrap_or(true) {
+            return None;
+        }
+        let found = Self::look_up(object, base, check);
+        let direct = found.as_ref().map(|(direct, _)| *direct);
+        // Set once; a value found meanwhile (by Python code the look-up ran) is kept, and the
+        // unused one dropped outside the lock (dropping may run Python code).
+        let unused = DIRECT.with(py, |cached| if cached.is_none() { cached.replace(found) } else { Some(found) });
+        drop(unused);
+        direct
+    }
+
+    fn look_up(object: &Bound<'_, PyAny>, base: StaticType, check: Py<PyAny>) -> Option<Found> {
+        let py = object.py();
+        // The method `name` of the static type `ty`, as a C function bound to `slf`.
+        let method = |ty: StaticType, name: &Bound<'_, PyString>, slf: &Bound<'_, PyAny>| -> Option<NoArgs> {
+            let descriptor = ty.bind(py).getattr(name).ok()?;
+            // The address of CPython's static type of method descriptors (nothing is read).
+            let method_descriptor = &raw mut pyo3::ffi::PyMethodDescr_Type;
+            if descriptor.get_type().as_type_ptr() != method_descriptor {
+                return None;
+            }
+            let bound = descriptor.call_method1(intern!(py, "__get__"), (slf,)).ok()?;
+            NoArgs::of(&bound, slf)
+        };
+        let storage = base.bind(py).getattr(intern!(py, "untyped_storage")).ok()?.call1((object,)).ok()?;
+        let storage_base = StaticType::base_named(&storage.get_type(), "torch._C.StorageBase").ok()??;
+        let torch_c = check.bind(py).getattr(intern!(py, "__self__")).ok()?;
+        let direct = Self {
+            is_neg: method(base, intern!(py, "is_neg"), object)?,
+            storage: method(base, intern!(py, "untyped_storage"), object)?,
+            data_ptr: method(storage_base, intern!(py, "data_ptr"), &storage)?,
+            nbytes: method(storage_base, intern!(py, "nbytes"), &storage)?,
+            storage_base,
+            mode_check: NoArgs::of(check.bind(py), &torch_c)?,
+            torch_c: NonNull::new(torch_c.as_ptr())?,
+        };
+        Some((direct, torch_c.unbind()))
+    }
+
+    /// Whether a `__torch_function__` mode may be active.
+    fn modes_may_be_active(&self, py: Python<'_>) -> PyResult<bool> {
+        // SAFETY: the module is alive (held by the cache), attached.
+        let torch_c = unsafe { Borrowed::from_ptr(py, self.torch_c.as_ptr()) };
+        self.mode_check.call(&torch_c)?.is_truthy()
+    }
+
+    /// Whether `storage` is a `StorageBase` whose bytes hold every byte `tensor` reaches (always,
+    /// when it reaches none), asked of `StorageBase`'s own C methods.
+    fn holds(&self, storage: &Bound<'_, PyAny>, tensor: &DLTensor) -> PyResult<bool> {
+        let Some(reach) = byte_reach(tensor) else { return Ok(true) }; // no element: nothing read
+        let base = self.storage_base.bind(storage.py());
+        // SAFETY: a live object, attached; reads its type pointer.
+        let ty = unsafe { pyo3::ffi::Py_TYPE(storage.as_ptr()) };
+        // SAFETY: live type objects (the storage's, and a static type), attached; a plain walk of
+        // the MRO, which runs no Python code (unlike `issubclass`, which a metaclass may answer).
+        let derives = unsafe { pyo3::ffi::PyType_IsSubtype(ty, base.as_type_ptr()) };
+        if derives == 0 {
+            return Ok(false);
+        }
+        let (start_int, bytes_int) = (self.data_ptr.call(storage)?, self.nbytes.call(storage)?);
+        // SAFETY: a live object, attached; converts any integer, and fails (with an exception set,
+        // fetched below) on anything else.
+        let start = unsafe { pyo3::ffi::PyLong_AsVoidPtr(start_int.as_ptr()) };
+        // SAFETY: as above.
+        let bytes = unsafe { pyo3::ffi::PyLong_AsSsize_t(bytes_int.as_ptr()) };
+        if start.is_null() || bytes < 0 {
+            return PyErr::take(storage.py()).map_or(Ok(false), Err);
+        }
+        let (start, bytes) = (start as usize, bytes.unsigned_abs());
+        Ok(start.checked_add(bytes).is_some_and(|end| start <= reach.start && reach.end <= end))
+    }
 }
 
 /// The table's `DLTensor` of `object`.
@@ -97,37 +306,6 @@ fn check_grad(object: &Bound<'_, PyAny>) -> PyResult<()> {
         }
     }
     Ok(())
-}
-
-/// `torch._C._is_torch_function_mode_enabled`, found once and proven PyTorch's own (a C function of
-/// that name bound to the module `torch._C`): `None` when it cannot be found or proven.
-static MODE_CHECK: Shared<Option<Option<Py<PyAny>>>> = Shared::new(None);
-
-/// Whether a `__torch_function__` mode may be active (true when that cannot be ruled out).
-fn modes_may_be_active(py: Python<'_>) -> PyResult<bool> {
-    let check = match MODE_CHECK.with(py, |cached| cached.as_ref().map(|f| f.as_ref().map(|f| f.clone_ref(py)))) {
-        Some(found) => found,
-        None => {
-            let found = find_mode_check(py);
-            let kept = found.as_ref().map(|f| f.clone_ref(py));
-            // Set once; a value already there (found meanwhile by Python code this ran) is kept,
-            // and the unused one dropped outside the lock (dropping may run Python code).
-            let unused = MODE_CHECK.with(py, |cached| {
-                if cached.is_none() {
-                    *cached = Some(kept);
-                    None
-                } else {
-                    Some(kept)
-                }
-            });
-            drop(unused);
-            found
-        }
-    };
-    match check {
-        Some(check) => check.bind(py).call0()?.is_truthy(),
-        None => Ok(true),
-    }
 }
 
 /// PyTorch's mode check, from `sys.modules["torch._C"]`, accepted only when it is a C function of

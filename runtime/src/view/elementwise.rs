@@ -70,6 +70,23 @@ fn block_sum<T, A: Copy>(values: &[T], identity: A, map: &impl Fn(&T) -> A, add:
     chunks.remainder().iter().fold(combine_lanes(partial, add), |sum, value| add(sum, map(value)))
 }
 
+/// [`block_sum`] of fewer than `2 · LANES` values (a short row): the same additions in the same
+/// order — sequential below eight values; else the first eight combined pairwise, then the rest —
+/// written out so that it inlines into its caller (`combine_lanes` stays out of line for the long
+/// loop's sake, and a call per row of eight values cost half the row's time).
+#[inline(always)]
+fn short_sum<T, A: Copy>(values: &[T], identity: A, map: &impl Fn(&T) -> A, add: &impl Fn(A, A) -> A) -> A {
+    debug_assert!(values.len() < 2 * LANES);
+    match values.split_first_chunk::<LANES>() {
+        None => values.iter().fold(identity, |sum, value| add(sum, map(value))),
+        Some((r, rest)) => {
+            let pair = |a: &T, b: &T| add(map(a), map(b));
+            let lanes = add(add(pair(&r[0], &r[1]), pair(&r[2], &r[3])), add(pair(&r[4], &r[5]), pair(&r[6], &r[7])));
+            rest.iter().fold(lanes, |sum, value| add(sum, map(value)))
+        }
+    }
+}
+
 /// [`block_sum`] of the `len ≤ BLOCK` elements `first + k·stride` (a strided run), read through
 /// pointer steps (a version reading through an index closure was 1.26× slower in all). It runs at
 /// the speed of NumPy's loop, one scalar load per element: vector loads would read the gaps between
@@ -456,10 +473,21 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<
     /// assert_eq!(bytes.sum_with(0u8, |&v| v, u8::wrapping_add), 51);
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```
+    #[inline]
     pub fn sum_with<A: Copy>(&self, identity: A, map: impl Fn(&T) -> A, add: impl Fn(A, A) -> A) -> A {
         if let Some(slice) = self.as_slice() {
+            // A short slice (a row of a few values, summed once per row): inline, with no call.
+            if slice.len() < 2 * LANES {
+                return add(identity, short_sum(slice, identity, &map, &add));
+            }
             return add(identity, pairwise_sum(slice, identity, &map, &add));
         }
+        self.sum_runs(identity, &map, &add)
+    }
+
+    /// [`sum_with`](Self::sum_with) of a view that is no slice: the pairwise sums of its runs,
+    /// combined by a [`Cascade`].
+    fn sum_runs<A: Copy>(&self, identity: A, map: &impl Fn(&T) -> A, add: &impl Fn(A, A) -> A) -> A {
         let base = self.data_handle();
         let plan = Plan::<R, 1>::new(self.extents(), [self.strides()], [self.offset()]);
         let stride = plan.inner_stride(0);
@@ -469,15 +497,15 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<
             let sum = if unit {
                 // SAFETY: a run of `len` consecutive in-bounds elements of the view, valid for reads
                 // for `'a` (struct invariant).
-                pairwise_sum(unsafe { core::slice::from_raw_parts(first, len) }, identity, &map, &add)
+                pairwise_sum(unsafe { core::slice::from_raw_parts(first, len) }, identity, map, add)
             } else {
                 // SAFETY: the run's `len` elements, `stride` apart, are in-bounds elements of the
                 // view, valid for reads for `'a`.
-                unsafe { pairwise_sum_strided(first, len, stride, identity, &map, &add) }
+                unsafe { pairwise_sum_strided(first, len, stride, identity, map, add) }
             };
-            cascade.push(sum, &add);
+            cascade.push(sum, add);
         });
-        cascade.finish(identity, &add)
+        cascade.finish(identity, add)
     }
 }
 
