@@ -19,6 +19,7 @@ mod mdspan;
 #[cfg(test)]
 mod origin_tests;
 mod packed;
+mod sum;
 
 pub use crate::index::{
     Dim, Dims, Dyn, Extents, Layout, LayoutLeft, LayoutRight, LayoutStride, LayoutStrideRelaxed, LowerRank,

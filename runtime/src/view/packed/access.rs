@@ -9,8 +9,8 @@ use crate::dtype::{DlElement, PlainBits};
 use crate::error::DlpackError;
 use crate::index::{Extents, Layout};
 use crate::space::HostAccessible;
-use crate::view::elementwise::pairwise_sum_iter;
 use crate::view::iter::Cursor;
+use crate::view::sum::pairwise_sum_iter;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
