@@ -1,6 +1,7 @@
 //! Procedural macros of [dlspan](https://docs.rs/dlspan). Use them through `dlspan`, which
 //! re-exports them next to the traits and types they generate code for.
 
+mod attrs;
 mod element;
 mod elementwise;
 mod kernel;

@@ -59,21 +59,10 @@ pub(crate) fn expand(
 
 /// The user's doc attributes (for the struct) and lint attributes (for `element`).
 fn attributes<'a>(kernel: &'a Kernel<'_>) -> syn::Result<(Vec<&'a syn::Attribute>, Vec<&'a syn::Attribute>)> {
-    let (mut docs, mut lints) = (Vec::new(), Vec::new());
-    for attr in kernel.attrs {
-        let path = attr.path();
-        if path.is_ident("doc") {
-            docs.push(attr);
-        } else if ["allow", "warn", "deny", "expect"].iter().any(|lint| path.is_ident(lint)) {
-            lints.push(attr);
-        } else {
-            return Err(syn::Error::new(
-                attr.span(),
-                "an element-wise kernel takes doc comments and lint attributes (`#[allow(...)]`) only",
-            ));
-        }
-    }
-    Ok((docs, lints))
+    crate::attrs::docs_and_lints(
+        kernel.attrs,
+        "an element-wise kernel takes doc comments and lint attributes (`#[allow(...)]`) only",
+    )
 }
 
 /// The `static` record of the kernel.

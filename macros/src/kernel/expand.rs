@@ -15,18 +15,8 @@ use syn::spanned::Spanned;
 pub(crate) fn expand(kernel: &Kernel<'_>) -> syn::Result<TokenStream> {
     let ident = kernel.ident;
     let vis = kernel.vis;
-    let mut docs = Vec::new();
-    let mut lints = Vec::new();
-    for attr in kernel.attrs {
-        let path = attr.path();
-        if path.is_ident("doc") {
-            docs.push(attr);
-        } else if ["allow", "warn", "deny", "expect"].iter().any(|lint| path.is_ident(lint)) {
-            lints.push(attr);
-        } else {
-            return Err(syn::Error::new(attr.span(), "a raw kernel takes doc comments and lint attributes only"));
-        }
-    }
+    let (docs, lints) =
+        crate::attrs::docs_and_lints(kernel.attrs, "a raw kernel takes doc comments and lint attributes only")?;
     let def_name = format_ident!("__DLSPAN_KERNEL_{}", ident);
     let name = ident.to_string();
     let line = match kernel.fn_span.start().line {
