@@ -16,7 +16,6 @@ use dlspan::cuda::{CudaError, CudaLibrary, KernelKind};
 use dlspan::kernel::{Declared, Scalar};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
 
 dlspan::elementwise! {
     /// `a·x + out`, the kernel these tests compile.
@@ -95,15 +94,10 @@ fn child_process() {
     match role.as_str() {
         "compile" => {
             let cache = DiskCache::global();
-            // Loading NVRTC (a large library) is timed apart: a hit needs it too, for the key.
-            let start = Instant::now();
             assert!(nvrtc_version().is_some(), "NVRTC's version");
-            let load_micros = start.elapsed().as_micros();
-            let start = Instant::now();
             let compiled = compile_ptx_with(&saxpy_key(), "compute_90", cache).expect("the module compiles");
-            let micros = start.elapsed().as_micros();
             println!(
-                "child: origin={:?} ptx={:032x} dir={} micros={micros} nvrtc_load_micros={load_micros}",
+                "child: origin={:?} ptx={:032x} dir={}",
                 compiled.origin,
                 fnv1a_128(compiled.ptx.as_bytes()),
                 cache.dir().map_or("none".to_owned(), |d| d.display().to_string()),
@@ -149,14 +143,6 @@ fn a_second_process_loads_the_module_from_disk() {
     assert_eq!(field(&first, "dir"), dir.display().to_string());
     assert_eq!(files(&dir).len(), 1, "one entry, no temporary file left: {:?}", files(&dir));
     assert!(files(&xdg).is_empty(), "the setting moved the cache away from the default");
-    println!(
-        "saxpy<float32> in a fresh process: compiled by NVRTC in {} µs, loaded from disk in {} µs \
-         (after loading NVRTC: {} µs, {} µs)",
-        field(&first, "micros"),
-        field(&second, "micros"),
-        field(&first, "nvrtc_load_micros"),
-        field(&second, "nvrtc_load_micros"),
-    );
 }
 
 /// Unset, the cache lives under `$XDG_CACHE_HOME/dlspan/kernels`; `off` disables it.
@@ -225,19 +211,14 @@ fn a_fresh_cache_on_the_same_directory_hits() {
     }
     let dir = fresh_dir("fresh");
     let first = DiskCache::at(&dir);
-    let start = Instant::now();
     let compiled = compile_ptx_with(&saxpy_key(), "compute_90", &first).expect("compiles");
-    let nvrtc = start.elapsed();
     assert_eq!(compiled.origin, Origin::Nvrtc);
     assert_eq!((first.misses(), first.stores()), (1, 1));
 
     let second = DiskCache::at(&dir);
-    let start = Instant::now();
     let loaded = compile_ptx_with(&saxpy_key(), "compute_90", &second).expect("loads");
-    let disk = start.elapsed();
     assert_eq!(loaded, dlspan::cuda::kernel::Compiled { ptx: compiled.ptx, origin: Origin::Disk });
     assert_eq!((second.hits(), second.stores()), (1, 0));
-    println!("saxpy<float32>: NVRTC {nvrtc:?}, disk {disk:?}");
 }
 
 /// A change of architecture, options or source is another entry; each is then a hit.

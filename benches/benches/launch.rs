@@ -17,6 +17,9 @@
 //!   `driver/safe/launch.rs`: three `Vec`s, the same pushes in the same order) over stand-ins for
 //!   the stream, the function and the events.
 //!
+//! The group `kernel_cache` times the on-disk PTX cache: a module compiled by NVRTC beside the same
+//! module loaded from disk (needs NVRTC only).
+//!
 //! Without a driver the device views come from raw parts (they carry no ordering event): the
 //! event waits and records around a launch are driver calls, excluded on both sides.
 #![allow(missing_docs)] // criterion's macros generate undocumented items
@@ -206,9 +209,43 @@ fn benches(c: &mut Criterion) {
     group.finish();
 }
 
+/// The on-disk PTX cache (rule K10): `axpby<float32>`'s module compiled by NVRTC beside the same
+/// module loaded from a cache directory a first compilation filled (a fresh `DiskCache` each time,
+/// as a new process has). Needs NVRTC (no driver); skipped without it.
+fn disk_cache(c: &mut Criterion) {
+    use dlspan::cuda::kernel::{DiskCache, Origin, compile_ptx_with, nvrtc_version};
+    if nvrtc_version().is_none() {
+        eprintln!("kernel_cache: skipped: NVRTC is not loadable (LD_LIBRARY_PATH=$(bash scripts/deps.sh nvrtc))");
+        return;
+    }
+    let key = ModuleKey::elementwise(axpby::instance::<f32>()).unwrap();
+    let dir = std::env::temp_dir().join(format!("dlspan-bench-kernels-{}", std::process::id()));
+    let filled = compile_ptx_with(&key, "compute_90", &DiskCache::at(&dir)).unwrap();
+    assert_eq!(filled.origin, Origin::Nvrtc);
+    let mut group = c.benchmark_group("kernel_cache");
+    group.sample_size(10);
+    group.bench_function("nvrtc_compile", |bench| {
+        bench.iter(|| black_box(compile_ptx_with(black_box(&key), "compute_90", &DiskCache::off()).unwrap()))
+    });
+    group.bench_function("disk_load", |bench| {
+        bench.iter(|| {
+            let loaded = compile_ptx_with(black_box(&key), "compute_90", &DiskCache::at(&dir)).unwrap();
+            assert_eq!(loaded.origin, Origin::Disk);
+            black_box(loaded)
+        })
+    });
+    group.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 criterion_group! {
     name = launch;
     config = Criterion::default().warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(2)).sample_size(50);
     targets = benches
 }
-criterion_main!(launch);
+criterion_group! {
+    name = cache;
+    config = Criterion::default().warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(3));
+    targets = disk_cache
+}
+criterion_main!(launch, cache);
