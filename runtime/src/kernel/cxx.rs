@@ -4,6 +4,7 @@
 //! blocks in parallel on OS threads, a block's threads as fibers that switch at `__syncthreads()`
 //! (`dlspan.cuh`, `dl_cpu_run_kernel`).
 
+use super::cachedir::{fnv1a_128, user_cache_in};
 use super::raw::{KernelError, LaunchConfig, RawInstance};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -66,35 +67,27 @@ fn compiler() -> Result<&'static (String, String), KernelError> {
         .map_err(Clone::clone)
 }
 
-/// The directory of built libraries: `$DLSPAN_CACHE_DIR/cpu`, else `$XDG_CACHE_HOME/dlspan/cpu`,
-/// else `$HOME/.cache/dlspan/cpu`, else the temporary directory's `dlspan-cpu`.
+/// The directory of built libraries: `$DLSPAN_CACHE_DIR/cpu`, else `cpu` in dlspan's directory of
+/// the user's cache (as the PTX cache's, [`user_cache_in`]), else the temporary directory's
+/// `dlspan-cpu`.
 fn cache_dir() -> PathBuf {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(dir) = var("DLSPAN_CACHE_DIR") {
-        return dir.join("cpu");
+    if let Some(dir) = std::env::var_os("DLSPAN_CACHE_DIR").filter(|v| !v.is_empty()) {
+        return PathBuf::from(dir).join("cpu");
     }
-    if let Some(dir) = var("XDG_CACHE_HOME") {
-        return dir.join("dlspan").join("cpu");
-    }
-    if let Some(home) = var("HOME") {
-        return home.join(".cache").join("dlspan").join("cpu");
-    }
-    std::env::temp_dir().join("dlspan-cpu")
+    user_cache_in(|name| std::env::var_os(name))
+        .map_or_else(|| std::env::temp_dir().join("dlspan-cpu"), |dlspan| dlspan.join("cpu"))
 }
 
-/// A hash of the source, the compiler and the flags, as a file name.
+/// A hash of the source, the compiler and its version, and the flags (each ended by a NUL, so that
+/// no two keys run together), as a file name: [`fnv1a_128`], stable across Rust versions and
+/// processes.
 fn key(source: &str, compiler: &(String, String)) -> String {
-    // FNV-1a, 64 bits twice with different bases: stable across Rust versions and processes.
-    let mut hashes = [0xcbf2_9ce4_8422_2325u64, 0x8422_2325_cbf2_9ce4u64];
+    let mut text = Vec::with_capacity(source.len() + 256);
     for part in [source, &compiler.0, &compiler.1, &FLAGS.join(" ")] {
-        for b in part.bytes().chain([0u8]) {
-            for h in &mut hashes {
-                *h ^= u64::from(b);
-                *h = h.wrapping_mul(0x0000_0100_0000_01b3);
-            }
-        }
+        text.extend_from_slice(part.as_bytes());
+        text.push(0);
     }
-    format!("{:016x}{:016x}", hashes[0], hashes[1])
+    format!("{:032x}", fnv1a_128(&text))
 }
 
 /// Builds `source` into a library under the cache directory, unless it is there already.

@@ -175,6 +175,7 @@
 
 #[doc(hidden)]
 pub mod builtin;
+mod cachedir;
 mod ctype;
 mod cxx;
 mod def;
@@ -184,6 +185,9 @@ mod raw;
 mod scalar;
 
 #[doc(hidden)]
+pub use cachedir::fnv1a_128;
+#[cfg(feature = "cuda")]
+pub(crate) use cachedir::user_cache_in;
 pub use ctype::{ElementType, ScalarType};
 #[doc(hidden)]
 pub use cxx::prepare;

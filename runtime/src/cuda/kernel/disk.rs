@@ -12,6 +12,7 @@
 //! created, read or written only costs the compilations. Entries are never evicted: the directory
 //! may be deleted at any time.
 
+use crate::kernel::fnv1a_128;
 use std::ffi::OsStr;
 use std::fs;
 use std::io::Write as _;
@@ -31,21 +32,6 @@ const MAGIC: &[u8] = b"dlspan-ptx 1\n";
 
 /// The largest PTX an entry may hold (a larger file is not read: it is not one of ours).
 const MAX_PTX: u64 = 1 << 28;
-
-/// FNV-1a with 128-bit state (the published offset basis and prime): a stable hash, the same on
-/// every platform and Rust version, that names the cache's files. Not a defence against
-/// collisions: entries are checked against their full key.
-///
-/// ```
-/// use dlspan::cuda::kernel::fnv1a_128;
-/// assert_eq!(fnv1a_128(b""), 0x6c62272e07bb014262b821756295c58d);
-/// assert_eq!(fnv1a_128(b"a"), 0xd228cb696f1a8caf78912b704e4a8964);
-/// ```
-pub fn fnv1a_128(bytes: &[u8]) -> u128 {
-    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
-    const PRIME: u128 = 0x0000000001000000000000000000013b;
-    bytes.iter().fold(OFFSET, |hash, &byte| (hash ^ u128::from(byte)).wrapping_mul(PRIME))
-}
 
 /// What a compiled module depends on: NVRTC's version, the program's name, its options (the target
 /// architecture among them) and its source, as one text (each field length-prefixed, so no two
@@ -223,13 +209,7 @@ fn default_dir() -> Option<PathBuf> {
 
 /// [`default_dir`] in the environment `var` gives.
 fn default_dir_in(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
-    let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
-    let base = if cfg!(windows) {
-        absolute("LOCALAPPDATA")
-    } else {
-        absolute("XDG_CACHE_HOME").or_else(|| absolute("HOME").map(|home| home.join(".cache")))
-    };
-    base.map(|base| base.join("dlspan").join("kernels"))
+    crate::kernel::user_cache_in(var).map(|dlspan| dlspan.join("kernels"))
 }
 
 /// What a load found.

@@ -31,12 +31,13 @@ pub use super::abi::{
     BLOCK, IndexWidth, KernelShape, MAX_OPERANDS, ParamOperand, Params, SCALAR_BYTES, ScalarArgs, TILE,
     TILE_MAX_ELEMENT,
 };
+pub use crate::kernel::fnv1a_128;
 pub use crate::kernel::{ElementType, ScalarType};
 pub use cache::{FunctionTable, KeyHasher, ModuleCache};
 pub use compile::{
     CompileInput, Compiled, Origin, compile_ptx, compile_ptx_with, compile_source, nvrtc_version, preamble,
 };
-pub use disk::{CACHE_ENV, CacheKey, DiskCache, fnv1a_128};
+pub use disk::{CACHE_ENV, CacheKey, DiskCache};
 pub use module::ModuleKey;
 pub use plan::{
     MAX_GRID, Operand, Plan, TILE_MIN_EXTENT, elementwise_plan, elementwise_plan_into, plan, plan_into, plan_with,
