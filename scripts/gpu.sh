@@ -31,25 +31,10 @@ step "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || failed=1
 
 step "GPU tests (correctness against the CPU reference, poisoned outputs)"
-"$bundle/cuda_gpu" --test-threads=1 --nocapture || failed=1
+timeout "${DLSPAN_GPU_TEST_TIMEOUT:-300}" "$bundle/cuda_gpu" --test-threads=1 --nocapture || failed=1
 entries=$(find "$DLSPAN_KERNEL_CACHE" -name '*.ptx' | wc -l)
 echo "PTX cache: $entries modules stored in $DLSPAN_KERNEL_CACHE"
 [ "$entries" -gt 0 ] || { echo "the GPU run stored no module in the PTX cache" >&2; failed=1; }
-
-# Under the sanitizers every test but the cast of every type pair on the boundary inputs (529
-# instrumented modules over millions of elements, whose memory accesses are those of the flat cast
-# kernels the other tests run; its conversions are checked by the plain run above).
-sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2> /dev/null || true)
-if [ -n "$sanitizer" ]; then
-  for tool in memcheck racecheck; do
-    step "compute-sanitizer $tool"
-    "$sanitizer" --tool "$tool" --error-exitcode 42 "$bundle/cuda_gpu" --test-threads=1 \
-      --skip every_cast_pair_matches_the_cpu_cast_on_the_gpu || failed=1
-  done
-else
-  echo "compute-sanitizer not found" >&2
-  failed=1
-fi
 
 step "the element-wise example on the GPU (the same results as on the CPU)"
 "$bundle/elementwise" || failed=1
@@ -80,6 +65,23 @@ fi
 
 step "bandwidth (256 MiB tensors)"
 "$bundle/cuda_bandwidth" || failed=1
+
+# The sanitizers last, so that a slow run (each bounded by DLSPAN_SANITIZER_TIMEOUT seconds, 240 by
+# default) cannot keep the other steps from running. Under them every test but the cast of every
+# type pair on the boundary inputs (529 instrumented modules over millions of elements, whose
+# memory accesses are those of the flat cast kernels the other tests run; its conversions are
+# checked by the plain run above).
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2> /dev/null || true)
+if [ -n "$sanitizer" ]; then
+  for tool in memcheck racecheck; do
+    step "compute-sanitizer $tool"
+    timeout "${DLSPAN_SANITIZER_TIMEOUT:-240}" "$sanitizer" --tool "$tool" --error-exitcode 42 "$bundle/cuda_gpu" --test-threads=1 \
+      --skip every_cast_pair_matches_the_cpu_cast_on_the_gpu || failed=1
+  done
+else
+  echo "compute-sanitizer not found" >&2
+  failed=1
+fi
 
 if [ "$failed" = 0 ]; then step "GPU run passed"; else step "GPU run FAILED"; fi
 exit $failed

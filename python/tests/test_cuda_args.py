@@ -218,8 +218,9 @@ def cpu_arrays():
     torch = pytest.importorskip("torch")
     yield "torch", torch.zeros(4)
     yield "torch-requires-grad", torch.zeros(4, requires_grad=True)
-    jnp = pytest.importorskip("jax.numpy")
-    yield "jax", jnp.zeros(4, jnp.float32)
+    jax = pytest.importorskip("jax")
+    # On the CPU even where JAX's default device is a GPU.
+    yield "jax", jax.device_put(jax.numpy.zeros(4, jax.numpy.float32), jax.devices("cpu")[0])
 
 
 def test_real_cpu_arrays_are_refused_by_device_arguments_and_have_no_stream():
