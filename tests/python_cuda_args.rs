@@ -511,3 +511,39 @@ fn a_caller_stream_without_a_driver_is_an_error() {
     assert!(matches!(unsafe { host.stream() }, Err(dlspan::cuda::CudaError::NoDevice { .. })));
     assert_eq!(StreamSource::Dlspan, CallerStream::per_thread(cuda(0)).source());
 }
+
+/// Outputs on the caller's device (rule Y22) that cannot be made here are typed errors, never host
+/// memory labelled with a device: CUDA managed memory (no framework allocates it), and dlspan's own
+/// device memory without a driver (feature `cuda`) or without the feature.
+#[test]
+fn device_outputs_that_cannot_be_made_are_typed_errors() {
+    use dlspan::python::{Framework, Output};
+    Python::initialize();
+    Python::attach(|py| {
+        let f32 = DLDataType::new(DLDataTypeCode::kDLFloat, 32, 1);
+        let managed = DLDevice { device_type: DLDeviceType::kDLCUDAManaged, device_id: 0 };
+        let refused = Output::on_device(py, Framework::Dlspan, CallerStream::per_thread(managed), f32, &[4]);
+        let err = refused.err().expect("no output in managed memory");
+        assert!(err.is_instance_of::<pyo3::exceptions::PyBufferError>(py), "{err}");
+        assert_eq!(err.value(py).getattr("kind").unwrap().extract::<String>().unwrap(), "DeviceUnavailable");
+
+        #[cfg(feature = "cuda")]
+        let gpu_present = dlspan::cuda::driver_present() && dlspan::cuda::device_count() > 0;
+        #[cfg(not(feature = "cuda"))]
+        let gpu_present = false;
+        if gpu_present {
+            println!("skipped: a CUDA device is present (the GPU tier makes real outputs)");
+            return;
+        }
+        let own = Output::on_device(py, Framework::Dlspan, CallerStream::per_thread(cuda(0)), f32, &[4]);
+        let err = own.err().expect("no device memory here");
+        let kind = err.value(py).getattr("kind").map(|k| k.extract::<String>().unwrap()).unwrap_or_default();
+        if cfg!(feature = "cuda") {
+            assert!(err.is_instance_of::<pyo3::exceptions::PyRuntimeError>(py), "{err}");
+            assert!(matches!(kind.as_str(), "LibraryMissing" | "NoDevice"), "{kind}");
+        } else {
+            assert!(err.is_instance_of::<pyo3::exceptions::PyBufferError>(py), "{err}");
+            assert!(err.to_string().contains("`cuda` feature"), "{err}");
+        }
+    });
+}

@@ -2,7 +2,7 @@
 //! arguments alive — and the test hook that holds a view while Python code runs.
 
 use dlspan::Device;
-use dlspan::python::{CallerStream, PyDynView, PyView, common_stream, extract_argument};
+use dlspan::python::{CallerStream, Output, PyDynView, PyView, common_stream, extract_argument};
 use pyo3::prelude::*;
 
 /// The number of view arguments alive (the borrows dlspan's registry holds).
@@ -23,6 +23,15 @@ fn _sum_during(x: PyView<'_, f64, 1>, callback: &Bound<'_, PyAny>) -> PyResult<f
     let view = x.view();
     callback.call0()?;
     Ok(view.sum())
+}
+
+/// Test hook, not API: a new array shaped and typed as the device array ``x``, on its device, in
+/// its framework (``Output.like``): PyTorch's allocator for ``torch.Tensor``s, ``cupy.empty`` for
+/// CuPy arrays, dlspan's device memory for JAX arrays and ``dlspan.Tensor``s.
+#[pyfunction]
+fn _empty_like<'py>(py: Python<'py>, x: PyDynView<'py, Device>) -> PyResult<Bound<'py, PyAny>> {
+    let shape = x.view()?.shape().to_vec();
+    Output::like(py, &x, x.dtype(), &shape)?.finish()
 }
 
 /// A caller's stream as Python sees it: `((device_type, device_id), handle, dlpack_stream, source)`.
@@ -81,5 +90,6 @@ pub(crate) fn fill(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_sum_during, m)?)?;
     m.add_function(wrap_pyfunction!(caller_stream, m)?)?;
     m.add_function(wrap_pyfunction!(_common_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(_empty_like, m)?)?;
     Ok(())
 }

@@ -290,3 +290,103 @@ def test_jax_gpu_arrays_get_dlspans_stream():
         pytest.skip("skipped: this jaxlib has no GPU backend")
     x = jax.device_put(jax.numpy.zeros(4, jax.numpy.float32), gpus[0])
     assert dlspan.diagnostics.caller_stream(x) == ((CUDA, gpus[0].id), 2, 2, "Dlspan")
+
+
+# Outputs on the caller's device (rule Y22).
+
+
+def test_dlspans_exchange_table_names_the_per_thread_stream_for_cuda_memory():
+    table = ctypes.pythonapi.PyCapsule_GetPointer
+    table.restype, table.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    api = ExchangeAPI.from_address(table(dlspan.Tensor.__dlpack_c_exchange_api__, b"dlpack_exchange_api"))
+    out = ctypes.c_void_p(7)
+    for device_type, expected in ((CUDA, 2), (CUDA_MANAGED, 2), (CPU, None)):
+        assert api.current_work_stream(device_type, 0, ctypes.byref(out)) == 0
+        assert out.value == expected, device_type
+
+
+def test_an_output_for_a_stream_dlspan_cannot_order_with_is_refused():
+    # The fake table's stream is neither PyTorch's (its allocator) nor a default stream.
+    with pytest.raises(TypeError, match="cannot be ordered with the caller's stream") as info:
+        dlspan.diagnostics._empty_like(TableTensor(2))
+    assert "on cuda:2" in str(info.value)
+    assert dlspan.diagnostics.live_borrows() == 0
+
+
+def cuda_device_count():
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount()
+    except Exception:
+        pass
+    try:
+        import torch
+
+        return torch.cuda.device_count()
+    except Exception:
+        return 0
+
+
+def test_an_output_on_a_default_stream_is_dlspans_device_memory_or_a_clean_error():
+    producer = Producer()
+    if cuda_device_count() == 0:
+        # No driver, or a package built without `cuda`: a typed error, never host memory.
+        with pytest.raises((BufferError, RuntimeError)) as info:
+            dlspan.diagnostics._empty_like(producer)
+        e = info.value
+        assert "cuda" in str(e), str(e)
+        if isinstance(e, RuntimeError):
+            assert e.kind in ("LibraryMissing", "NoDevice", "Driver"), e.kind
+    else:
+        out = dlspan.diagnostics._empty_like(producer)
+        assert isinstance(out, dlspan.Tensor)
+        assert (out.device, out.shape, out.dtype) == ("cuda:0", (4,), "float32")
+        # Its consumers' streams wait for the writes: a legacy capsule on the legacy stream.
+        assert out.__dlpack__(stream=1) is not None
+    assert producer.streams == [2]
+    assert all(made.deleted == 1 for made in producer.made)
+    assert dlspan.diagnostics.live_borrows() == 0
+
+
+def test_torch_outputs_come_from_pytorchs_allocator_on_the_device():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        no_cuda_device()
+    x = torch.ones(1 << 20, device="cuda")
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    out = dlspan.diagnostics._empty_like(x)
+    assert type(out) is torch.Tensor
+    assert (out.device, out.shape, out.dtype) == (x.device, x.shape, x.dtype)
+    assert torch.cuda.memory_allocated() - before >= out.numel() * 4
+    half = dlspan.diagnostics._empty_like(x[::2].to(torch.float16))
+    assert (half.shape, half.dtype) == ((1 << 19,), torch.float16)
+
+
+def test_cupy_outputs_are_cupy_arrays_on_the_device():
+    cupy = pytest.importorskip("cupy")
+    if cuda_device_count() == 0:
+        no_cuda_device()
+    x = cupy.ones((3, 5), dtype=cupy.int32)
+    out = dlspan.diagnostics._empty_like(x)
+    assert type(out) is cupy.ndarray
+    assert (out.shape, out.dtype, out.device.id) == ((3, 5), cupy.int32, x.device.id)
+    out[...] = 7
+    assert int(out.sum()) == 105
+
+
+def test_jax_outputs_are_jax_arrays_of_dlspans_zeroed_device_memory():
+    jax = pytest.importorskip("jax")
+    try:
+        gpus = jax.devices("gpu")
+    except RuntimeError:
+        gpus = []
+    if not gpus:
+        pytest.skip("skipped: this jaxlib has no GPU backend")
+    x = jax.device_put(jax.numpy.ones((4, 6), jax.numpy.float32), gpus[0])
+    out = dlspan.diagnostics._empty_like(x)
+    assert isinstance(out, jax.Array)
+    assert out.shape == (4, 6) and out.dtype == jax.numpy.float32
+    assert list(out.devices())[0] == gpus[0]
+    assert float(jax.numpy.abs(out).sum()) == 0.0

@@ -79,6 +79,18 @@ impl Gpu {
     pub fn default_stream(&self) -> Stream {
         Stream::from_cudarc(self.clone(), self.context().default_stream())
     }
+
+    /// The calling thread's per-thread default stream (DLPack's stream value 2): dlspan's own
+    /// stream for the tensors of producers that name none ([rule Y21](crate::rules#y21)).
+    ///
+    /// ```no_run
+    /// let stream = dlspan::cuda::Gpu::new(0)?.per_thread_stream();
+    /// assert_eq!(stream.dlpack_stream(), 2);
+    /// # Ok::<(), dlspan::cuda::CudaError>(())
+    /// ```
+    pub fn per_thread_stream(&self) -> Stream {
+        Stream::from_cudarc(self.clone(), self.context().per_thread_stream())
+    }
 }
 
 impl Stream {
@@ -268,6 +280,29 @@ pub(crate) unsafe fn order_consumer(producer: &CudaStream, consumer: Option<i64>
         cudarc::driver::result::stream::wait_event(
             handle,
             event.cu_event(),
+            sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+        )
+    }?;
+    Ok(())
+}
+
+/// Makes the DLPack consumer's stream wait for `event` (`None` or 1: the legacy default stream, 2:
+/// the per-thread default stream, a `CUstream` handle above 2, -1: no wait).
+///
+/// # Safety
+///
+/// A value above 2 is a live `CUstream` of the event's context (DLPack's contract for the consumer).
+pub(crate) unsafe fn order_consumer_after(event: &Event, consumer: Option<i64>) -> Result<(), CudaError> {
+    let Some(handle) = consumer_handle(consumer)? else {
+        return Ok(());
+    };
+    event.inner.context().bind_to_thread()?;
+    // SAFETY: `handle` is a live stream of the event's context (the caller's contract, or one of
+    // the driver's two special handles), and the event is live.
+    unsafe {
+        cudarc::driver::result::stream::wait_event(
+            handle,
+            event.inner.cu_event(),
             sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
         )
     }?;

@@ -612,6 +612,94 @@ pub(crate) fn note_argument(err: PyErr, name: &str) -> PyErr {
     err
 }
 
+/// Raises `message` as `exception` with the `kind` attribute (the variant's name).
+fn raise_kind(err: PyErr, kind: &'static str) -> PyErr {
+    Python::attach(|py| {
+        // The attribute is a convenience: an exception that refuses it still has its message.
+        let _ = err.value(py).setattr("kind", kind);
+    });
+    err
+}
+
+impl From<crate::kernel::KernelError> for PyErr {
+    /// The Python exception for a raw kernel that did not run, with a `kind` attribute: a refused
+    /// view as its [`DlpackError`] is raised; `ValueError` for a launch configuration or arguments
+    /// CUDA would refuse; `MemoryError` when the CPU could not allocate a launch's stacks;
+    /// `RuntimeError` when the kernel could not be compiled or loaded (the compiler's log in the
+    /// message). `?` raises it in a `#[pyfunction]`.
+    ///
+    /// ```
+    /// use dlspan::kernel::LaunchConfig;
+    /// use pyo3::{exceptions::PyValueError, prelude::*};
+    /// Python::initialize();
+    /// let err = PyErr::from(LaunchConfig::new([1, 1, 1], [2048, 1, 1]).check().unwrap_err());
+    /// Python::attach(|py| {
+    ///     assert!(err.is_instance_of::<PyValueError>(py));
+    ///     assert_eq!(err.value(py).getattr("kind")?.extract::<String>()?, "InvalidLaunch");
+    ///     Ok::<_, PyErr>(())
+    /// })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    fn from(err: crate::kernel::KernelError) -> Self {
+        use crate::kernel::KernelError as K;
+        use pyo3::exceptions::{PyMemoryError, PyRuntimeError};
+        let message = err.to_string();
+        match err {
+            K::View(e) => e.into(),
+            K::ArgumentsTooLarge { .. } => raise_kind(PyValueError::new_err(message), "ArgumentsTooLarge"),
+            K::InvalidLaunch { .. } => raise_kind(PyValueError::new_err(message), "InvalidLaunch"),
+            K::OutOfMemory => raise_kind(PyMemoryError::new_err(message), "OutOfMemory"),
+            K::CompilerMissing { .. } => raise_kind(PyRuntimeError::new_err(message), "CompilerMissing"),
+            K::Compile { .. } => raise_kind(PyRuntimeError::new_err(message), "Compile"),
+            K::Load { .. } => raise_kind(PyRuntimeError::new_err(message), "Load"),
+        }
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl From<crate::cuda::CudaError> for PyErr {
+    /// The Python exception for a CUDA failure, with a `kind` attribute: a refused view as its
+    /// [`DlpackError`], a raw kernel's refusal as [`KernelError`](crate::kernel::KernelError)'s;
+    /// `TypeError` for an element type an operation has no kernel for; `ValueError` for operands
+    /// on another device than the stream's, an invalid DLPack stream value, a rank or scalar above
+    /// the kernels' limits; `RuntimeError` for a missing CUDA library, a missing device, the
+    /// driver's errors and NVRTC's (its log, at the kernel's own lines, in the message). `?`
+    /// raises it in a `#[pyfunction]`.
+    ///
+    /// ```
+    /// use dlspan::cuda::CudaError;
+    /// use pyo3::{exceptions::{PyRuntimeError, PyValueError}, prelude::*};
+    /// Python::initialize();
+    /// Python::attach(|py| {
+    ///     let err = PyErr::from(CudaError::InvalidDlpackStream { value: 0 });
+    ///     assert!(err.is_instance_of::<PyValueError>(py));
+    ///     let err = PyErr::from(CudaError::NoDevice { ordinal: 3, count: 1 });
+    ///     assert!(err.is_instance_of::<PyRuntimeError>(py));
+    ///     assert_eq!(err.value(py).getattr("kind")?.extract::<String>()?, "NoDevice");
+    ///     Ok::<_, PyErr>(())
+    /// })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    fn from(err: crate::cuda::CudaError) -> Self {
+        use crate::cuda::CudaError as C;
+        use pyo3::exceptions::PyRuntimeError;
+        let message = err.to_string();
+        match err {
+            C::View(e) => e.into(),
+            C::Kernel(e) => e.into(),
+            C::Unsupported { .. } => raise_kind(PyTypeError::new_err(message), "Unsupported"),
+            C::WrongDevice { .. } => raise_kind(PyValueError::new_err(message), "WrongDevice"),
+            C::InvalidDlpackStream { .. } => raise_kind(PyValueError::new_err(message), "InvalidDlpackStream"),
+            C::RankTooLarge { .. } => raise_kind(PyValueError::new_err(message), "RankTooLarge"),
+            C::ScalarTooLarge { .. } => raise_kind(PyValueError::new_err(message), "ScalarTooLarge"),
+            C::LibraryMissing { .. } => raise_kind(PyRuntimeError::new_err(message), "LibraryMissing"),
+            C::NoDevice { .. } => raise_kind(PyRuntimeError::new_err(message), "NoDevice"),
+            C::Driver { .. } => raise_kind(PyRuntimeError::new_err(message), "Driver"),
+            C::Compile { .. } => raise_kind(PyRuntimeError::new_err(message), "Compile"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

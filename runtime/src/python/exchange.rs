@@ -2,13 +2,15 @@
 //! class attribute `__dlpack_c_exchange_api__` (a capsule named `dlpack_exchange_api`), so C, C++
 //! and Rust consumers exchange tensors with no capsule and no Python call.
 //!
-//! - `managed_tensor_allocator`: a new zeroed CPU tensor like the prototype (dtype, shape);
+//! - `managed_tensor_allocator`: a new zeroed tensor like the prototype (dtype, shape), on the CPU,
+//!   or (feature `cuda`) in dlspan's memory on the prototype's CUDA device;
 //! - `managed_tensor_from_py_object_no_sync`: a versioned managed tensor sharing a `Tensor`'s memory
 //!   (refused, as `dltensor_from_py_object_no_sync` is, when the first element is not aligned for its
 //!   type: rule I8);
 //! - `managed_tensor_to_py_object_no_sync`: a `Tensor` owning a managed tensor;
 //! - `dltensor_from_py_object_no_sync`: a `Tensor`'s `DLTensor`, filled into the caller's struct;
-//! - `current_work_stream`: null for every device (dlspan queues no work of its own).
+//! - `current_work_stream`: the per-thread default stream for CUDA memory (dlspan's own stream),
+//!   null for every other device.
 //!
 //! Every function expects the GIL held (the allocator takes it itself), reports failures as the
 //! header says (a Python exception, or `SetError` for the allocator), and never unwinds into C.
@@ -144,19 +146,29 @@ unsafe extern "C" fn managed_to_object(managed: *mut DLManagedTensorVersioned, o
     })
 }
 
-/// `current_work_stream`: dlspan queues no work, so every device's stream is null (the default).
+/// `current_work_stream`: dlspan's own stream of a device ([rule Y21](crate::rules#y21)): the calling
+/// thread's per-thread default stream (the driver's handle `CU_STREAM_PER_THREAD`, 2) for CUDA
+/// device and managed memory, on which dlspan's outputs are written; null (no stream) for every
+/// other device.
 ///
 /// # Safety
 ///
 /// `out` is a writable pointer slot.
-unsafe extern "C" fn current_work_stream(_device_type: DLDeviceType, _device_id: i32, out: *mut *mut c_void) -> c_int {
+unsafe extern "C" fn current_work_stream(device_type: DLDeviceType, _device_id: i32, out: *mut *mut c_void) -> c_int {
     if out.is_null() {
         return -1;
     }
+    let stream = match device_type {
+        DLDeviceType::kDLCUDA | DLDeviceType::kDLCUDAManaged => PER_THREAD_STREAM,
+        _ => 0,
+    };
     // SAFETY: a writable slot (caller).
-    unsafe { out.write(core::ptr::null_mut()) };
+    unsafe { out.write(core::ptr::without_provenance_mut(stream)) };
     0
 }
+
+/// The driver's handle of the per-thread default stream (`CU_STREAM_PER_THREAD`).
+const PER_THREAD_STREAM: usize = 2;
 
 /// `managed_tensor_allocator`: a new zeroed CPU tensor with the prototype's dtype and shape.
 ///
@@ -177,11 +189,9 @@ unsafe extern "C" fn allocate(
             }
             // SAFETY: a live prototype (caller).
             let prototype = unsafe { &*prototype };
-            if prototype.device != CPU {
-                let err = ExchangeError::DeviceUnavailable { requested: prototype.device, found: CPU };
-                return Err((c"BufferError", err.to_string()));
-            }
-            let tensor = zeros_like(py, prototype).map_err(|err| (c"BufferError", err.to_string()))?;
+            let tensor =
+                if prototype.device == CPU { zeros_like(py, prototype) } else { device_zeros_like(py, prototype) };
+            let tensor = tensor.map_err(|err| (c"BufferError", err.to_string()))?;
             Ok(shared_versioned(&tensor, DLPackVersion::CURRENT, 0))
         })
         .unwrap_or_else(|| Err((c"RuntimeError", "the Python interpreter is not available".into())))
@@ -204,8 +214,25 @@ unsafe extern "C" fn allocate(
     }
 }
 
+/// A zeroed, row-major tensor with `prototype`'s dtype and shape in dlspan's memory on its CUDA
+/// device (feature `cuda`); every other device is unavailable.
+fn device_zeros_like<'py>(py: Python<'py>, prototype: &DLTensor) -> PyResult<Bound<'py, Tensor>> {
+    #[cfg(feature = "cuda")]
+    if prototype.device.device_type == DLDeviceType::kDLCUDA {
+        let shape = prototype_shape(prototype)?;
+        return super::device_memory::zeroed_on(py, &shape, prototype.dtype, prototype.device);
+    }
+    let _ = py;
+    Err(ExchangeError::DeviceUnavailable { requested: prototype.device, found: CPU }.into())
+}
+
 /// A zeroed, row-major CPU tensor with `prototype`'s dtype and shape.
 pub(crate) fn zeros_like<'py>(py: Python<'py>, prototype: &DLTensor) -> PyResult<Bound<'py, Tensor>> {
+    Tensor::zeroed(py, &prototype_shape(prototype)?, prototype.dtype)
+}
+
+/// The shape of an allocator's prototype.
+fn prototype_shape(prototype: &DLTensor) -> PyResult<Vec<i64>> {
     let ndim = usize::try_from(prototype.ndim).unwrap_or(usize::MAX);
     let shape: Vec<i64> = if ndim == 0 || prototype.shape.is_null() || ndim > MAX_TENSOR_RANK {
         if ndim != 0 {
@@ -216,5 +243,5 @@ pub(crate) fn zeros_like<'py>(py: Python<'py>, prototype: &DLTensor) -> PyResult
         // SAFETY: a prototype's non-null shape has `ndim` entries (caller).
         unsafe { core::slice::from_raw_parts(prototype.shape, ndim) }.to_vec()
     };
-    Tensor::zeroed(py, &shape, prototype.dtype)
+    Ok(shape)
 }

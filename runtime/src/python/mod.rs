@@ -79,6 +79,8 @@ mod capsule;
 mod consumer;
 mod copy;
 mod device;
+#[cfg(feature = "cuda")]
+mod device_memory;
 mod dialect;
 mod dtype;
 mod error;

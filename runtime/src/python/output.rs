@@ -10,16 +10,18 @@
 
 use super::arg::{PyDynView, PyDynViewMut, PyView, PyViewMut};
 use super::capi::{Provider, provider};
-use super::capsule::EXCHANGE_API_CAPSULE;
+use super::capsule::{EXCHANGE_API_CAPSULE, take_capsule};
 use super::device::CPU;
 use super::dialect::Framework;
+use super::error::ExchangeError;
 use super::package::into_tensor;
 use super::producer::shared_versioned;
+use super::stream::{CallerStream, StreamSource};
 use super::tensor::Tensor;
 use crate::dlpack::{FromDlTensor, ImportOptions};
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
-use crate::ffi::{DLDataType, DLDataTypeCode, DLPackExchangeAPI, DLPackVersion, DLTensor};
+use crate::ffi::{DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLPackExchangeAPI, DLPackVersion, DLTensor};
 use crate::index::{Extents, Layout};
 use crate::owned::ManagedTensor;
 use crate::space::{Host, MemorySpace};
@@ -50,6 +52,26 @@ pub trait Argument: sealed::Sealed {
     /// # Ok::<(), PyErr>(())
     /// ```
     fn framework(&self) -> Framework;
+
+    /// The caller's stream of a device argument ([rule Y21](crate::rules#y21)); `None` for host
+    /// memory. [`Output::like`] allocates on its device.
+    ///
+    /// ```
+    /// use dlspan::python::{Argument, PyDynView};
+    /// use pyo3::prelude::*;
+    /// #[pyfunction]
+    /// fn on_host(x: PyDynView<'_>) -> bool {
+    ///     Argument::caller_stream(&x).is_none()
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0f32; 2], [2])?)?;
+    /// #     assert!(wrap_pyfunction!(on_host, py)?.call1((x,))?.extract::<bool>()?);
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    fn caller_stream(&self) -> Option<CallerStream>;
 }
 
 mod sealed {
@@ -61,11 +83,17 @@ impl<T, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace> Argument for P
     fn framework(&self) -> Framework {
         self.framework
     }
+    fn caller_stream(&self) -> Option<CallerStream> {
+        self.stream
+    }
 }
 impl<T, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace> sealed::Sealed for PyViewMut<'_, T, R, L, E, S> {}
 impl<T, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace> Argument for PyViewMut<'_, T, R, L, E, S> {
     fn framework(&self) -> Framework {
         self.framework
+    }
+    fn caller_stream(&self) -> Option<CallerStream> {
+        self.stream
     }
 }
 impl<S: MemorySpace> sealed::Sealed for PyDynView<'_, S> {}
@@ -73,11 +101,17 @@ impl<S: MemorySpace> Argument for PyDynView<'_, S> {
     fn framework(&self) -> Framework {
         self.framework
     }
+    fn caller_stream(&self) -> Option<CallerStream> {
+        self.stream
+    }
 }
 impl<S: MemorySpace> sealed::Sealed for PyDynViewMut<'_, S> {}
 impl<S: MemorySpace> Argument for PyDynViewMut<'_, S> {
     fn framework(&self) -> Framework {
         self.framework
+    }
+    fn caller_stream(&self) -> Option<CallerStream> {
+        PyDynView::caller_stream(&**self)
     }
 }
 
@@ -119,6 +153,9 @@ enum Memory<'py> {
     Dlspan { tensor: Bound<'py, Tensor>, dl: DLTensor, framework: Framework },
     /// PyTorch's, from its exchange table, owned by the managed tensor it handed out.
     Torch(&'static DLPackExchangeAPI, ManagedTensor),
+    /// A CuPy array from `cupy.empty` on the caller's device and stream, and its managed tensor
+    /// (shared with no one: the array was made here).
+    CuPy { array: Bound<'py, PyAny>, tensor: ManagedTensor },
 }
 
 /// A new tensor for a result, lent to Rust as mutable views and handed to Python as the caller's
@@ -154,6 +191,8 @@ enum Memory<'py> {
 pub struct Output<'py> {
     py: Python<'py>,
     memory: Memory<'py>,
+    /// The caller's stream, for device memory.
+    stream: Option<CallerStream>,
 }
 
 impl<'py> Output<'py> {
@@ -191,11 +230,99 @@ impl<'py> Output<'py> {
             _ => Framework::Dlspan,
         };
         if framework == Framework::PyTorch {
-            return Self::torch(py, dtype, &shape);
+            return Self::torch(py, dtype, &shape, None);
         }
         let tensor = Tensor::zeroed(py, &shape, dtype)?;
         let dl = tensor.get().meta.dl_tensor();
-        Ok(Self { py, memory: Memory::Dlspan { tensor, dl, framework } })
+        Ok(Self { py, memory: Memory::Dlspan { tensor, dl, framework }, stream: None })
+    }
+
+    /// A tensor of `dtype` and `shape` on the device of `stream`, the caller's stream of a device
+    /// argument ([rule Y21](crate::rules#y21)), to be handed to Python as `framework`'s type, for
+    /// an extension that writes it on that stream:
+    ///
+    /// - PyTorch tensors come from PyTorch's allocator (its caching allocator, on its current
+    ///   stream), and their contents are unspecified, as `torch.empty`'s: write every element;
+    /// - CuPy arrays (a CuPy caller's stream) come from `cupy.empty` on the device;
+    /// - for JAX arrays and `dlspan.Tensor`s (callers on the driver's default streams), dlspan
+    ///   allocates zeroed memory on the device (feature `cuda`), and `finish` orders every later
+    ///   reader's stream after the extension's writes (DLPack's producer rule).
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new); `TypeError` when the framework holds no arrays of `dtype` and its
+    /// stream is not one dlspan's own memory can be written on (a PyTorch or CuPy stream);
+    /// `BufferError` for CUDA managed memory (which no framework allocates) and, without feature
+    /// `cuda`, for memory dlspan would allocate; the driver's errors as [`CudaError`](crate::cuda::CudaError)'s.
+    ///
+    /// ```no_run
+    /// use dlspan::python::{Output, PyDeviceView};
+    /// use dlspan::{DeviceMdspanMut, LayoutRight};
+    /// use pyo3::prelude::*;
+    /// /// A tensor shaped as `x`, on its device, in its framework.
+    /// #[pyfunction]
+    /// fn empty_like<'py>(py: Python<'py>, x: PyDeviceView<'py, f32, 1>) -> PyResult<Bound<'py, PyAny>> {
+    ///     let stream = x.caller_stream().expect("a device argument has a stream");
+    ///     let mut out = Output::on_device(py, dlspan::python::Argument::framework(&x), stream, dlspan::dtype::dtype_of::<f32>(), &[x.view().size()])?;
+    ///     let view = out.view_mut_as::<DeviceMdspanMut<'_, f32, 1, LayoutRight>>()?;
+    ///     assert_eq!(view.size(), x.view().size());
+    ///     out.finish()
+    /// }
+    /// ```
+    pub fn on_device(
+        py: Python<'py>,
+        framework: Framework,
+        stream: CallerStream,
+        dtype: DLDataType,
+        shape: &[usize],
+    ) -> PyResult<Self> {
+        let shape = shape
+            .iter()
+            .map(|&e| i64::try_from(e).map_err(|_| DlpackError::SpanOverflow))
+            .collect::<Result<Vec<i64>, _>>()?;
+        let device = stream.device();
+        if device.device_type != DLDeviceType::kDLCUDA {
+            return Err(ExchangeError::DeviceUnavailable { requested: device, found: CPU }.into());
+        }
+        if framework == Framework::PyTorch && holds(framework, dtype) {
+            return Self::torch(py, dtype, &shape, Some(stream));
+        }
+        if stream.source() == StreamSource::CuPy {
+            if let Some((array, tensor)) = cupy_empty(py, device, dtype, &shape)? {
+                return Ok(Self { py, memory: Memory::CuPy { array, tensor }, stream: Some(stream) });
+            }
+        }
+        // dlspan's own memory, allocated on the per-thread default stream: written on the
+        // driver's default streams only (on another stream the writes would not be ordered after
+        // the allocation, nor could the readers be ordered after the writes).
+        if !matches!(stream.handle(), 0..=2) {
+            let (name, on) = (framework_name(framework, stream), super::error::device_name(device));
+            let why = if holds(framework, dtype) || stream.source() == StreamSource::CuPy {
+                format!("{name} gives no way to allocate {dtype} arrays on {on}")
+            } else {
+                format!("{name} holds no {dtype} arrays on {on}")
+            };
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "{why}, and dlspan's own memory cannot be ordered with the caller's stream (only with the \
+                 default streams)"
+            )));
+        }
+        let framework = if holds(framework, dtype) { framework } else { Framework::Dlspan };
+        #[cfg(feature = "cuda")]
+        {
+            let tensor = super::device_memory::zeroed_on(py, &shape, dtype, device)?;
+            let dl = tensor.get().meta.dl_tensor();
+            Ok(Self { py, memory: Memory::Dlspan { tensor, dl, framework }, stream: Some(stream) })
+        }
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = framework;
+            Err(pyo3::exceptions::PyBufferError::new_err(format!(
+                "an output on {} for a {} caller is dlspan's own device memory, which needs dlspan's `cuda` feature",
+                super::error::device_name(device),
+                framework_name(framework, stream),
+            )))
+        }
     }
 
     /// A zeroed tensor of `dtype` and `shape` to be handed to Python as `argument`'s framework's
@@ -224,18 +351,40 @@ impl<'py> Output<'py> {
     /// # Ok::<(), PyErr>(())
     /// ```
     pub fn like(py: Python<'py>, argument: &impl Argument, dtype: DLDataType, shape: &[usize]) -> PyResult<Self> {
-        Self::new(py, argument.framework(), dtype, shape)
+        match argument.caller_stream() {
+            Some(stream) => Self::on_device(py, argument.framework(), stream, dtype, shape),
+            None => Self::new(py, argument.framework(), dtype, shape),
+        }
     }
 
-    /// PyTorch's memory, from its allocator, zeroed.
-    fn torch(py: Python<'py>, dtype: DLDataType, shape: &[i64]) -> PyResult<Self> {
+    /// The caller's stream of a device output ([`on_device`](Self::on_device), or [`like`](Self::like)
+    /// a device argument), on which the extension writes it; `None` on the host.
+    ///
+    /// ```
+    /// use dlspan::python::{Framework, Output};
+    /// use pyo3::prelude::*;
+    /// Python::initialize();
+    /// Python::attach(|py| {
+    ///     let out = Output::new(py, Framework::NumPy, dlspan::dtype::dtype_of::<f32>(), &[3])?;
+    ///     assert!(out.caller_stream().is_none());
+    ///     Ok::<_, PyErr>(())
+    /// })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    pub fn caller_stream(&self) -> Option<CallerStream> {
+        self.stream
+    }
+
+    /// PyTorch's memory, from its allocator: on the CPU zeroed, on `stream`'s device as PyTorch
+    /// gives it.
+    fn torch(py: Python<'py>, dtype: DLDataType, shape: &[i64], stream: Option<CallerStream>) -> PyResult<Self> {
         let api = torch_api(py)?;
         let allocate = api
             .managed_tensor_allocator
             .ok_or_else(|| exception("RuntimeError", "PyTorch's exchange table has no allocator".into()))?;
         let mut prototype = DLTensor {
             data: core::ptr::null_mut(),
-            device: CPU,
+            device: stream.map_or(CPU, |s| s.device()),
             ndim: shape.len() as i32,
             dtype,
             shape: shape.as_ptr().cast_mut(),
@@ -255,6 +404,14 @@ impl<'py> Output<'py> {
         // SAFETY: a fresh managed tensor from PyTorch's allocator, whose ownership passes here;
         // nothing else reaches its memory until `finish` hands it back.
         let mut tensor = unsafe { ManagedTensor::from_raw_versioned(raw) }?;
+        if stream.is_some() {
+            // Device memory is never read on the host: it stays as PyTorch gives it.
+            if tensor.device() != prototype.device {
+                let err = ExchangeError::DeviceUnavailable { requested: prototype.device, found: tensor.device() };
+                return Err(err.into());
+            }
+            return Ok(Self { py, memory: Memory::Torch(api, tensor), stream });
+        }
         // PyTorch's allocator does not initialise the memory: zero it before any view reads it.
         let view = tensor.view_mut_as::<DynMdspanMut<'_, Host>>()?;
         let (base, range) = (view.data_handle().cast::<u8>(), view.byte_range());
@@ -265,7 +422,7 @@ impl<'py> Output<'py> {
             // PyTorch allocated for it; zero bytes are a valid value of every element type.
             unsafe { core::ptr::write_bytes(first, 0, range.len()) };
         }
-        Ok(Self { py, memory: Memory::Torch(api, tensor) })
+        Ok(Self { py, memory: Memory::Torch(api, tensor), stream: None })
     }
 
     /// The type [`finish`](Self::finish) gives: the caller's framework, or
@@ -286,6 +443,7 @@ impl<'py> Output<'py> {
         match self.memory {
             Memory::Dlspan { framework, .. } => framework,
             Memory::Torch(..) => Framework::PyTorch,
+            Memory::CuPy { .. } => Framework::Other,
         }
     }
 
@@ -335,7 +493,7 @@ impl<'py> Output<'py> {
     /// ```
     pub fn view_mut_as<'s, V: FromDlTensor<'s>>(&'s mut self) -> Result<V, DlpackError> {
         match &mut self.memory {
-            Memory::Torch(_, tensor) => tensor.view_mut_as(),
+            Memory::Torch(_, tensor) | Memory::CuPy { tensor, .. } => tensor.view_mut_as(),
             Memory::Dlspan { dl, .. } => {
                 // SAFETY: `dl` describes the zeroed, writable, row-major buffer of a validated
                 // tensor that `self` keeps alive, with arrays in that tensor's metadata: the view
@@ -380,22 +538,111 @@ impl<'py> Output<'py> {
                 // SAFETY: on success the slot holds a new reference.
                 Ok(unsafe { Bound::from_owned_ptr(py, object.cast()) })
             }
+            Memory::CuPy { array, tensor } => {
+                drop(tensor);
+                Ok(array)
+            }
+            Memory::Dlspan { tensor, framework, .. } if self.stream.is_some() => {
+                device_finish(tensor, framework, self.stream)
+            }
             Memory::Dlspan { tensor, framework, .. } => match framework {
                 Framework::NumPy => match numpy_array(&tensor)? {
                     Some(array) => Ok(array),
                     None => dlspan_tensor(tensor),
                 },
-                Framework::Jax => {
-                    static FROM_DLPACK: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-                    let from_dlpack = FROM_DLPACK.get_or_try_init(py, || {
-                        Ok::<_, PyErr>(py.import("jax.dlpack")?.getattr("from_dlpack")?.unbind())
-                    })?;
-                    from_dlpack.bind(py).call1((tensor,))
-                }
+                Framework::Jax => jax_array(&tensor),
                 _ => dlspan_tensor(tensor),
             },
         }
     }
+}
+
+/// Hands dlspan's device memory to Python: records the point after the extension's writes on its
+/// stream, which every reader's stream is ordered after, then gives a JAX array (JAX callers) or a
+/// `dlspan.Tensor`. A tensor wrapped in the package's class (another build's) cannot carry that
+/// point: the call waits for the writes instead.
+fn device_finish<'py>(
+    tensor: Bound<'py, Tensor>,
+    framework: Framework,
+    stream: Option<CallerStream>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = tensor.py();
+    #[cfg(feature = "cuda")]
+    if let Some(stream) = stream {
+        super::device_memory::mark_ready(&tensor, stream)?;
+    }
+    #[cfg(not(feature = "cuda"))]
+    let _ = stream;
+    if framework == Framework::Jax {
+        return jax_array(&tensor);
+    }
+    #[cfg(feature = "cuda")]
+    if !matches!(provider(py), Provider::Own) {
+        if let Some(event) = tensor.get().ready.get() {
+            event.synchronize()?;
+        }
+    }
+    let _ = py;
+    dlspan_tensor(tensor)
+}
+
+/// A JAX array of `tensor` through `jax.dlpack.from_dlpack` (zero-copy: dlspan's memory is
+/// aligned as JAX needs).
+fn jax_array<'py>(tensor: &Bound<'py, Tensor>) -> PyResult<Bound<'py, PyAny>> {
+    let py = tensor.py();
+    static FROM_DLPACK: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let from_dlpack = FROM_DLPACK
+        .get_or_try_init(py, || Ok::<_, PyErr>(py.import("jax.dlpack")?.getattr("from_dlpack")?.unbind()))?;
+    from_dlpack.bind(py).call1((tensor,))
+}
+
+/// The name of a caller's framework in messages (CuPy by its stream).
+fn framework_name(framework: Framework, stream: CallerStream) -> &'static str {
+    match framework {
+        _ if stream.source() == StreamSource::CuPy => "CuPy",
+        Framework::NumPy => "NumPy",
+        Framework::PyTorch => "PyTorch",
+        Framework::Jax => "JAX",
+        Framework::Dlspan => "dlspan",
+        _ => "the caller's framework",
+    }
+}
+
+/// A fresh CuPy array of `dtype` and `shape` from `cupy.empty` on `device` (CuPy's memory pool, on
+/// its current stream), and its managed tensor; `None` for a data type CuPy does not hold.
+fn cupy_empty<'py>(
+    py: Python<'py>,
+    device: DLDevice,
+    dtype: DLDataType,
+    shape: &[i64],
+) -> PyResult<Option<(Bound<'py, PyAny>, ManagedTensor)>> {
+    // CuPy's dtypes: NumPy's.
+    if !holds(Framework::NumPy, dtype) {
+        return Ok(None);
+    }
+    let cupy = py.import("cupy")?;
+    let on_device = cupy.getattr("cuda")?.getattr("Device")?.call1((device.device_id,))?;
+    on_device.call_method0("__enter__")?;
+    let array = cupy.call_method1("empty", (shape.to_vec(), dtype.to_string()));
+    on_device.call_method1("__exit__", (py.None(), py.None(), py.None()))?;
+    let array = array?;
+    // No synchronisation (-1): the array is new, and its memory was allocated on CuPy's current
+    // stream, the one the extension writes on.
+    let kwargs = pyo3::types::PyDict::new(py);
+    kwargs.set_item("stream", -1)?;
+    kwargs.set_item("max_version", (1, 0))?;
+    let capsule = match array.call_method("__dlpack__", (), Some(&kwargs)) {
+        Ok(capsule) => capsule,
+        Err(err) if err.is_instance_of::<pyo3::exceptions::PyTypeError>(py) => {
+            kwargs.del_item("max_version")?;
+            array.call_method("__dlpack__", (), Some(&kwargs))?
+        }
+        Err(err) => return Err(err),
+    };
+    // SAFETY: the array was made above and reaches no one else until `finish` returns it; its
+    // memory is shared with no other tensor.
+    let tensor = unsafe { take_capsule(&capsule)?.assume_unaliased() };
+    Ok(Some((array, tensor)))
 }
 
 /// `tensor` (of this build's class, shared with no one) as the process's `dlspan.Tensor`: itself,

@@ -112,6 +112,10 @@ impl Tensor {
 fn export<'py>(tensor: &Bound<'py, Tensor>, request: &ExportRequest) -> PyResult<Bound<'py, PyCapsule>> {
     let meta = &tensor.get().meta;
     request.check_stream(meta.device)?;
+    // SAFETY: a stream value above 2 names a live stream of the tensor's device (DLPack's contract
+    // for the consumer calling `__dlpack__`, as every producer that honours streams assumes).
+    #[cfg(feature = "cuda")]
+    unsafe { super::device_memory::order_consumer(tensor.get(), request.stream) }?;
     if let Some(requested) = request.dl_device {
         if requested != meta.device {
             return Err(if request.copy == Some(false) {

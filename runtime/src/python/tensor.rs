@@ -92,6 +92,11 @@ Python::attach(|py| {
 pub struct Tensor {
     pub(crate) meta: Meta,
     owner: Option<Owner>,
+    /// For device memory written on a stream by the extension that made the tensor: the point in
+    /// that stream's work after the writes, which every consumer's stream is ordered after
+    /// (`__dlpack__(stream=…)`, DLPack's producer rule).
+    #[cfg(feature = "cuda")]
+    pub(crate) ready: std::sync::OnceLock<crate::cuda::Event>,
 }
 
 impl Drop for Tensor {
@@ -104,7 +109,12 @@ impl Drop for Tensor {
 
 impl Tensor {
     pub(crate) fn new(meta: Meta, owner: Owner) -> Self {
-        Self { meta, owner: Some(owner) }
+        Self {
+            meta,
+            owner: Some(owner),
+            #[cfg(feature = "cuda")]
+            ready: std::sync::OnceLock::new(),
+        }
     }
 
     /// A tensor owning a managed tensor (imported from any producer, or exported by dlspan from a

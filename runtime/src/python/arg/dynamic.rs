@@ -168,7 +168,7 @@ pub struct PyDynView<'py, S: MemorySpace = Host> {
     _borrow: Option<Borrow<'py>>,
     _source: Source<'py>,
     pub(crate) framework: Framework,
-    stream: Option<CallerStream>,
+    pub(crate) stream: Option<CallerStream>,
     _space: PhantomData<S>,
 }
 

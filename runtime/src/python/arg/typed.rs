@@ -52,7 +52,7 @@ pub struct PyView<
     _borrow: Option<Borrow<'py>>,
     _source: Source<'py>,
     pub(crate) framework: Framework,
-    stream: Option<CallerStream>,
+    pub(crate) stream: Option<CallerStream>,
 }
 
 /// A mutable view argument: as [`PyView`], for a tensor the function writes. Refused for read-only
@@ -92,7 +92,7 @@ pub struct PyViewMut<
     _borrow: Option<Borrow<'py>>,
     _source: Source<'py>,
     pub(crate) framework: Framework,
-    stream: Option<CallerStream>,
+    pub(crate) stream: Option<CallerStream>,
 }
 
 /// A shared view argument of CUDA device memory (`kDLCUDA`): [`PyView`] in the [`Device`] space.
