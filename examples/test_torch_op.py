@@ -39,26 +39,47 @@ def non_contiguous(dtype):
     }
 
 
-def readme_blocks(language):
+CRATE = Path(__file__).resolve().parent / "torch-op"
+
+
+def readme_blocks():
+    """The section's fenced blocks as `(caption, language, text)`: the caption is the path in
+    backticks opening the line before the block ("`src/lib.rs` (excerpt...):"), if any."""
     text = README.read_text()
     section = text[text.index(SECTION) :]
     section = section[: section.find("\n## ", 1)]
-    return re.findall(rf"^```{language}\n(.*?)^```", section, flags=re.S | re.M)
+    blocks, caption, lines = [], None, iter(section.splitlines())
+    for line in lines:
+        if line.startswith("```"):
+            body = []
+            for inner in lines:
+                if inner == "```":
+                    break
+                body.append(inner)
+            blocks.append((caption, line[3:], "\n".join(body) + "\n"))
+            caption = None
+        elif line.strip():
+            found = re.match(r"^`([^`]+)`.*:$", line)
+            caption = found.group(1) if found else None
+    return blocks
 
 
 def test_the_readme_calls_run_as_written():
-    blocks = readme_blocks("python")
-    assert len(blocks) == 1, "the README's section has one Python block"
-    exec(compile(blocks[0], f"{README} ({SECTION[3:]})", "exec"), {})
+    calls = [text for caption, language, text in readme_blocks() if language == "python" and caption is None]
+    assert len(calls) == 1, "the README's section has one Python block of calls"
+    exec(compile(calls[0], f"{README} ({SECTION[3:]})", "exec"), {})
 
 
-def test_the_readme_shows_the_kernels_as_they_are():
-    """The README's Rust lines are those of examples/torch-op/src/lib.rs."""
-    (rust,) = readme_blocks("rust,ignore")
-    source = (Path(__file__).parent / "torch-op" / "src" / "lib.rs").read_text()
-    for line in rust.splitlines():
-        if line.strip() and line.strip() != "// ...":
-            assert line in source, f"the README's line is not in lib.rs: {line!r}"
+def test_the_readme_shows_the_crates_lines_as_they_are():
+    """Each line of the README's excerpts (`src/lib.rs`, `python/my_torch_ops/__init__.py`) is a
+    line of that file, but for the `// ...` and `# ...` lines that say what is left out."""
+    excerpts = [(caption, text) for caption, _, text in readme_blocks() if caption]
+    assert sorted(caption for caption, _ in excerpts) == ["python/my_torch_ops/__init__.py", "src/lib.rs"]
+    for caption, text in excerpts:
+        source = (CRATE / caption).read_text().splitlines()
+        for line in text.splitlines():
+            if line.strip() and not re.match(r"^(//|#) \.\.\.", line):
+                assert line in source, f"the README's {caption} has a line that is not the file's: {line!r}"
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
