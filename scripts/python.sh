@@ -5,7 +5,9 @@
 # (python/tests/extension, for the tests of rule Y18), runs its pytest suite against NumPy,
 # PyTorch and JAX, builds the README's Python extension (examples/python-extension: as the README
 # shows it, dlspan from crates.io patched to this checkout; then with `maturin develop` into .venv)
-# and runs its tests, and checks that the same wheel loads on Python 3.12 and 3.13 where installed.
+# and runs its tests, builds the README's PyTorch operator (examples/torch-op, `maturin develop`)
+# and runs its tests (opcheck, gradcheck, torch.compile), and checks that the same wheel loads on
+# Python 3.12 and 3.13 where installed.
 #
 #   bash scripts/python.sh            (scripts/test.sh calls it; needs python3 >= 3.11 with pip)
 set -euo pipefail
@@ -70,6 +72,12 @@ cargo check --quiet --offline --manifest-path "$outside/Cargo.toml" --target-dir
 step "the README's Python extension: examples/python-extension with maturin develop, its tests"
 VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --quiet --locked --manifest-path examples/python-extension/Cargo.toml
 "$venv/bin/python" -m pytest examples/test_python_extension.py -q -p no:cacheprovider
+
+# A custom operator registered with torch.library: opcheck, gradcheck and torch.compile (inductor,
+# which compiles C++ with gcc: about 20 s of the step on 2 cores, a few with its cache warm).
+step "the README's PyTorch operator: examples/torch-op with maturin develop, its tests"
+VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --quiet --locked --manifest-path examples/torch-op/Cargo.toml
+"$venv/bin/python" -m pytest examples/test_torch_op.py -q -p no:cacheprovider
 
 # A python3.X that runs: pyenv installs shims for versions it has but has not selected, which fail.
 find_python() {
