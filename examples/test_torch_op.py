@@ -211,7 +211,36 @@ def test_the_kernels_module_refuses_a_non_contiguous_backward_argument():
         my_torch_ops._kernels.silu_backward(torch.ones(4, 4, dtype=torch.float64), x.t())
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
-def test_a_cuda_tensor_is_not_implemented_yet():
-    with pytest.raises(NotImplementedError, match="CUDA"):
-        my_torch_ops.silu(torch.ones(3, device="cuda"))
+def needs_cuda():
+    if not torch.cuda.is_available():
+        pytest.skip("skipped: no CUDA device")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_cuda_forward_and_backward_run_on_the_callers_stream(dtype):
+    needs_cuda()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        # Made, computed and differentiated on the side stream: the kernels must be ordered after
+        # the randn that fills x, and the backward's reads after the forward's writes.
+        x = (torch.randn(300, 70, dtype=dtype, device="cuda") * 4).requires_grad_()
+        y = my_torch_ops.silu(x)
+        (grad,) = torch.autograd.grad(y, x, torch.ones_like(y))
+        strided = my_torch_ops.silu(x.detach().t()[::2])
+    side.synchronize()
+    assert y.device == x.device and y.dtype == dtype
+    reference = x.detach().double()
+    torch.testing.assert_close(y.double(), F.silu(reference), rtol=1e-5, atol=1e-6)
+    expected = torch.autograd.grad(F.silu(reference.requires_grad_()).sum(), reference)[0]
+    torch.testing.assert_close(grad.double(), expected, rtol=1e-4, atol=1e-6)
+    torch.testing.assert_close(strided.double(), F.silu(x.detach().t()[::2].double()), rtol=1e-5, atol=1e-6)
+
+
+def test_cuda_opcheck_gradcheck_and_compile():
+    needs_cuda()
+    x = torch.randn(5, 3, dtype=torch.float64, device="cuda", requires_grad=True)
+    torch.library.opcheck(torch.ops.dlspan_example.silu.default, (x,))
+    assert torch.autograd.gradcheck(my_torch_ops.silu, (x,))
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x: my_torch_ops.silu(x) * 2, fullgraph=True)
+    torch.testing.assert_close(compiled(x.float()), 2 * F.silu(x.float()))

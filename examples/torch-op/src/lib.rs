@@ -1,22 +1,21 @@
 //! The kernels of a PyTorch operator, SiLU (`x · sigmoid(x)`), written in Rust with dlspan: the
 //! forward pass an element-wise kernel (`dlspan::elementwise!`), the backward pass a raw kernel
-//! (`dlspan::kernel!`, CUDA C++ that runs on the CPU through the host C++ compiler). The Python
-//! package around this module (`python/my_torch_ops`) registers them with `torch.library`.
+//! (`dlspan::kernel!`, CUDA C++). On CPU tensors both run on the CPU (the element-wise body as Rust,
+//! the raw kernel through the host C++ compiler); on CUDA tensors both are compiled by NVRTC and
+//! launched on the caller's stream — PyTorch's current stream — with no synchronisation. The
+//! Python package around this module (`python/my_torch_ops`) registers them with `torch.library`.
 //!
-//! Both functions take float32 or float64 CPU tensors of any rank and return a new row-major
-//! `torch.Tensor` that PyTorch's allocator owns, computed with the GIL released. Their arguments are
-//! host views (`PyDynView`): a CUDA tensor is refused by dlspan, and the operator is registered for
-//! CPU tensors only, so PyTorch's dispatcher raises `NotImplementedError` for the CUDA backend. A
-//! CUDA path is a second pair of functions taking `PyDynView<'py, dlspan::Device>` arguments,
-//! launching the same two kernels on the arguments' `caller_stream()`, registered for `"cuda"`.
+//! Each function takes float32 or float64 tensors of any rank and returns a new row-major
+//! `torch.Tensor` from PyTorch's allocator (on the input's device), without copying.
 
+use dlspan::cuda::Stream;
 use dlspan::dtype::{RankVisitor, dispatch_rank};
 use dlspan::ffi::{DLDataType, DLDataTypeCode};
 use dlspan::kernel::{Cpu, Float, LaunchConfig};
-use dlspan::pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use dlspan::pyo3::exceptions::{PyTypeError, PyValueError};
 use dlspan::pyo3::prelude::*;
 use dlspan::python::{Output, PyDynView};
-use dlspan::{DlElement, HostMdspan, HostMdspanMut, LayoutRight, LayoutStrideRelaxed};
+use dlspan::{Device, DeviceMdspanMut, Dims, DlElement, Host, LayoutRight, LayoutStrideRelaxed, Mdspan, MemorySpace};
 
 dlspan::elementwise! {
     /// `y = x · sigmoid(x) = x / (1 + e^−x)`.
@@ -51,20 +50,11 @@ enum Real {
 }
 
 /// `x`'s element type, or a `TypeError` naming the one it has.
-fn real(x: &PyDynView<'_>, name: &str) -> PyResult<Real> {
+fn real<S: MemorySpace>(x: &PyDynView<'_, S>, name: &str) -> PyResult<Real> {
     match x.dtype() {
         t if t == DLDataType::new(DLDataTypeCode::kDLFloat, 32, 1) => Ok(Real::F32),
         t if t == DLDataType::new(DLDataTypeCode::kDLFloat, 64, 1) => Ok(Real::F64),
         other => Err(PyTypeError::new_err(format!("{name} takes float32 or float64 tensors, not {other}"))),
-    }
-}
-
-/// A raw kernel's error as a Python exception: a refused view as dlspan raises it, the rest
-/// (no C++ compiler, a compile or load failure) as `RuntimeError`.
-fn kernel_error(err: dlspan::kernel::KernelError) -> PyErr {
-    match err {
-        dlspan::kernel::KernelError::View(err) => err.into(),
-        other => PyRuntimeError::new_err(other.to_string()),
     }
 }
 
@@ -95,11 +85,14 @@ impl RankVisitor for Forward<'_, '_> {
     }
 }
 
-/// The memory of a contiguous tensor argument, in order: what the raw kernel's one-axis views
-/// take.
-fn flat<'a, T: DlElement, const R: usize>(arg: &'a PyDynView<'_>, name: &str) -> PyResult<&'a [T]> {
+/// A contiguous tensor argument as one axis in logical order: what the raw kernel's one-axis views
+/// take, on the host or on a device.
+fn flat<'a, T: DlElement, const R: usize, S: MemorySpace>(
+    arg: &'a PyDynView<'_, S>,
+    name: &str,
+) -> PyResult<Mdspan<'a, T, 1, Dims<1>, LayoutRight, S>> {
     let contiguous = || PyValueError::new_err(format!("silu_backward: '{name}' is not contiguous"));
-    arg.typed::<T, R, LayoutRight>().map_err(|_| contiguous())?.as_slice().ok_or_else(contiguous)
+    arg.typed::<T, R, LayoutRight>().map_err(|_| contiguous())?.flatten().ok_or_else(contiguous)
 }
 
 /// The backward pass at rank `R` (run by [`dispatch_rank`]).
@@ -113,24 +106,20 @@ struct Backward<'a, 'py> {
 
 impl Backward<'_, '_> {
     fn run<T: DlElement + Send + Sync, const R: usize>(self) -> PyResult<()> {
-        let (x, grad_y) = (flat::<T, R>(self.x, "x")?, flat::<T, R>(self.grad_y, "grad_y")?);
-        let mut grad_x = self.grad_x.view_mut::<T, R>()?;
-        let grad_x = grad_x.as_mut_slice().expect("a new tensor is row-major");
-        let n = grad_x.len();
+        let (x, grad_y) = (flat::<T, R, Host>(self.x, "x")?, flat::<T, R, Host>(self.grad_y, "grad_y")?);
+        let mut grad_x = self.grad_x.view_mut::<T, R>()?.flatten().expect("a new tensor is row-major");
+        let n = grad_x.size();
         if n == 0 {
             return Ok(());
         }
-        let config = LaunchConfig::for_elements(n, BLOCK).map_err(kernel_error)?;
-        let x = HostMdspan::<T, 1>::from_slice(x, [n])?;
-        let grad_y = HostMdspan::<T, 1>::from_slice(grad_y, [n])?;
-        let mut grad_x = HostMdspanMut::<T, 1>::from_slice(grad_x, [n])?;
+        let config = LaunchConfig::for_elements(n, BLOCK)?;
         self.py
             .detach(|| {
                 // SAFETY: each thread reads `x(i)` and `grad_y(i)` and writes `grad_x(i)` for its own
                 // `i`, guarded by `i < n`, the extent of all three views.
                 unsafe { silu_backward_kernel.launch(Cpu, config, &x, &grad_y, &mut grad_x) }
             })
-            .map_err(kernel_error)
+            .map_err(PyErr::from)
     }
 }
 
@@ -172,9 +161,113 @@ fn silu_backward<'py>(py: Python<'py>, grad_y: PyDynView<'py>, x: PyDynView<'py>
     grad_x.finish()
 }
 
-/// The kernels of `my_torch_ops`: SiLU and its gradient, in Rust with dlspan.
+/// The caller's stream of a CUDA argument: PyTorch's current stream, as a `dlspan::cuda::Stream`.
+fn stream_of(x: &PyDynView<'_, Device>) -> PyResult<Stream> {
+    let caller = x.caller_stream().expect("device arguments carry the caller's stream");
+    // SAFETY: PyTorch's current stream, which PyTorch keeps alive while it is current; it is used
+    // only during this call, which runs no Python code that could destroy it.
+    Ok(unsafe { caller.stream() }?)
+}
+
+/// The forward pass on a CUDA device at rank `R`: enqueued on the caller's stream.
+struct ForwardCuda<'a, 'py> {
+    stream: &'a Stream,
+    x: &'a PyDynView<'py, Device>,
+    y: &'a mut Output<'py>,
+    real: Real,
+}
+
+impl ForwardCuda<'_, '_> {
+    fn run<T: Float + DlElement + Send + Sync, const R: usize>(self) -> PyResult<()> {
+        let x = self.x.typed::<T, R, LayoutStrideRelaxed>()?;
+        let mut y = self.y.view_mut_as::<DeviceMdspanMut<'_, T, R, LayoutRight>>()?;
+        Ok(silu_forward.run(self.stream, &x, &mut y)?)
+    }
+}
+
+impl RankVisitor for ForwardCuda<'_, '_> {
+    type Output = PyResult<()>;
+    fn visit<const R: usize>(self) -> PyResult<()> {
+        match self.real {
+            Real::F32 => self.run::<f32, R>(),
+            Real::F64 => self.run::<f64, R>(),
+        }
+    }
+}
+
+/// The backward pass on a CUDA device at rank `R`: the raw kernel over the flattened contiguous
+/// tensors, enqueued on the caller's stream.
+struct BackwardCuda<'a, 'py> {
+    stream: &'a Stream,
+    grad_y: &'a PyDynView<'py, Device>,
+    x: &'a PyDynView<'py, Device>,
+    grad_x: &'a mut Output<'py>,
+    real: Real,
+}
+
+impl BackwardCuda<'_, '_> {
+    fn run<T: DlElement + Send + Sync, const R: usize>(self) -> PyResult<()> {
+        let (x, grad_y) = (flat::<T, R, Device>(self.x, "x")?, flat::<T, R, Device>(self.grad_y, "grad_y")?);
+        let grad_x = self.grad_x.view_mut_as::<DeviceMdspanMut<'_, T, R, LayoutRight>>()?;
+        let mut grad_x = grad_x.flatten().expect("a new tensor is row-major");
+        let n = grad_x.size();
+        if n == 0 {
+            return Ok(());
+        }
+        let config = LaunchConfig::for_elements(n, BLOCK)?;
+        // SAFETY: each thread reads `x(i)` and `grad_y(i)` and writes `grad_x(i)` for its own `i`,
+        // guarded by `i < n`, the extent of all three views.
+        Ok(unsafe { silu_backward_kernel.launch(self.stream, config, &x, &grad_y, &mut grad_x) }?)
+    }
+}
+
+impl RankVisitor for BackwardCuda<'_, '_> {
+    type Output = PyResult<()>;
+    fn visit<const R: usize>(self) -> PyResult<()> {
+        match self.real {
+            Real::F32 => self.run::<f32, R>(),
+            Real::F64 => self.run::<f64, R>(),
+        }
+    }
+}
+
+/// [`silu`] of a CUDA tensor, on PyTorch's current stream.
+#[pyfunction(crate = "dlspan::pyo3")]
+fn silu_cuda<'py>(py: Python<'py>, x: PyDynView<'py, Device>) -> PyResult<Bound<'py, PyAny>> {
+    let real = real(&x, "silu")?;
+    let shape = x.view()?.shape().to_vec();
+    let stream = stream_of(&x)?;
+    let mut y = Output::like(py, &x, x.dtype(), &shape)?;
+    dispatch_rank(x.rank(), ForwardCuda { stream: &stream, x: &x, y: &mut y, real })??;
+    y.finish()
+}
+
+/// [`silu_backward`] of CUDA tensors, on PyTorch's current stream.
+#[pyfunction(crate = "dlspan::pyo3")]
+fn silu_backward_cuda<'py>(
+    py: Python<'py>,
+    grad_y: PyDynView<'py, Device>,
+    x: PyDynView<'py, Device>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let real = real(&x, "silu_backward")?;
+    if grad_y.dtype() != x.dtype() || grad_y.device() != x.device() {
+        return Err(PyTypeError::new_err("silu_backward: 'grad_y' and 'x' differ in dtype or device"));
+    }
+    let shape = x.view()?.shape().to_vec();
+    if grad_y.view()?.shape() != shape.as_slice() {
+        return Err(PyValueError::new_err("silu_backward: 'grad_y' and 'x' differ in shape"));
+    }
+    let stream = stream_of(&x)?;
+    let mut grad_x = Output::like(py, &x, x.dtype(), &shape)?;
+    let backward = BackwardCuda { stream: &stream, grad_y: &grad_y, x: &x, grad_x: &mut grad_x, real };
+    dispatch_rank(x.rank(), backward)??;
+    grad_x.finish()
+}
+
+/// The kernels of `my_torch_ops`: SiLU and its gradient, in Rust with dlspan, on the CPU and on
+/// CUDA devices.
 #[pymodule(crate = "dlspan::pyo3")]
 mod _kernels {
     #[pymodule_export]
-    use super::{silu, silu_backward};
+    use super::{silu, silu_backward, silu_backward_cuda, silu_cuda};
 }

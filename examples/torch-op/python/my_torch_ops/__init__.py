@@ -1,5 +1,6 @@
 """SiLU as a PyTorch operator whose kernels are Rust (dlspan): ``torch.ops.dlspan_example.silu``,
-differentiable, traceable by ``torch.compile`` and FakeTensor, on CPU tensors."""
+differentiable, traceable by ``torch.compile`` and FakeTensor, on CPU and CUDA tensors (CUDA kernels
+launched on PyTorch's current stream)."""
 
 import torch
 
@@ -15,9 +16,14 @@ def silu(x: torch.Tensor) -> torch.Tensor:
     Parameters
     ----------
     x : torch.Tensor
-        A float32 or float64 CPU tensor of any shape and strides.
+        A float32 or float64 tensor of any shape and strides, on the CPU or a CUDA device.
     """
     return _kernels.silu(x)
+
+
+@silu.register_kernel("cuda")
+def _(x):
+    return _kernels.silu_cuda(x)
 
 
 @silu.register_fake
@@ -31,6 +37,11 @@ def silu_backward(grad: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """The gradient of ``silu`` at ``x``, given the gradient ``grad`` of its output."""
     # The raw kernel reads flat memory: no copy when the tensors are contiguous already.
     return _kernels.silu_backward(grad.contiguous(), x.contiguous())
+
+
+@silu_backward.register_kernel("cuda")
+def _(grad, x):
+    return _kernels.silu_backward_cuda(grad.contiguous(), x.contiguous())
 
 
 @silu_backward.register_fake

@@ -359,6 +359,38 @@ macro_rules! common_view_api {
                 self.map.is_contiguous()
             }
 
+            /// The view as one axis of its elements in logical order, when they are row-major
+            /// contiguous (logical order is memory order: a C-contiguous tensor of any rank, a
+            /// row-major sub-view); `None` otherwise. What a kernel written over flat memory takes
+            /// (a raw kernel over `&[T; 1]`), in any memory space, as `reshape(-1)` does for
+            /// arrays that need no copy.
+            ///
+            /// ```
+            /// # use dlspan::LayoutStride;
+            /// let data = [0u8, 1, 2, 3, 4, 5];
+            /// let m = dlspan::HostMdspan::<u8, 2>::from_slice(&data, [2, 3]).unwrap();
+            /// assert_eq!(m.flatten().unwrap().to_vec(), data);
+            /// assert!(m.subview([0..2, 0..2]).flatten().is_none()); // a gap between the rows
+            /// let columns = dlspan::HostMdspan::<u8, 2, LayoutStride>::from_slice_strided(&data, [3, 2], [1, 3]).unwrap();
+            /// assert!(columns.flatten().is_none()); // contiguous, but not in logical order
+            /// ```
+            #[inline]
+            pub fn flatten(self) -> Option<$view<'a, T, 1, Dims<1>, LayoutRight, S>> {
+                if !self.map.is_row_major() {
+                    return None;
+                }
+                let (low, high) = self.map.bounds();
+                let map = Mapping::<1, Dims<1>, LayoutRight>::compact([high - low]).ok()?;
+                // The first element's address; no arithmetic on the pointer's provenance is
+                // needed (device memory is no Rust allocation).
+                let ptr = NonNull::new(self.ptr.as_ptr().wrapping_add(low))?;
+                // SAFETY: row-major and compact from `low`: the `high - low` elements the new
+                // mapping reaches from `ptr` are exactly the ones the view reached, in the same
+                // memory, for the same borrow, with the same access (the view is consumed), and
+                // aligned (`ptr` addresses one of them); their bytes fit isize as before.
+                Some(unsafe { $view::from_parts_unchecked(ptr, map, self.origin) })
+            }
+
             /// The memory space's record of the device: `()` for host and managed views, the CUDA
             /// ordinal for device views.
             ///
