@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The Python benchmarks: builds the `dlspan` module and the peers module (benches/python: an empty
-# #[pyfunction], the bare exchange-call floor, rust-numpy's extraction) as release abi3 wheels into
-# .venv, then runs benches/python/exchange.py pinned to one core with taskset. Prints one table per
-# run (ns per call, each row beside its peer from the same run); run it on a quiet machine.
+# The Python benchmarks: builds the `dlspan` module, the peers module (benches/python: an empty
+# #[pyfunction], the bare exchange-call floor, rust-numpy's extraction, an output like an argument)
+# and the README's PyTorch operator (examples/torch-op) as release abi3 wheels into .venv, then runs
+# benches/python/exchange.py pinned to one core with taskset. Prints one table per run (ns per call,
+# each row beside its peer from the same run); run it on a quiet machine. On a GPU machine,
+# scripts/gpu.sh runs its CUDA rows (`exchange.py --cuda`).
 #
 #   bash scripts/bench_python.sh [--markdown] [--rounds N]    (core: DLSPAN_BENCH_CORE, default 1)
 set -euo pipefail
@@ -14,7 +16,7 @@ venv="$root/.venv"
 
 wheels="$target/bench-wheels"
 rm -rf "$wheels"
-for manifest in python/Cargo.toml benches/python/Cargo.toml; do
+for manifest in python/Cargo.toml benches/python/Cargo.toml examples/torch-op/Cargo.toml; do
   "$venv/bin/maturin" build --quiet --release --locked --manifest-path "$manifest" --out "$wheels" >&2
 done
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/*.whl

@@ -37,6 +37,9 @@ cp python/tests/conftest.py python/tests/test_cuda_args.py "$bundle/python/"
 # The README's PyTorch operator (examples/torch-op, abi3) and its tests, whose CUDA half runs there.
 "$maturin" build --quiet --release --locked --manifest-path examples/torch-op/Cargo.toml --out "$bundle/python"
 cp examples/test_torch_op.py "$bundle/python/"
+# The Python benchmark's peers and script, for its CUDA rows.
+"$maturin" build --quiet --release --locked --manifest-path benches/python/Cargo.toml --out "$bundle/python"
+cp benches/python/exchange.py "$bundle/python/"
 strip "$bundle/cuda_gpu" "$bundle/cuda_bandwidth" "$bundle/elementwise" "$bundle/raw_kernels"
 bytes=$(du -sb "$bundle" | cut -f1)
 limit=$((64 << 20))

@@ -63,6 +63,9 @@ if [ -n "$wheel" ]; then
     echo "Python x CUDA tests skipped for want of a CUDA device on a GPU machine" >&2
     failed=1
   fi
+  step "Python exchange on CUDA tensors (benchmark: ns per call beside its peer, same run)"
+  (cd "$bundle/python" && PYTHONPATH="$site" timeout 120 python3 exchange.py --cuda --rounds 5 --seconds 0.05 --markdown) ||
+    failed=1
   rm -rf "$site"
 else
   echo "no dlspan wheel in the bundle (scripts/gpu-build.sh builds it)" >&2

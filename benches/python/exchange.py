@@ -122,6 +122,72 @@ def cases():
     ]
 
 
+def operator_cases(device):
+    """The README's PyTorch operator (examples/torch-op) beside the bare path of an extension
+    function (a typed argument and an output like it) and beside itself called through
+    ``torch.library``'s dispatcher; none when ``my_torch_ops`` is not installed."""
+    try:
+        import my_torch_ops
+    except ImportError:
+        return []
+    x = torch.randn(4, device=device)
+    kernel = my_torch_ops._kernels.silu_cuda if device == "cuda" else my_torch_ops._kernels.silu
+    bare = peers.output_like_device if device == "cuda" else peers.output_like
+    return [
+        (f"typed argument + Output::like, {device}, 4 f32", None, "f(x)", {"f": bare, "x": x}, None),
+        (
+            f"the operator's Rust function, {device}, 4 f32",
+            f"typed argument + Output::like, {device}, 4 f32",
+            "f(x)",
+            {"f": kernel, "x": x},
+            1.25,
+        ),
+        (
+            f"torch.ops.dlspan_example.silu, {device}, 4 f32",
+            f"the operator's Rust function, {device}, 4 f32",
+            "f(x)",
+            {"f": torch.ops.dlspan_example.silu, "x": x},
+            None,
+        ),
+        (f"torch.nn.functional.silu, {device}, 4 f32", None, "f(x)", {"f": torch.nn.functional.silu, "x": x}, None),
+    ]
+
+
+def output_cases():
+    """An output like a PyTorch tensor (its allocator, handed back as a torch.Tensor) beside
+    ``torch.empty_like`` from Python, on the CPU."""
+    t = torch.ones(1024)
+    return [
+        ("torch.empty_like, 1024 f32", None, "f(x)", {"f": torch.empty_like, "x": t}, None),
+        ("Output::like + finish, torch, 1024 f32", "torch.empty_like, 1024 f32", "f(x)", {"f": peers.output_like, "x": t}, 1.0),
+    ]
+
+
+def cuda_cases():
+    """On a GPU: a typed view of a CUDA tensor with its caller's stream beside the bare exchange
+    call, an output from PyTorch's allocator beside ``torch.empty_like``, and the operator."""
+    t = torch.ones(4, device="cuda")
+    big = torch.ones(1 << 20, device="cuda")
+    return [
+        ("floor: cached exchange call, cuda tensor", None, "f(x)", {"f": peers.torch_floor, "x": t}, None),
+        (
+            "PyDeviceView<f32, 1> + caller_stream",
+            "floor: cached exchange call, cuda tensor",
+            "f(x)",
+            {"f": peers.dlspan_device_view, "x": t},
+            1.3,
+        ),
+        ("torch.empty_like, cuda, 2^20 f32", None, "f(x)", {"f": torch.empty_like, "x": big}, None),
+        (
+            "Output::like + finish, cuda, 2^20 f32",
+            "torch.empty_like, cuda, 2^20 f32",
+            "f(x)",
+            {"f": peers.output_like_device, "x": big},
+            1.0,
+        ),
+    ] + operator_cases("cuda")
+
+
 def calibrate(timer, target_seconds):
     number = 1
     while True:
@@ -135,9 +201,10 @@ def main():
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--seconds", type=float, default=0.2, help="time per measurement")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    parser.add_argument("--cuda", action="store_true", help="the rows on a CUDA device instead (a GPU machine)")
     args = parser.parse_args()
 
-    rows = cases()
+    rows = cuda_cases() if args.cuda else cases() + output_cases() + operator_cases("cpu")
     timers = []
     for name, _, stmt, globals_, _ in rows:
         timer = timeit.Timer(stmt, globals=globals_)

@@ -390,3 +390,65 @@ def test_jax_outputs_are_jax_arrays_of_dlspans_zeroed_device_memory():
     assert out.shape == (4, 6) and out.dtype == jax.numpy.float32
     assert list(out.devices())[0] == gpus[0]
     assert float(jax.numpy.abs(out).sum()) == 0.0
+
+
+# On a GPU: round trips through dlspan.Tensor, and the race test of the caller's stream.
+
+
+def test_device_round_trips_through_dlspan_share_the_memory():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        no_cuda_device()
+    x = torch.arange(12, dtype=torch.float32, device="cuda").reshape(3, 4)
+    t = dlspan.from_dlpack(x)
+    assert (t.device, t.shape, t.dtype) == ("cuda:0", (3, 4), "float32")
+    back = torch.from_dlpack(t)
+    assert back.data_ptr() == x.data_ptr() and torch.equal(back, x)
+    try:
+        import cupy
+    except ImportError:
+        cupy = None
+    if cupy is not None:
+        c = cupy.arange(6, dtype=cupy.int32)
+        tc = dlspan.from_dlpack(c)
+        again = cupy.from_dlpack(tc)
+        assert again.data.ptr == c.data.ptr and bool((again == c).all())
+    jax = pytest.importorskip("jax")
+    try:
+        gpus = jax.devices("gpu")
+    except RuntimeError:
+        gpus = []
+    if gpus:
+        j = jax.device_put(jax.numpy.arange(8, dtype=jax.numpy.float32), gpus[0])
+        tj = dlspan.from_dlpack(j)
+        assert tj.readonly and tj.device == f"cuda:{gpus[0].id}"
+        k = jax.dlpack.from_dlpack(tj)
+        assert k.unsafe_buffer_pointer() == j.unsafe_buffer_pointer()
+        assert bool((k == j).all())
+
+
+def test_an_in_place_op_is_ordered_on_the_callers_stream_and_does_not_wait():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        no_cuda_device()
+    side = torch.cuda.Stream()
+    x = torch.empty(1 << 20, device="cuda")
+    with torch.cuda.stream(side):
+        x.fill_(1.0)
+        torch.cuda._sleep(500_000_000)  # a long kernel: a quarter of a second or more
+        x.add_(1.0)
+        dlspan.scale_(x, 3.0)  # on the side stream, after the add
+        returned_before_the_long_kernel_ended = not side.query()
+    side.synchronize()
+    assert returned_before_the_long_kernel_ended, "the call synchronised with the side stream"
+    assert bool((x == 6.0).all())
+    wrong = 0
+    for i in range(1000):
+        with torch.cuda.stream(side):
+            x.fill_(float(i))
+            torch.cuda._sleep(20_000)
+            dlspan.scale_(x, 2.0)
+            x.add_(1.0)
+        side.synchronize()
+        wrong += not bool((x == 2.0 * i + 1.0).all())
+    assert wrong == 0, f"{wrong} of 1000 runs read or wrote outside the caller's stream order"

@@ -1,11 +1,14 @@
 //! Peers of the Python benchmarks (`benches/python/exchange.py`), compiled like the `dlspan` module
 //! (PyO3 0.30, abi3, release): an empty one-argument `#[pyfunction]`; the floor of a PyTorch
 //! extraction — the same cached exchange-table call dlspan makes, reading `ndim` and nothing else;
-//! rust-numpy's `PyReadonlyArrayDyn` extraction; and dlspan's typed extraction of one tensor.
+//! rust-numpy's `PyReadonlyArrayDyn` extraction; dlspan's typed extraction of one tensor, of a
+//! device tensor with its caller's stream, and a typed argument with an output like it (the bare
+//! path of an extension function, in the caller's framework).
 
 use core::ffi::c_void;
 use dlspan::ffi::{DLPackExchangeAPI, DLTensor};
-use dlspan::python::PyView;
+use dlspan::Device;
+use dlspan::python::{Output, PyDeviceView, PyDynView, PyView};
 use numpy::PyReadonlyArrayDyn;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -65,6 +68,28 @@ fn dlspan_view(x: PyView<'_, f32, 1>) {
     black_box(x.view());
 }
 
+/// dlspan's typed extraction of one float32 device vector and its caller's stream (rule Y21).
+#[pyfunction]
+fn dlspan_device_view(x: PyDeviceView<'_, f32, 1>) {
+    black_box((x.view(), x.caller_stream()));
+}
+
+/// A host argument of any type and an output like it, handed back in the caller's framework: an
+/// extension function's bare path, its kernel aside.
+#[pyfunction]
+fn output_like<'py>(py: Python<'py>, x: PyDynView<'py>) -> PyResult<Bound<'py, PyAny>> {
+    let shape = x.view()?.shape().to_vec();
+    Output::like(py, &x, x.dtype(), &shape)?.finish()
+}
+
+/// [`output_like`] for a device argument: the output on its device (PyTorch's allocator for
+/// PyTorch tensors).
+#[pyfunction]
+fn output_like_device<'py>(py: Python<'py>, x: PyDynView<'py, Device>) -> PyResult<Bound<'py, PyAny>> {
+    let shape = x.view()?.shape().to_vec();
+    Output::like(py, &x, x.dtype(), &shape)?.finish()
+}
+
 /// The module.
 #[pymodule(name = "dlspan_bench_peers")]
 fn peers(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -72,5 +97,8 @@ fn peers(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(torch_floor, m)?)?;
     m.add_function(wrap_pyfunction!(numpy_readonly, m)?)?;
     m.add_function(wrap_pyfunction!(dlspan_view, m)?)?;
+    m.add_function(wrap_pyfunction!(dlspan_device_view, m)?)?;
+    m.add_function(wrap_pyfunction!(output_like, m)?)?;
+    m.add_function(wrap_pyfunction!(output_like_device, m)?)?;
     Ok(())
 }
