@@ -161,11 +161,13 @@ enum Memory<'py> {
 /// A new tensor for a result, lent to Rust as mutable views and handed to Python as the caller's
 /// type ([rule Y19](crate::rules#y19)): [`like`](Self::like) an argument (a NumPy array for NumPy
 /// inputs, a `torch.Tensor` for PyTorch inputs, a JAX array for JAX inputs, a `dlspan.Tensor`
-/// otherwise), zero-copy, in one call. The memory is zeroed, row-major, on the CPU: PyTorch's own
-/// (its allocator, so PyTorch frees it), or dlspan's 64-byte-aligned buffers wrapped by NumPy's
-/// and JAX's `from_dlpack`. A data type the caller's framework cannot hold (NumPy has no `int128`
-/// nor, without ml_dtypes, `bfloat16`; no framework but dlspan holds packed FP6) gives a
-/// `dlspan.Tensor`: [`framework`](Self::framework) says which.
+/// otherwise), zero-copy, in one call. On the CPU the memory is zeroed and row-major: PyTorch's
+/// own (its allocator, so PyTorch frees it), or dlspan's 64-byte-aligned buffers wrapped by
+/// NumPy's and JAX's `from_dlpack`. A data type the caller's framework cannot hold (NumPy has no
+/// `int128` nor, without ml_dtypes, `bfloat16`; no framework but dlspan holds packed FP6) gives a
+/// `dlspan.Tensor`: [`framework`](Self::framework) says which. Like a device argument, the output
+/// is on its device, for the extension to write on the caller's stream ([`on_device`](Self::on_device),
+/// [rule Y22](crate::rules#y22)).
 ///
 /// ```
 /// use dlspan::python::{Output, PyView};
