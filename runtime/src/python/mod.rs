@@ -96,7 +96,7 @@ mod torch;
 mod values;
 
 pub use arg::{
-    NamedArgument, PyDeviceView, PyDeviceViewMut, PyDynView, PyDynViewMut, PyManagedView, PyManagedViewMut, PyView,
+    NamedArgument, PyAnyView, PyAnyViewMut, PyDeviceView, PyDeviceViewMut, PyDynView, PyDynViewMut, PyManagedView, PyManagedViewMut, PyView,
     PyViewMut, extract_argument,
 };
 pub use borrow::live_borrows;

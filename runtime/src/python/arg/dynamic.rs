@@ -8,7 +8,7 @@
 //! then a typed view's (a dispatch needs only the [`dtype`](PyDynView::dtype) and
 //! [`rank`](PyDynView::rank) the producer gave).
 
-use super::locate::{Source, host_ready, locate};
+use super::locate::{Located, Source, host_ready, locate};
 use super::{NamedArgument, Sealed};
 use crate::convert::ImportOptions;
 use crate::dtype::DlElement;
@@ -17,7 +17,8 @@ use crate::ffi::{DLDataType, DLDevice, DLTensor};
 use crate::python::borrow::{Borrow, dyn_footprint, quick_footprint, register};
 use crate::python::dialect::Framework;
 use crate::python::stream::CallerStream;
-use crate::space::{Host, MemorySpace};
+use crate::ffi::DLDeviceType;
+use crate::space::{Device, Host, Managed, MemorySpace};
 use crate::view::{Dims, DynMdspan, DynMdspanMut, Layout, Mdspan, MdspanMut};
 use core::marker::PhantomData;
 use core::ops::Deref;
@@ -219,6 +220,18 @@ impl<'py, S: MemorySpace> PyDynView<'py, S> {
     fn from_object(object: Bound<'py, PyAny>, mutable: bool, name: Option<&'static str>) -> PyResult<Self> {
         let mut strides = [0i64; STRUCT_AXES];
         let located = locate(&object, mutable, &mut strides, None)?;
+        Self::from_located(object, located, mutable, name)
+    }
+
+    /// The argument of a located tensor (whose shape and strides may point into the caller's
+    /// stack, read before this returns): measured, registered, its shape and strides copied.
+    #[inline(always)]
+    fn from_located(
+        object: Bound<'py, PyAny>,
+        located: Located<'py>,
+        mutable: bool,
+        name: Option<&'static str>,
+    ) -> PyResult<Self> {
         if mutable && located.read_only {
             return Err(DlpackError::ReadOnly.into());
         }
@@ -577,5 +590,185 @@ impl<'py, S: MemorySpace> NamedArgument<'py> for PyDynViewMut<'py, S> {
     #[inline]
     fn extract_named(object: Bound<'py, PyAny>, name: Option<&'static str>) -> PyResult<Self> {
         Ok(Self { arg: PyDynView::from_object(object, true, name)? })
+    }
+}
+
+/// A dynamic view argument in the memory space its tensor is in: the host ([`Host`]: CPU and
+/// pinned memory, and every device dlspan has no view of, which the host variant then refuses
+/// with [`DlpackError::DeviceMismatch`]), a CUDA device ([`Device`]) or CUDA managed memory
+/// ([`Managed`]). The tensor is located once (a capsule is consumed once, a producer's
+/// `__dlpack__` called once), then checked as [`PyDynView`] of that space checks it: for a
+/// function with a host path and a device path, the host path is what `PyDynView<'_, Host>`
+/// gives, but for one branch on the device type.
+///
+/// ```
+/// use dlspan::python::{PyAnyView, extract_argument};
+/// use pyo3::prelude::*;
+///
+/// /// Where an array is.
+/// #[pyfunction]
+/// fn space(x: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+///     Ok(match extract_argument::<PyAnyView<'_>>(x, "x")? {
+///         PyAnyView::Host(_) => "host",
+///         PyAnyView::Device(_) => "device",
+///         PyAnyView::Managed(_) => "managed",
+///     })
+/// }
+/// # Python::initialize();
+/// # Python::attach(|py| {
+/// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;
+/// #     assert_eq!(wrap_pyfunction!(space, py)?.call1((x,))?.extract::<String>()?, "host");
+/// #     Ok::<_, PyErr>(())
+/// # })?;
+/// # Ok::<(), PyErr>(())
+/// ```
+pub enum PyAnyView<'py> {
+    /// Host memory (and memory of devices dlspan has no view of: refused on extraction).
+    Host(PyDynView<'py, Host>),
+    /// CUDA device memory (`kDLCUDA`).
+    Device(PyDynView<'py, Device>),
+    /// CUDA managed memory (`kDLCUDAManaged`).
+    Managed(PyDynView<'py, Managed>),
+}
+
+/// The mutable twin of [`PyAnyView`]: a [`PyDynViewMut`] in the memory space its tensor is in.
+///
+/// ```
+/// use dlspan::python::{PyAnyViewMut, extract_argument};
+/// use pyo3::prelude::*;
+///
+/// /// Whether an array is writable host memory.
+/// #[pyfunction]
+/// fn writable_host(x: &Bound<'_, PyAny>) -> PyResult<bool> {
+///     Ok(matches!(extract_argument::<PyAnyViewMut<'_>>(x, "x")?, PyAnyViewMut::Host(_)))
+/// }
+/// # Python::initialize();
+/// # Python::attach(|py| {
+/// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;
+/// #     assert!(wrap_pyfunction!(writable_host, py)?.call1((x,))?.extract::<bool>()?);
+/// #     Ok::<_, PyErr>(())
+/// # })?;
+/// # Ok::<(), PyErr>(())
+/// ```
+pub enum PyAnyViewMut<'py> {
+    /// Host memory.
+    Host(PyDynViewMut<'py, Host>),
+    /// CUDA device memory (`kDLCUDA`).
+    Device(PyDynViewMut<'py, Device>),
+    /// CUDA managed memory (`kDLCUDAManaged`).
+    Managed(PyDynViewMut<'py, Managed>),
+}
+
+impl<'py> PyAnyView<'py> {
+    /// Locates `object`'s tensor once and makes the argument of its space.
+    #[inline]
+    fn from_object(object: Bound<'py, PyAny>, mutable: bool, name: Option<&'static str>) -> PyResult<Self> {
+        let mut strides = [0i64; STRUCT_AXES];
+        let located = locate(&object, mutable, &mut strides, None)?;
+        Ok(match located.tensor.device.device_type {
+            DLDeviceType::kDLCUDA => Self::Device(PyDynView::from_located(object, located, mutable, name)?),
+            DLDeviceType::kDLCUDAManaged => Self::Managed(PyDynView::from_located(object, located, mutable, name)?),
+            _ => Self::Host(PyDynView::from_located(object, located, mutable, name)?),
+        })
+    }
+
+    /// The device, as the producer named it ([`PyDynView::device`]).
+    ///
+    /// ```
+    /// # use dlspan::python::PyAnyView;
+    /// # use pyo3::prelude::*;
+    /// #[pyfunction]
+    /// fn device_type(x: PyAnyView<'_>) -> i32 {
+    ///     x.device().device_type.0
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;
+    /// #     assert_eq!(wrap_pyfunction!(device_type, py)?.call1((x,))?.extract::<i32>()?, 1);
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    #[inline]
+    pub fn device(&self) -> DLDevice {
+        match self {
+            Self::Host(x) => x.device(),
+            Self::Device(x) => x.device(),
+            Self::Managed(x) => x.device(),
+        }
+    }
+}
+
+impl<'py> PyAnyViewMut<'py> {
+    /// Locates `object`'s tensor once and makes the mutable argument of its space.
+    #[inline]
+    fn from_object(object: Bound<'py, PyAny>, name: Option<&'static str>) -> PyResult<Self> {
+        Ok(match PyAnyView::from_object(object, true, name)? {
+            PyAnyView::Host(arg) => Self::Host(PyDynViewMut { arg }),
+            PyAnyView::Device(arg) => Self::Device(PyDynViewMut { arg }),
+            PyAnyView::Managed(arg) => Self::Managed(PyDynViewMut { arg }),
+        })
+    }
+
+    /// The device, as the producer named it.
+    ///
+    /// ```
+    /// # use dlspan::python::PyAnyViewMut;
+    /// # use pyo3::prelude::*;
+    /// #[pyfunction]
+    /// fn device_type(x: PyAnyViewMut<'_>) -> i32 {
+    ///     x.device().device_type.0
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;
+    /// #     assert_eq!(wrap_pyfunction!(device_type, py)?.call1((x,))?.extract::<i32>()?, 1);
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    #[inline]
+    pub fn device(&self) -> DLDevice {
+        match self {
+            Self::Host(x) => x.device(),
+            Self::Device(x) => x.device(),
+            Self::Managed(x) => x.device(),
+        }
+    }
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for PyAnyView<'py> {
+    type Error = PyErr;
+
+    #[inline]
+    fn extract(object: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Self::from_object(object.to_owned(), false, None)
+    }
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for PyAnyViewMut<'py> {
+    type Error = PyErr;
+
+    #[inline]
+    fn extract(object: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Self::from_object(object.to_owned(), None)
+    }
+}
+
+impl Sealed for PyAnyView<'_> {}
+
+impl<'py> NamedArgument<'py> for PyAnyView<'py> {
+    #[inline]
+    fn extract_named(object: Bound<'py, PyAny>, name: Option<&'static str>) -> PyResult<Self> {
+        Self::from_object(object, false, name)
+    }
+}
+
+impl Sealed for PyAnyViewMut<'_> {}
+
+impl<'py> NamedArgument<'py> for PyAnyViewMut<'py> {
+    #[inline]
+    fn extract_named(object: Bound<'py, PyAny>, name: Option<&'static str>) -> PyResult<Self> {
+        Self::from_object(object, name)
     }
 }
