@@ -2,7 +2,7 @@
 # Builds, on the development machine, what scripts/gpu.sh runs on a GPU machine that has no Rust
 # toolchain: the GPU test binary, the bandwidth benchmark and the element-wise example (release,
 # feature `cuda`), and the dlspan wheel (abi3, release) with the Python x CUDA tests
-# (python/tests/test_cuda_args.py and the conftest.py it imports), copied with scripts/gpu.sh into
+# (python/tests/test_cuda_args.py, test_cuda_package.py and the conftest.py they import), copied with scripts/gpu.sh into
 # target/gpu-bundle/, which must stay within the 64 MiB a device call carries.
 # The binaries need only the driver and NVRTC at run time (cudarc loads both dynamically).
 #
@@ -32,7 +32,7 @@ cp scripts/gpu.sh "$bundle/gpu.sh"
 maturin="${MATURIN:-.venv/bin/maturin}"
 [ -x "$maturin" ] || maturin=$(command -v maturin) || { echo "no maturin (run scripts/python.sh first)" >&2; exit 1; }
 "$maturin" build --quiet --release --locked --manifest-path python/Cargo.toml --out "$bundle/python"
-cp python/tests/conftest.py python/tests/test_cuda_args.py "$bundle/python/"
+cp python/tests/conftest.py python/tests/test_cuda_args.py python/tests/test_cuda_package.py "$bundle/python/"
 strip "$bundle/cuda_gpu" "$bundle/cuda_bandwidth" "$bundle/elementwise" "$bundle/raw_kernels"
 bytes=$(du -sb "$bundle" | cut -f1)
 limit=$((64 << 20))

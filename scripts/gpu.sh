@@ -42,14 +42,14 @@ step "the element-wise example on the GPU (the same results as on the CPU)"
 step "the raw kernels example on the GPU (the same results as on the CPU; needs a host C++ compiler)"
 "$bundle/raw_kernels" || failed=1
 
-step "Python x CUDA: view arguments on the caller's stream (PyTorch, CuPy and JAX on the GPU)"
+step "Python x CUDA: view arguments and the package's functions on the caller's stream (PyTorch, CuPy and JAX on the GPU)"
 # The wheel unpacked onto PYTHONPATH (nothing is installed); a test whose framework is missing
 # reports it as skipped, and the CUDA tests must not skip for want of a device here.
 wheel=$(ls "$bundle"/python/dlspan-*-abi3-*.whl 2> /dev/null | head -n 1)
 if [ -n "$wheel" ]; then
   site=$(mktemp -d "${TMPDIR:-/tmp}/dlspan-wheel.XXXXXX")
   python3 -m zipfile -e "$wheel" "$site"
-  report=$(cd "$bundle/python" && PYTHONPATH="$site" python3 -m pytest -q -p no:cacheprovider -rs test_cuda_args.py 2>&1)
+  report=$(cd "$bundle/python" && PYTHONPATH="$site" python3 -m pytest -q -p no:cacheprovider -rs test_cuda_args.py test_cuda_package.py 2>&1)
   status=$?
   echo "$report"
   [ "$status" = 0 ] || failed=1
