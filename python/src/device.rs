@@ -17,7 +17,7 @@
 use crate::ops::{Op, Scalar, same_shape, total};
 use dlspan::cuda::{CudaError, KernelSpace, Stream};
 use dlspan::dtype::{Numeric, TensorVisitor, dispatch_tensor};
-use dlspan::python::{InArgument, Output, PyDynView, PyDynViewMut, common_stream, extract_argument};
+use dlspan::python::{CallerStream, InArgument, Output, PyDynView, PyDynViewMut, common_stream, extract_argument};
 use dlspan::{DynMdspanMut, LayoutStrideRelaxed};
 use pyo3::exceptions::{PyBufferError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -27,7 +27,7 @@ use pyo3::prelude::*;
 /// cannot be reached), types without a kernel as `TypeError`, the rest as `RuntimeError`.
 pub(crate) fn cuda_error(err: CudaError) -> PyErr {
     let (kind, py_err) = match &err {
-        CudaError::View(view) => return view.clone().into(),
+        CudaError::View(view) => return (*view).into(),
         CudaError::LibraryMissing { .. } => ("LibraryMissing", PyBufferError::new_err(err.to_string())),
         CudaError::NoDevice { .. } => ("NoDevice", PyBufferError::new_err(err.to_string())),
         CudaError::Unsupported { .. } => ("Unsupported", PyTypeError::new_err(err.to_string())),
@@ -43,22 +43,31 @@ pub(crate) fn cuda_error(err: CudaError) -> PyErr {
     py_err
 }
 
-/// The stream of a call's device arguments (named, the first first; `None` for host ones, which the
-/// extraction refused already): every one on one device, the first one's caller stream.
-///
-/// # Safety of the result
-///
-/// The stream is the caller's: it is used only during this call, with the GIL held, and no Python
-/// code runs while it is in use (see `CallerStream::stream`).
-fn caller_stream(arguments: &[(&'static str, Option<dlspan::python::CallerStream>)]) -> PyResult<Stream> {
+/// The caller's stream of a call's device arguments (named, the first first; `None` for host ones,
+/// which the extraction refused already): every one on one device, the first one's stream, its
+/// device checked reachable (no driver, no such device: the first argument's error).
+fn caller(arguments: &[(&'static str, Option<CallerStream>)]) -> PyResult<(CallerStream, &'static str)> {
     let Some(caller) = common_stream(arguments)? else {
         return Err(PyRuntimeError::new_err("a device argument has no stream"));
     };
-    // SAFETY: the stream is used only during this call, with the GIL held throughout, and no Python
-    // code runs while it is (the launches and the sum's wait are driver calls); its owner (the
+    let first = arguments[0].0;
+    // SAFETY: the stream is dropped at once, unused (made only to check the device).
+    drop(unsafe { caller.stream() }.map_err(cuda_error).in_argument(first)?);
+    Ok((caller, first))
+}
+
+/// The stream of [`caller`], to use at once: made after any Python code the call runs before its
+/// launches (a result's allocation may run some), used only by the launches and the sum's wait
+/// that follow, with the GIL held throughout, and dropped before the call runs Python code again.
+fn stream((caller, first): (CallerStream, &'static str)) -> PyResult<Stream> {
+    // SAFETY: as above: no Python code runs while the stream is in use, and its owner (the
     // caller's framework, or the driver for the default streams) keeps it alive meanwhile.
-    // An unreachable device (no driver, no such device) is the first argument's error.
-    unsafe { caller.stream() }.map_err(cuda_error).in_argument(arguments[0].0)
+    unsafe { caller.stream() }.map_err(cuda_error).in_argument(first)
+}
+
+/// The stream of a call's device arguments, to use at once ([`stream`] of [`caller`]).
+fn caller_stream(arguments: &[(&'static str, Option<CallerStream>)]) -> PyResult<Stream> {
+    stream(caller(arguments)?)
 }
 
 /// Where a device result goes: an `out` argument, or a new tensor like the first input (in its
@@ -125,11 +134,13 @@ pub(crate) fn binary<'py, S: KernelSpace>(
             Ok(None)
         }
         None => {
-            let stream = caller_stream(&[("a", a.caller_stream()), ("b", b.caller_stream())])?;
+            let caller = caller(&[("a", a.caller_stream()), ("b", b.caller_stream())])?;
             let shape = a.view().in_argument("a")?.shape().to_vec();
             let mut out = Output::like(py, &a, dtype, &shape)?;
+            let stream = stream(caller)?;
             let visitor = Binary { a: &a, b: &b, out: &mut out, stream: &stream, multiply };
             dispatch_tensor(dtype, rank, visitor).in_argument("a")??;
+            drop(stream);
             Ok(Some(out.finish()?))
         }
     }
@@ -207,12 +218,13 @@ pub(crate) fn cast<'py, S: KernelSpace>(
             Ok(None)
         }
         None => {
-            let stream = caller_stream(&[("x", x.caller_stream())])?;
+            let caller = caller(&[("x", x.caller_stream())])?;
             let dtype = dtype.unwrap_or(x.dtype());
             let mut out = Output::like(py, &x, dtype, view.shape())?;
+            let stream = stream(caller)?;
             let mut target = DeviceTarget::<S>::dynamic(&mut out)?;
             stream.cast_dynamic(&view, &mut target).map_err(cuda_error).in_argument("x")?;
-            drop(target);
+            drop((target, stream));
             Ok(Some(out.finish()?))
         }
     }

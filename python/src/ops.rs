@@ -1,7 +1,8 @@
 //! Functions over tensors of any data type and rank, written once with dynamic view arguments and
 //! the dtype dispatch: `add`, `mul`, `scale_`, `sum`, `copy`, `cast`, `arange`, `signature`;
 //! results without an `out` argument are made by `Output`, in the caller's framework. CUDA device
-//! and managed arguments (extracted in their space by `PyAnyView`, the tensor located once) take
+//! and managed arguments (handed back in their space by `PyDynView::extract_or_device`, the tensor
+//! located once) take
 //! the device path of `device.rs`: the same functions on the caller's stream.
 //!
 //! The pattern: take the tensors as objects and extract them with `extract_argument` as
@@ -19,7 +20,7 @@ use dlspan::dtype::{
 use dlspan::ffi::{DLDataType, DLDataTypeCode};
 use dlspan::num_complex::Complex;
 use dlspan::python::{
-    DETACH_ELEMENTS, Framework, InArgument, Output, PyAnyView, PyAnyViewMut, PyDynView, PyDynViewMut, dtype_from_py,
+    DETACH_ELEMENTS, Framework, InArgument, OffHost, OffHostMut, Output, PyDynView, PyDynViewMut, dtype_from_py,
     extract_argument,
 };
 use dlspan::view::{Iter, PackedIter};
@@ -215,10 +216,11 @@ fn binary<'py>(
     out: Option<&Bound<'_, PyAny>>,
     op: impl Op,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let a = match extract_argument::<PyAnyView<'_>>(a, "a")? {
-        PyAnyView::Host(a) => a,
-        PyAnyView::Device(a) => return device::binary(py, a, b, out, op),
-        PyAnyView::Managed(a) => return device::binary(py, a, b, out, op),
+    let a = match PyDynView::extract_or_device(a, "a") {
+        Ok(a) => a,
+        Err(OffHost::Device(a)) => return device::binary(py, *a, b, out, op),
+        Err(OffHost::Managed(a)) => return device::binary(py, *a, b, out, op),
+        Err(OffHost::Failed(err)) => return Err(err),
     };
     let b: PyDynView<'_> = extract_argument(b, "b")?;
     // The inputs' dtype decides: an output of another dtype is the argument in error.
@@ -447,12 +449,16 @@ impl TensorVisitor for Scale<'_, '_, '_> {
 #[pyfunction]
 #[pyo3(name = "scale_")]
 pub(crate) fn scale(py: Python<'_>, x: &Bound<'_, PyAny>, alpha: &Bound<'_, PyAny>) -> PyResult<()> {
-    let x: PyAnyViewMut<'_> = extract_argument(x, "x")?;
+    let x = match PyDynViewMut::extract_or_device(x, "x") {
+        Err(OffHostMut::Failed(err)) => return Err(err),
+        x => x,
+    };
     let alpha = Scalar::extract(alpha).in_argument("alpha")?;
     let dtype = match &x {
-        PyAnyViewMut::Host(x) => x.dtype(),
-        PyAnyViewMut::Device(x) => x.dtype(),
-        PyAnyViewMut::Managed(x) => x.dtype(),
+        Ok(x) => x.dtype(),
+        Err(OffHostMut::Device(x)) => x.dtype(),
+        Err(OffHostMut::Managed(x)) => x.dtype(),
+        Err(OffHostMut::Failed(_)) => unreachable!("returned above"),
     };
     if alpha.kind() > rank_of_kind(dtype.code) {
         let err = PyTypeError::new_err(format!(
@@ -464,9 +470,10 @@ pub(crate) fn scale(py: Python<'_>, x: &Bound<'_, PyAny>, alpha: &Bound<'_, PyAn
         return Err(err).in_argument("alpha");
     }
     let mut x = match x {
-        PyAnyViewMut::Host(x) => x,
-        PyAnyViewMut::Device(x) => return device::scale(x, alpha),
-        PyAnyViewMut::Managed(x) => return device::scale(x, alpha),
+        Ok(x) => x,
+        Err(OffHostMut::Device(x)) => return device::scale(*x, alpha),
+        Err(OffHostMut::Managed(x)) => return device::scale(*x, alpha),
+        Err(OffHostMut::Failed(err)) => return Err(err),
     };
     let rank = x.rank();
     dispatch_tensor(dtype, rank, Scale { x: &mut x, alpha, py }).in_argument("x")?
@@ -535,10 +542,11 @@ impl<'py> TensorVisitor for Sum<'_, '_, 'py> {
 /// waits for that stream only.
 #[pyfunction]
 pub(crate) fn sum<'py>(py: Python<'py>, x: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let x = match extract_argument::<PyAnyView<'_>>(x, "x")? {
-        PyAnyView::Host(x) => x,
-        PyAnyView::Device(x) => return device::sum(py, x),
-        PyAnyView::Managed(x) => return device::sum(py, x),
+    let x = match PyDynView::extract_or_device(x, "x") {
+        Ok(x) => x,
+        Err(OffHost::Device(x)) => return device::sum(py, *x),
+        Err(OffHost::Managed(x)) => return device::sum(py, *x),
+        Err(OffHost::Failed(err)) => return Err(err),
     };
     dispatch_tensor(x.dtype(), x.rank(), Sum { x: &x, py }).in_argument("x")?
 }
@@ -613,10 +621,11 @@ impl TensorVisitor for CopyInto<'_, '_, '_> {
 /// frameworks' own ``.to()`` / ``.get()``).
 #[pyfunction]
 pub(crate) fn copy(py: Python<'_>, src: &Bound<'_, PyAny>, out: &Bound<'_, PyAny>) -> PyResult<()> {
-    let src = match extract_argument::<PyAnyView<'_>>(src, "src")? {
-        PyAnyView::Host(src) => src,
-        PyAnyView::Device(src) => return device::copy(src, out),
-        PyAnyView::Managed(src) => return device::copy(src, out),
+    let src = match PyDynView::extract_or_device(src, "src") {
+        Ok(src) => src,
+        Err(OffHost::Device(src)) => return device::copy(*src, out),
+        Err(OffHost::Managed(src)) => return device::copy(*src, out),
+        Err(OffHost::Failed(err)) => return Err(err),
     };
     let mut out: PyDynViewMut<'_> = extract_argument(out, "out")?;
     if src.dtype() != out.dtype() {
@@ -629,7 +638,9 @@ pub(crate) fn copy(py: Python<'_>, src: &Bound<'_, PyAny>, out: &Bound<'_, PyAny
 /// Refuses an `out` of another dtype than the `dtype` asked for.
 pub(crate) fn check_cast_dtype(dtype: Option<DLDataType>, out: DLDataType) -> PyResult<()> {
     match dtype {
-        Some(expected) if expected != out => Err(DlpackError::DtypeMismatch { expected, found: out }).in_argument("out"),
+        Some(expected) if expected != out => {
+            Err(DlpackError::DtypeMismatch { expected, found: out }).in_argument("out")
+        }
         _ => Ok(()),
     }
 }
@@ -802,10 +813,11 @@ pub(crate) fn cast_array<'py>(
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let dtype = dtype.filter(|d| !d.is_none()).map(dtype_from_py).transpose().in_argument("dtype")?;
     let out = out.filter(|out| !out.is_none());
-    let x = match extract_argument::<PyAnyView<'_>>(x, "x")? {
-        PyAnyView::Host(x) => x,
-        PyAnyView::Device(x) => return device::cast(py, x, dtype, out),
-        PyAnyView::Managed(x) => return device::cast(py, x, dtype, out),
+    let x = match PyDynView::extract_or_device(x, "x") {
+        Ok(x) => x,
+        Err(OffHost::Device(x)) => return device::cast(py, *x, dtype, out),
+        Err(OffHost::Managed(x)) => return device::cast(py, *x, dtype, out),
+        Err(OffHost::Failed(err)) => return Err(err),
     };
     match out {
         Some(out) => {

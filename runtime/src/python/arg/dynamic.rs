@@ -13,11 +13,12 @@ use super::{NamedArgument, Sealed};
 use crate::convert::ImportOptions;
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
+use crate::ffi::DLDeviceType;
 use crate::ffi::{DLDataType, DLDevice, DLTensor};
 use crate::python::borrow::{Borrow, dyn_footprint, quick_footprint, register};
 use crate::python::dialect::Framework;
+use crate::python::error::note_argument;
 use crate::python::stream::CallerStream;
-use crate::ffi::DLDeviceType;
 use crate::space::{Device, Host, Managed, MemorySpace};
 use crate::view::{Dims, DynMdspan, DynMdspanMut, Layout, Mdspan, MdspanMut};
 use core::marker::PhantomData;
@@ -593,182 +594,136 @@ impl<'py, S: MemorySpace> NamedArgument<'py> for PyDynViewMut<'py, S> {
     }
 }
 
-/// A dynamic view argument in the memory space its tensor is in: the host ([`Host`]: CPU and
-/// pinned memory, and every device dlspan has no view of, which the host variant then refuses
-/// with [`DlpackError::DeviceMismatch`]), a CUDA device ([`Device`]) or CUDA managed memory
-/// ([`Managed`]). The tensor is located once (a capsule is consumed once, a producer's
-/// `__dlpack__` called once), then checked as [`PyDynView`] of that space checks it: for a
-/// function with a host path and a device path, the host path is what `PyDynView<'_, Host>`
-/// gives, but for one branch on the device type.
-///
-/// ```
-/// use dlspan::python::{PyAnyView, extract_argument};
-/// use pyo3::prelude::*;
-///
-/// /// Where an array is.
-/// #[pyfunction]
-/// fn space(x: &Bound<'_, PyAny>) -> PyResult<&'static str> {
-///     Ok(match extract_argument::<PyAnyView<'_>>(x, "x")? {
-///         PyAnyView::Host(_) => "host",
-///         PyAnyView::Device(_) => "device",
-///         PyAnyView::Managed(_) => "managed",
-///     })
-/// }
-/// # Python::initialize();
-/// # Python::attach(|py| {
-/// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;
-/// #     assert_eq!(wrap_pyfunction!(space, py)?.call1((x,))?.extract::<String>()?, "host");
-/// #     Ok::<_, PyErr>(())
-/// # })?;
-/// # Ok::<(), PyErr>(())
-/// ```
-pub enum PyAnyView<'py> {
-    /// Host memory (and memory of devices dlspan has no view of: refused on extraction).
-    Host(PyDynView<'py, Host>),
+/// Where a host argument went instead ([`PyDynView::extract_or_device`]): its tensor is in CUDA
+/// device memory or CUDA managed memory — the argument of that space, boxed, checked as a
+/// [`PyDynView`] of that space is — or the extraction failed (the error noted with the argument's
+/// name, as [`extract_argument`](super::extract_argument) notes it).
+pub enum OffHost<'py> {
     /// CUDA device memory (`kDLCUDA`).
-    Device(PyDynView<'py, Device>),
+    Device(Box<PyDynView<'py, Device>>),
     /// CUDA managed memory (`kDLCUDAManaged`).
-    Managed(PyDynView<'py, Managed>),
+    Managed(Box<PyDynView<'py, Managed>>),
+    /// The extraction's error: every other device is refused as a host argument is.
+    Failed(PyErr),
 }
 
-/// The mutable twin of [`PyAnyView`]: a [`PyDynViewMut`] in the memory space its tensor is in.
-///
-/// ```
-/// use dlspan::python::{PyAnyViewMut, extract_argument};
-/// use pyo3::prelude::*;
-///
-/// /// Whether an array is writable host memory.
-/// #[pyfunction]
-/// fn writable_host(x: &Bound<'_, PyAny>) -> PyResult<bool> {
-///     Ok(matches!(extract_argument::<PyAnyViewMut<'_>>(x, "x")?, PyAnyViewMut::Host(_)))
-/// }
-/// # Python::initialize();
-/// # Python::attach(|py| {
-/// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;
-/// #     assert!(wrap_pyfunction!(writable_host, py)?.call1((x,))?.extract::<bool>()?);
-/// #     Ok::<_, PyErr>(())
-/// # })?;
-/// # Ok::<(), PyErr>(())
-/// ```
-pub enum PyAnyViewMut<'py> {
-    /// Host memory.
-    Host(PyDynViewMut<'py, Host>),
+/// The mutable twin of [`OffHost`] ([`PyDynViewMut::extract_or_device`]).
+pub enum OffHostMut<'py> {
     /// CUDA device memory (`kDLCUDA`).
-    Device(PyDynViewMut<'py, Device>),
+    Device(Box<PyDynViewMut<'py, Device>>),
     /// CUDA managed memory (`kDLCUDAManaged`).
-    Managed(PyDynViewMut<'py, Managed>),
+    Managed(Box<PyDynViewMut<'py, Managed>>),
+    /// The extraction's error.
+    Failed(PyErr),
 }
 
-impl<'py> PyAnyView<'py> {
-    /// Locates `object`'s tensor once and makes the argument of its space.
+impl<'py> OffHost<'py> {
+    /// The argument of a tensor located in CUDA device or managed memory (whose shape and strides
+    /// may point into the caller's stack, read before this returns), or its error.
+    #[cold]
+    #[inline(never)]
+    fn on_device(object: Bound<'py, PyAny>, located: Located<'py>, mutable: bool, name: &'static str) -> Self {
+        let made = if located.tensor.device.device_type == DLDeviceType::kDLCUDA {
+            PyDynView::from_located(object, located, mutable, Some(name)).map(|x| Self::Device(Box::new(x)))
+        } else {
+            PyDynView::from_located(object, located, mutable, Some(name)).map(|x| Self::Managed(Box::new(x)))
+        };
+        made.unwrap_or_else(|err| Self::Failed(note_argument(err, name)))
+    }
+}
+
+impl<'py> PyDynView<'py, Host> {
+    /// Extracts the argument `name` as [`extract_argument`](super::extract_argument) does, but
+    /// for a tensor in CUDA device or managed memory, which it hands back as the argument of that
+    /// space ([`OffHost`]) rather than refusing it: the tensor is located once (a capsule is
+    /// consumed once, a producer's `__dlpack__` called once). For functions with a host path and
+    /// a device path; the host path costs what `extract_argument` costs (one branch more).
+    ///
+    /// # Errors
+    ///
+    /// [`OffHost::Failed`]: what `extract_argument` raises, for host and device arguments alike.
+    ///
+    /// ```
+    /// use dlspan::python::{OffHost, PyDynView};
+    /// use pyo3::prelude::*;
+    ///
+    /// /// Where an array is.
+    /// #[pyfunction]
+    /// fn space(x: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+    ///     Ok(match PyDynView::extract_or_device(x, "x") {
+    ///         Ok(_host) => "host",
+    ///         Err(OffHost::Device(_)) => "device",
+    ///         Err(OffHost::Managed(_)) => "managed",
+    ///         Err(OffHost::Failed(err)) => return Err(err),
+    ///     })
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;
+    /// #     assert_eq!(wrap_pyfunction!(space, py)?.call1((x,))?.extract::<String>()?, "host");
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
     #[inline]
-    fn from_object(object: Bound<'py, PyAny>, mutable: bool, name: Option<&'static str>) -> PyResult<Self> {
+    pub fn extract_or_device(object: &Bound<'py, PyAny>, name: &'static str) -> Result<Self, OffHost<'py>> {
+        Self::host_or_device(object, false, name)
+    }
+
+    /// Locates the tensor once: the host argument inline, the others out of line.
+    #[inline(always)]
+    fn host_or_device(object: &Bound<'py, PyAny>, mutable: bool, name: &'static str) -> Result<Self, OffHost<'py>> {
+        let object = object.clone();
         let mut strides = [0i64; STRUCT_AXES];
-        let located = locate(&object, mutable, &mut strides, None)?;
-        Ok(match located.tensor.device.device_type {
-            DLDeviceType::kDLCUDA => Self::Device(PyDynView::from_located(object, located, mutable, name)?),
-            DLDeviceType::kDLCUDAManaged => Self::Managed(PyDynView::from_located(object, located, mutable, name)?),
-            _ => Self::Host(PyDynView::from_located(object, located, mutable, name)?),
-        })
+        let located = match locate(&object, mutable, &mut strides, None) {
+            Ok(located) => located,
+            Err(err) => return Err(OffHost::Failed(note_argument(err, name))),
+        };
+        if matches!(located.tensor.device.device_type, DLDeviceType::kDLCUDA | DLDeviceType::kDLCUDAManaged) {
+            return Err(OffHost::on_device(object, located, mutable, name));
+        }
+        Self::from_located(object, located, mutable, Some(name))
+            .map_err(|err| OffHost::Failed(note_argument(err, name)))
     }
+}
 
-    /// The device, as the producer named it ([`PyDynView::device`]).
+impl<'py> PyDynViewMut<'py, Host> {
+    /// The mutable twin of [`PyDynView::extract_or_device`]: the argument extracted as
+    /// [`extract_argument`](super::extract_argument) extracts a `PyDynViewMut`, or handed back in
+    /// its device space ([`OffHostMut`]).
+    ///
+    /// # Errors
+    ///
+    /// [`OffHostMut::Failed`]: what `extract_argument` raises (read-only memory included).
     ///
     /// ```
-    /// # use dlspan::python::PyAnyView;
-    /// # use pyo3::prelude::*;
+    /// use dlspan::python::{OffHostMut, PyDynViewMut};
+    /// use pyo3::prelude::*;
+    ///
+    /// /// Whether an array is writable host memory.
     /// #[pyfunction]
-    /// fn device_type(x: PyAnyView<'_>) -> i32 {
-    ///     x.device().device_type.0
+    /// fn writable_host(x: &Bound<'_, PyAny>) -> PyResult<bool> {
+    ///     match PyDynViewMut::extract_or_device(x, "x") {
+    ///         Ok(_) => Ok(true),
+    ///         Err(OffHostMut::Failed(err)) => Err(err),
+    ///         Err(_) => Ok(false),
+    ///     }
     /// }
     /// # Python::initialize();
     /// # Python::attach(|py| {
     /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;
-    /// #     assert_eq!(wrap_pyfunction!(device_type, py)?.call1((x,))?.extract::<i32>()?, 1);
+    /// #     assert!(wrap_pyfunction!(writable_host, py)?.call1((x,))?.extract::<bool>()?);
     /// #     Ok::<_, PyErr>(())
     /// # })?;
     /// # Ok::<(), PyErr>(())
     /// ```
     #[inline]
-    pub fn device(&self) -> DLDevice {
-        match self {
-            Self::Host(x) => x.device(),
-            Self::Device(x) => x.device(),
-            Self::Managed(x) => x.device(),
+    pub fn extract_or_device(object: &Bound<'py, PyAny>, name: &'static str) -> Result<Self, OffHostMut<'py>> {
+        match PyDynView::host_or_device(object, true, name) {
+            Ok(arg) => Ok(Self { arg }),
+            Err(OffHost::Device(arg)) => Err(OffHostMut::Device(Box::new(PyDynViewMut { arg: *arg }))),
+            Err(OffHost::Managed(arg)) => Err(OffHostMut::Managed(Box::new(PyDynViewMut { arg: *arg }))),
+            Err(OffHost::Failed(err)) => Err(OffHostMut::Failed(err)),
         }
-    }
-}
-
-impl<'py> PyAnyViewMut<'py> {
-    /// Locates `object`'s tensor once and makes the mutable argument of its space.
-    #[inline]
-    fn from_object(object: Bound<'py, PyAny>, name: Option<&'static str>) -> PyResult<Self> {
-        Ok(match PyAnyView::from_object(object, true, name)? {
-            PyAnyView::Host(arg) => Self::Host(PyDynViewMut { arg }),
-            PyAnyView::Device(arg) => Self::Device(PyDynViewMut { arg }),
-            PyAnyView::Managed(arg) => Self::Managed(PyDynViewMut { arg }),
-        })
-    }
-
-    /// The device, as the producer named it.
-    ///
-    /// ```
-    /// # use dlspan::python::PyAnyViewMut;
-    /// # use pyo3::prelude::*;
-    /// #[pyfunction]
-    /// fn device_type(x: PyAnyViewMut<'_>) -> i32 {
-    ///     x.device().device_type.0
-    /// }
-    /// # Python::initialize();
-    /// # Python::attach(|py| {
-    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;
-    /// #     assert_eq!(wrap_pyfunction!(device_type, py)?.call1((x,))?.extract::<i32>()?, 1);
-    /// #     Ok::<_, PyErr>(())
-    /// # })?;
-    /// # Ok::<(), PyErr>(())
-    /// ```
-    #[inline]
-    pub fn device(&self) -> DLDevice {
-        match self {
-            Self::Host(x) => x.device(),
-            Self::Device(x) => x.device(),
-            Self::Managed(x) => x.device(),
-        }
-    }
-}
-
-impl<'a, 'py> FromPyObject<'a, 'py> for PyAnyView<'py> {
-    type Error = PyErr;
-
-    #[inline]
-    fn extract(object: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        Self::from_object(object.to_owned(), false, None)
-    }
-}
-
-impl<'a, 'py> FromPyObject<'a, 'py> for PyAnyViewMut<'py> {
-    type Error = PyErr;
-
-    #[inline]
-    fn extract(object: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        Self::from_object(object.to_owned(), None)
-    }
-}
-
-impl Sealed for PyAnyView<'_> {}
-
-impl<'py> NamedArgument<'py> for PyAnyView<'py> {
-    #[inline]
-    fn extract_named(object: Bound<'py, PyAny>, name: Option<&'static str>) -> PyResult<Self> {
-        Self::from_object(object, false, name)
-    }
-}
-
-impl Sealed for PyAnyViewMut<'_> {}
-
-impl<'py> NamedArgument<'py> for PyAnyViewMut<'py> {
-    #[inline]
-    fn extract_named(object: Bound<'py, PyAny>, name: Option<&'static str>) -> PyResult<Self> {
-        Self::from_object(object, name)
     }
 }
