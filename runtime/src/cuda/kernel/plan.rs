@@ -276,8 +276,13 @@ pub const SUM_BLOCKS: u32 = 1024;
 ///
 /// ```
 /// use dlspan::cuda::kernel::{KernelShape, Operand, SUM_BLOCKS, sum_plans};
-/// let column = Operand::new(0x1000, [1, 64], 2); // a transposed f16 matrix
-/// let (first, second, total) = sum_plans([64, 1000], column, 0x9000, 4)?.expect("not empty");
+/// // A transposed f16 matrix is read as one contiguous run: the order of a sum's reads is free.
+/// let transposed = Operand::new(0x1000, [1, 64], 2);
+/// let (first, _, _) = sum_plans([64, 1000], transposed, 0x9000, 4)?.expect("not empty");
+/// assert_eq!(first.shape, KernelShape::Flat { vector: 1 });
+/// // Every other column of it is strided.
+/// let columns = Operand::new(0x1000, [1, 128], 2);
+/// let (first, second, total) = sum_plans([64, 1000], columns, 0x9000, 4)?.expect("not empty");
 /// assert_eq!(first.shape, KernelShape::Strided { rank: 2 });
 /// assert!(first.grid <= SUM_BLOCKS && second.grid == 1);
 /// assert_eq!((second.params.op[0].ptr, second.params.n), (0x9000, u64::from(first.grid)));
