@@ -262,6 +262,11 @@ pub fn plan_into<const R: usize>(
 
 /// The most blocks of a sum's first pass: its second pass is one block, whose threads add at most
 /// `SUM_BLOCKS / BLOCK` partial sums each.
+///
+/// ```
+/// use dlspan::cuda::kernel::{BLOCK, SUM_BLOCKS};
+/// assert_eq!(SUM_BLOCKS / BLOCK, 4);
+/// ```
 pub const SUM_BLOCKS: u32 = 1024;
 
 /// The two launches of a sum over `input` (the view's first element and strides, any layout):
