@@ -2,8 +2,9 @@
 # Builds, on the development machine, what scripts/gpu.sh runs on a GPU machine that has no Rust
 # toolchain: the GPU test binary, the bandwidth benchmark and the element-wise example (release,
 # feature `cuda`), the dlspan wheel (abi3, release) with the Python x CUDA tests
-# (python/tests/test_cuda_args.py and the conftest.py it imports), and the README's PyTorch operator
-# (examples/torch-op) with its tests, copied with scripts/gpu.sh into
+# (python/tests/test_cuda_args.py, test_cuda_package.py and the conftest.py they import), the
+# README's PyTorch operator (examples/torch-op) with its tests, and the Python benchmark's peers,
+# copied with scripts/gpu.sh into
 # target/gpu-bundle/, which must stay within the 64 MiB a device call carries.
 # The binaries need only the driver and NVRTC at run time (cudarc loads both dynamically).
 #
@@ -33,7 +34,7 @@ cp scripts/gpu.sh "$bundle/gpu.sh"
 maturin="${MATURIN:-.venv/bin/maturin}"
 [ -x "$maturin" ] || maturin=$(command -v maturin) || { echo "no maturin (run scripts/python.sh first)" >&2; exit 1; }
 "$maturin" build --quiet --release --locked --manifest-path python/Cargo.toml --out "$bundle/python"
-cp python/tests/conftest.py python/tests/test_cuda_args.py "$bundle/python/"
+cp python/tests/conftest.py python/tests/test_cuda_args.py python/tests/test_cuda_package.py "$bundle/python/"
 # The README's PyTorch operator (examples/torch-op, abi3) and its tests, whose CUDA half runs there.
 "$maturin" build --quiet --release --locked --manifest-path examples/torch-op/Cargo.toml --out "$bundle/python"
 cp examples/test_torch_op.py "$bundle/python/"

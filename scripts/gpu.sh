@@ -44,7 +44,7 @@ step "the element-wise example on the GPU (the same results as on the CPU)"
 step "the raw kernels example on the GPU (the same results as on the CPU; needs a host C++ compiler)"
 "$bundle/raw_kernels" || failed=1
 
-step "Python x CUDA: arguments and outputs on the caller's stream (PyTorch, CuPy, JAX), the PyTorch operator"
+step "Python x CUDA: arguments and outputs on the caller's stream and the package's functions (PyTorch, CuPy, JAX), the PyTorch operator"
 # The wheels unpacked onto PYTHONPATH (nothing is installed); a test whose framework is missing
 # reports it as skipped, and the CUDA tests must not skip for want of a device here. Of the
 # operator's tests, the CUDA ones (the others read the README and the crate, not in the bundle).

@@ -76,7 +76,7 @@ trait Launch<Out, In> {
     ) -> Result<(), CudaError>;
 }
 
-/// Copy, fill, add, scale and axpy of one element type.
+/// Copy, fill, add, mul, scale and axpy of one element type.
 struct Same(KernelKind);
 
 impl<T: DlElement> Launch<T, T> for Same {
@@ -95,10 +95,12 @@ impl<T: DlElement> Launch<T, T> for Same {
             KernelKind::Copy => stream.copy(&inputs[0], out),
             KernelKind::Fill => stream.fill(out, scalar),
             KernelKind::Add => stream.add(&inputs[0], &inputs[1], out),
+            KernelKind::Mul => stream.mul(&inputs[0], &inputs[1], out),
             // `scale` is in place (its case has no input).
             KernelKind::Scale => stream.scale(out, scalar),
             KernelKind::Axpy => stream.axpy(out, scalar, &inputs[0]),
             KernelKind::Cast => stream.cast(&inputs[0], out),
+            KernelKind::Sum => unreachable!("a sum returns its value (sums_match_the_reference_on_the_gpu)"),
         }
     }
 }
@@ -183,7 +185,7 @@ fn same_type_cases<T: Arith + Default>(stream: &Stream, seed: u64) {
     for kind in [KernelKind::Copy, KernelKind::Fill] {
         gpu_cases::<T, T>(stream, &Same(kind), &mut rng, &movement::<T>(kind), T::any);
     }
-    for kind in [KernelKind::Add, KernelKind::Scale, KernelKind::Axpy] {
+    for kind in [KernelKind::Add, KernelKind::Mul, KernelKind::Scale, KernelKind::Axpy] {
         gpu_cases::<T, T>(stream, &Same(kind), &mut rng, &arithmetic::<T>(kind), T::random);
     }
 }
@@ -854,4 +856,195 @@ fn a_raw_kernel_refuses_a_view_of_another_device() {
         )
     };
     assert!(matches!(result, Err(CudaError::WrongDevice { expected: 0, found: 1 })), "{result:?}");
+}
+
+/// The sum of a view's values by the CPU: integers wrapping in the accumulator (exact), floats in
+/// `f64`; and the sum of their magnitudes.
+fn reference_sum<T: dlspan::dtype::Numeric, const R: usize>(
+    extents: [usize; R],
+    layout: &cuda_support::Layout<R>,
+    buffer: &[T],
+) -> (T::Acc, f64, f64) {
+    use dlspan::dtype::{Numeric, cast};
+    let view =
+        HostMdspan::<T, R, LayoutStrideRelaxed>::from_slice_relaxed(buffer, extents, layout.strides, layout.offset)
+            .expect("valid layout");
+    let (mut wrapping, mut exact, mut magnitude) = (T::Acc::ZERO, 0f64, 0f64);
+    for &v in view.iter() {
+        wrapping = Numeric::add(wrapping, v.to_acc());
+        let v = cast::<T, f64>(v);
+        exact += v;
+        magnitude += v.abs();
+    }
+    (wrapping, exact, magnitude)
+}
+
+/// Random sums of `T` on the GPU at every rank class (transposed, reversed, broadcast and gapped
+/// layouts; some large enough for every block of the first pass), against the CPU: integers
+/// exactly, floats within `tolerance` times the sum of magnitudes.
+fn gpu_sums<T: dlspan::dtype::Numeric + TestElement>(stream: &Stream, seed: u64, tolerance: f64) {
+    fn one<T: dlspan::dtype::Numeric + TestElement, const R: usize>(
+        stream: &Stream,
+        rng: &mut Rng,
+        max: usize,
+        tolerance: f64,
+    ) {
+        use dlspan::dtype::cast;
+        let extents = random_extents::<R>(rng, max);
+        let layout = random_layout(rng, extents, true);
+        let values: Vec<T> = (0..layout.len)
+            .map(|_| {
+                if tolerance == 0.0 { T::random(rng) } else { cast::<f64, T>((rng.below(4001) as f64 - 2000.0) / 16.0) }
+            })
+            .collect();
+        let buffer = upload(stream, &values);
+        let view = View::<T, R>::from_cuda_relaxed(&buffer, extents, layout.strides, layout.offset).unwrap();
+        let got = stream.sum(&view).expect("sum");
+        let (wrapping, exact, magnitude) = reference_sum(extents, &layout, &values);
+        let name = core::any::type_name::<T>();
+        if tolerance == 0.0 {
+            assert_eq!(got, wrapping, "sum of {name} over {extents:?} {layout:?}");
+        } else {
+            let got = cast::<T::Acc, f64>(got);
+            assert!(
+                (got - exact).abs() <= tolerance * magnitude + f64::MIN_POSITIVE,
+                "sum of {name} over {extents:?} {layout:?}: {got} vs {exact}"
+            );
+        }
+    }
+    let mut rng = Rng::new(seed);
+    let rng = &mut rng;
+    for _ in 0..4 {
+        one::<T, 1>(stream, rng, 3000, tolerance);
+        one::<T, 1>(stream, rng, 700_000, tolerance);
+        one::<T, 2>(stream, rng, 300, tolerance);
+        one::<T, 3>(stream, rng, 40, tolerance);
+        one::<T, 4>(stream, rng, 9, tolerance);
+        one::<T, 6>(stream, rng, 4, tolerance);
+    }
+}
+
+#[test]
+fn sums_match_the_reference_on_the_gpu() {
+    let Some(stream) = stream_or_skip() else { return };
+    let seed = fresh_seed();
+    let f32_tolerance = 4.0 * f64::from(f32::EPSILON);
+    gpu_sums::<f32>(&stream, seed, f32_tolerance);
+    gpu_sums::<f16>(&stream, seed + 1, f32_tolerance);
+    gpu_sums::<bf16>(&stream, seed + 2, f32_tolerance);
+    gpu_sums::<f64>(&stream, seed + 3, 4.0 * f64::EPSILON);
+    gpu_sums::<i8>(&stream, seed + 4, 0.0);
+    gpu_sums::<i32>(&stream, seed + 5, 0.0);
+    gpu_sums::<u16>(&stream, seed + 6, 0.0);
+    gpu_sums::<i64>(&stream, seed + 7, 0.0);
+    gpu_sums::<u64>(&stream, seed + 8, 0.0);
+
+    // Many elements of an inexact value: the grid-stride loop, every first-pass block, second-pass
+    // threads adding several partials, the compensation (an uncompensated f32 loop drifts by far
+    // more than 8 ulps here).
+    let n = 5_000_000usize;
+    let tenths = upload(&stream, &vec![0.1f32; n]);
+    let total = stream.sum(&DeviceMdspan::<f32, 1>::from_cuda(&tenths, [n]).unwrap()).unwrap();
+    let exact = n as f64 * f64::from(0.1f32);
+    assert!((f64::from(total) - exact).abs() <= 8.0 * f64::from(f32::EPSILON) * exact, "{total} vs {exact}");
+
+    // bool counts as NumPy's sum does (an int64), a transposed view, an empty one.
+    let flags: Vec<bool> = (0..60_000).map(|i| i % 7 == 0).collect();
+    let flags_buffer = upload(&stream, &flags);
+    let transposed = View::<bool, 2>::from_cuda_relaxed(&flags_buffer, [300, 200], [1, 300], 0).unwrap();
+    assert_eq!(stream.sum(&transposed).unwrap(), flags.iter().filter(|&&f| f).count() as i64);
+    let empty = View::<f32, 2>::from_cuda_relaxed(&tenths, [0, 5], [5, 1], 0).unwrap();
+    assert_eq!(stream.sum(&empty).unwrap(), 0.0);
+
+    // Infinities and NaN.
+    let special = |values: &[f32]| {
+        let buffer = upload(&stream, values);
+        stream.sum(&DeviceMdspan::<f32, 1>::from_cuda(&buffer, [values.len()]).unwrap()).unwrap()
+    };
+    assert_eq!(special(&[f32::INFINITY, 1.0, 2.0]), f32::INFINITY);
+    assert_eq!(special(&[1.0, f32::NEG_INFINITY, 2.0, f32::NEG_INFINITY]), f32::NEG_INFINITY);
+    assert!(special(&[1.0, f32::NAN, 2.0]).is_nan());
+    assert!(special(&[f32::INFINITY, f32::NEG_INFINITY]).is_nan());
+    let mut many = vec![1.0f32; 300_000];
+    many[123_456] = f32::INFINITY;
+    assert_eq!(special(&many), f32::INFINITY);
+
+    // Ordered after the stream's earlier work, with no synchronisation in between: a fill, then
+    // the sum on the same stream; and a fill on another stream, then the sum here (rule C6).
+    let mut filled = stream.alloc_zeros::<f32>(1 << 20).unwrap();
+    stream.fill(&mut DeviceMdspanMut::<f32, 1>::from_cuda(&mut filled, [1 << 20]).unwrap(), 2.0).unwrap();
+    assert_eq!(stream.sum(&DeviceMdspan::<f32, 1>::from_cuda(&filled, [1 << 20]).unwrap()).unwrap(), 2097152.0);
+    let other = stream.gpu().new_stream().unwrap();
+    other.fill(&mut DeviceMdspanMut::<f32, 1>::from_cuda(&mut filled, [1 << 20]).unwrap(), 0.5).unwrap();
+    assert_eq!(stream.sum(&DeviceMdspan::<f32, 1>::from_cuda(&filled, [1 << 20]).unwrap()).unwrap(), 524288.0);
+
+    // Types without a sum are typed errors before any launch.
+    let complex = stream.alloc_zeros::<dlspan::num_complex::Complex<f32>>(4).unwrap();
+    let complex = DeviceMdspan::<dlspan::num_complex::Complex<f32>, 1>::from_cuda(&complex, [4]).unwrap();
+    assert!(matches!(stream.sum(&complex), Err(CudaError::Unsupported { kernel: KernelKind::Sum, .. })));
+}
+
+#[test]
+fn a_sum_of_a_managed_view_is_right() {
+    let Some(stream) = stream_or_skip() else { return };
+    // SAFETY: zero bytes are valid `f64`s; every element is written below before it is read.
+    let mut unified = unsafe { stream.gpu().context().alloc_unified::<f64>(1000, true) }.expect("managed memory");
+    {
+        let mut view =
+            ManagedMdspanMut::<f64, 1>::from_unified_mapping(&mut unified, Mapping::compact([1000]).unwrap(), &stream)
+                .unwrap();
+        for (i, v) in view.iter_mut().enumerate() {
+            *v = i as f64;
+        }
+    }
+    let view =
+        ManagedMdspan::<f64, 1>::from_unified_mapping(&unified, Mapping::compact([1000]).unwrap(), &stream).unwrap();
+    assert_eq!(stream.sum(&view).unwrap(), 499_500.0);
+}
+
+#[test]
+fn dynamic_copies_and_casts_match_the_typed_ones() {
+    use dlspan::{Device, DynMdspan, DynMdspanMut};
+    let Some(stream) = stream_or_skip() else { return };
+    let mut rng = Rng::new(fresh_seed());
+    let values: Vec<f32> = (0..600).map(|_| f32::random(&mut rng)).collect();
+    let src = upload(&stream, &values);
+    // A transposed 20x30 view (column-major reads) into a row-major f16 and a row-major f32.
+    let transposed = View::<f32, 2>::from_cuda_relaxed(&src, [20, 30], [1, 20], 0).unwrap();
+    let mut half = upload(&stream, &vec![f16::from_f32(7.0); 600]);
+    let mut copy = upload(&stream, &vec![7.0f32; 600]);
+    {
+        let dynamic_src: DynMdspan<'_, Device> = transposed.into();
+        let mut dynamic_half: DynMdspanMut<'_, Device> =
+            DeviceMdspanMut::<f16, 2>::from_cuda(&mut half, [20, 30]).unwrap().into();
+        stream.cast_dynamic(&dynamic_src, &mut dynamic_half).unwrap();
+        let mut dynamic_copy: DynMdspanMut<'_, Device> =
+            DeviceMdspanMut::<f32, 2>::from_cuda(&mut copy, [20, 30]).unwrap().into();
+        stream.copy_dynamic(&dynamic_src, &mut dynamic_copy).unwrap();
+        // Refusals: another dtype for a copy, another shape, another rank.
+        assert!(matches!(
+            stream.copy_dynamic(&dynamic_src, &mut dynamic_half),
+            Err(CudaError::View(dlspan::DlpackError::DtypeMismatch { .. }))
+        ));
+        let mut short: DynMdspanMut<'_, Device> =
+            DeviceMdspanMut::<f32, 2>::from_cuda(&mut copy, [30, 20]).unwrap().into();
+        assert!(matches!(
+            stream.copy_dynamic(&dynamic_src, &mut short),
+            Err(CudaError::View(dlspan::DlpackError::ShapeMismatch { axis: 0, .. }))
+        ));
+        let mut flat: DynMdspanMut<'_, Device> = DeviceMdspanMut::<f32, 1>::from_cuda(&mut copy, [600]).unwrap().into();
+        assert!(matches!(
+            stream.cast_dynamic(&dynamic_src, &mut flat),
+            Err(CudaError::View(dlspan::DlpackError::RankMismatch { .. }))
+        ));
+    }
+    let (half, copy) = (download(&stream, &half), download(&stream, &copy));
+    for i in 0..20 {
+        for j in 0..30 {
+            let v = values[i + 20 * j];
+            assert_eq!(copy[i * 30 + j].to_bits(), v.to_bits(), "copy at [{i}, {j}]");
+            let expected: f16 = dlspan::dtype::cast(v);
+            assert_eq!(half[i * 30 + j].to_bits(), expected.to_bits(), "cast at [{i}, {j}]");
+        }
+    }
 }

@@ -12,15 +12,19 @@ mod cuda_support;
 #[macro_use]
 mod kernels_support;
 
+use core::mem::size_of;
 use cuda_support::{
-    BoolBytes2, CAST_SCALARS, Case, CastInput, HostKernels, Reference, Rng, TestElement, arithmetic, bytes, cast,
-    cxx_or_skip, movement,
+    BoolBytes2, CAST_SCALARS, Case, CastInput, HostKernels, Layout, Reference, Rng, TestElement, arithmetic, bytes,
+    cast, cxx_or_skip, movement,
 };
 use dlspan::DlElement;
 use dlspan::cuda::KernelKind;
-use dlspan::cuda::kernel::{IndexWidth, KernelShape, ModuleKey, Operand, elementwise_plan, plan, prepare};
+use dlspan::cuda::kernel::{
+    IndexWidth, KernelShape, ModuleKey, Operand, SUM_BLOCKS, elementwise_plan, plan, prepare, sum_plans,
+};
 use dlspan::dtype::*;
 use dlspan::half::{bf16, f16};
+use dlspan::{HostMdspan, LayoutStrideRelaxed};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -122,14 +126,15 @@ fn key<Out: DlElement, In: DlElement>(kind: KernelKind) -> ModuleKey {
 macro_rules! arithmetic_keys {
     ($($t:ty),*) => {
         vec![$(
-            key::<$t, $t>(KernelKind::Add), key::<$t, $t>(KernelKind::Scale), key::<$t, $t>(KernelKind::Axpy),
+            key::<$t, $t>(KernelKind::Add), key::<$t, $t>(KernelKind::Mul), key::<$t, $t>(KernelKind::Scale),
+            key::<$t, $t>(KernelKind::Axpy),
         )*]
     };
 }
 
 macro_rules! arithmetic_cases {
     ($kernels:expr, $coverage:expr, $($t:ty),*) => {$(
-        for (kind, seed) in [(KernelKind::Add, 11), (KernelKind::Scale, 12), (KernelKind::Axpy, 13)] {
+        for (kind, seed) in [(KernelKind::Add, 11), (KernelKind::Scale, 12), (KernelKind::Axpy, 13), (KernelKind::Mul, 14)] {
             cases::<$t, $t>($kernels, &key::<$t, $t>(kind), seed, 64, $coverage, &arithmetic::<$t>(kind), <$t>::random);
         }
     )*};
@@ -467,4 +472,176 @@ fn elementwise_translations_match_the_cpu_path_on_the_host() {
         }
     }
     println!("element-wise host tier: {} instantiations, shapes reached: {:?}", keys.len(), coverage.0);
+}
+
+/// One sum through the host build of its two kernels (`sum_plans`, the launch's own planning): the
+/// first pass over the input view of `layout`, the second over the first's partial sums (a
+/// poisoned buffer), the total read where the plan says.
+fn host_sum<T: Numeric, const R: usize>(
+    kernels: &HostKernels,
+    extents: [usize; R],
+    layout: &Layout<R>,
+    buffer: &[T],
+) -> (T::Acc, String) {
+    let input =
+        Operand::new(buffer.as_ptr().wrapping_add(layout.offset) as usize as u64, layout.strides, size_of::<T>());
+    let mut partials = vec![dlspan::dtype::cast::<f64, T::Acc>(-12345.0); SUM_BLOCKS as usize + 1];
+    let base = partials.as_mut_ptr() as usize as u64;
+    let (first, second, total) =
+        sum_plans(extents, input, base, size_of::<T::Acc>()).expect("plannable").expect("not empty");
+    assert!(first.grid <= SUM_BLOCKS && second.grid == 1 && second.params.n == u64::from(first.grid));
+    kernels.run(
+        &key::<T::Acc, T>(KernelKind::Sum).entry(first.shape, first.index),
+        &first.params,
+        first.grid,
+        first.block,
+    );
+    kernels.run(
+        &key::<T::Acc, T::Acc>(KernelKind::Sum).entry(second.shape, second.index),
+        &second.params,
+        1,
+        second.block,
+    );
+    let slot = ((total - base) as usize) / size_of::<T::Acc>();
+    (partials[slot], format!("{:?}/{:?}", first.shape, first.index))
+}
+
+/// The exact sum of a view's values (integers wrapping in the accumulator, floats in `f64`, which
+/// holds the sums of these few small values exactly or nearly), and the sum of their magnitudes.
+fn reference_sum<T: Numeric, const R: usize>(
+    extents: [usize; R],
+    layout: &Layout<R>,
+    buffer: &[T],
+) -> (T::Acc, f64, f64) {
+    let view =
+        HostMdspan::<T, R, LayoutStrideRelaxed>::from_slice_relaxed(buffer, extents, layout.strides, layout.offset)
+            .expect("valid layout");
+    let (mut wrapping, mut exact, mut magnitude) = (T::Acc::ZERO, 0f64, 0f64);
+    for &v in view.iter() {
+        wrapping = wrapping.add(v.to_acc());
+        let v = dlspan::dtype::cast::<T, f64>(v);
+        exact += v;
+        magnitude += v.abs();
+    }
+    (wrapping, exact, magnitude)
+}
+
+/// Random sums of `T` at every rank class (transposed, reversed, broadcast and gapped layouts),
+/// against the reference: integers exactly, floats within `tolerance` times the sum of magnitudes.
+fn sum_cases<T: Numeric + TestElement>(kernels: &HostKernels, seed: u64, tolerance: f64, coverage: &mut Coverage) {
+    // Floats of moderate size (the sum of magnitudes far from overflow), any integers.
+    fn value<T: Numeric + TestElement>(rng: &mut Rng, tolerance: f64) -> T {
+        if tolerance == 0.0 {
+            T::random(rng)
+        } else {
+            dlspan::dtype::cast::<f64, T>((rng.below(4001) as f64 - 2000.0) / 16.0)
+        }
+    }
+    fn one<T: Numeric + TestElement, const R: usize>(
+        kernels: &HostKernels,
+        rng: &mut Rng,
+        max: usize,
+        tolerance: f64,
+        coverage: &mut Coverage,
+    ) {
+        let extents = cuda_support::random_extents::<R>(rng, max);
+        let layout = cuda_support::random_layout(rng, extents, true);
+        let buffer: Vec<T> = (0..layout.len).map(|_| value::<T>(rng, tolerance)).collect();
+        let (got, shape) = host_sum(kernels, extents, &layout, &buffer);
+        coverage.0.insert(shape);
+        let (wrapping, exact, magnitude) = reference_sum(extents, &layout, &buffer);
+        if tolerance == 0.0 {
+            assert_eq!(got, wrapping, "sum of {} over {extents:?} {layout:?}", core::any::type_name::<T>());
+        } else {
+            let got = dlspan::dtype::cast::<T::Acc, f64>(got);
+            assert!(
+                (got - exact).abs() <= tolerance * magnitude + f64::MIN_POSITIVE,
+                "sum of {} over {extents:?} {layout:?}: {got} vs {exact}",
+                core::any::type_name::<T>()
+            );
+        }
+    }
+    let mut rng = Rng::new(seed);
+    let rng = &mut rng;
+    for i in 0..48 {
+        match i % 6 {
+            0 => one::<T, 1>(kernels, rng, 3000, tolerance, coverage),
+            1 => one::<T, 2>(kernels, rng, 60, tolerance, coverage),
+            2 => one::<T, 3>(kernels, rng, 20, tolerance, coverage),
+            3 => one::<T, 4>(kernels, rng, 9, tolerance, coverage),
+            4 => one::<T, 6>(kernels, rng, 4, tolerance, coverage),
+            _ => one::<T, 2>(kernels, rng, 7, tolerance, coverage),
+        }
+    }
+}
+
+/// `Stream::sum`'s kernels on the host: both passes of every accumulator and a sample of input
+/// types, random layouts, a grid of the most blocks (second-pass threads adding several partials),
+/// and infinities and NaN through the compensated float sums.
+#[test]
+fn sum_kernels_match_the_reference_on_the_host() {
+    let Some(cxx) = cxx_or_skip() else { return };
+    let mut modules = Vec::new();
+    macro_rules! sum_keys {
+        ($($t:ty),*) => {$(
+            modules.push(key::<<$t as Numeric>::Acc, $t>(KernelKind::Sum));
+        )*};
+    }
+    sum_keys!(f32, f64, i64, u64, i128, f16, bf16, Float8E4m3fn, i8, i32, u16, bool);
+    let kernels = HostKernels::build(&cxx, &scratch("cuda-host-sum"), &modules);
+    let mut coverage = Coverage::default();
+    sum_cases::<f32>(&kernels, 41, 4.0 * f64::from(f32::EPSILON), &mut coverage);
+    sum_cases::<f64>(&kernels, 42, 4.0 * f64::EPSILON, &mut coverage);
+    sum_cases::<f16>(&kernels, 43, 4.0 * f64::from(f32::EPSILON), &mut coverage);
+    sum_cases::<bf16>(&kernels, 44, 4.0 * f64::from(f32::EPSILON), &mut coverage);
+    sum_cases::<i8>(&kernels, 45, 0.0, &mut coverage);
+    sum_cases::<i32>(&kernels, 46, 0.0, &mut coverage);
+    sum_cases::<u16>(&kernels, 47, 0.0, &mut coverage);
+    sum_cases::<i64>(&kernels, 48, 0.0, &mut coverage);
+    sum_cases::<u64>(&kernels, 49, 0.0, &mut coverage);
+    sum_cases::<i128>(&kernels, 50, 0.0, &mut coverage);
+    for shape in [
+        KernelShape::Flat { vector: 1 },
+        KernelShape::Strided { rank: 1 },
+        KernelShape::Strided { rank: 2 },
+        KernelShape::Strided { rank: 3 },
+        KernelShape::Strided { rank: 4 },
+        KernelShape::General,
+    ] {
+        assert!(
+            coverage.0.contains(&format!("{shape:?}/{:?}", IndexWidth::I32)),
+            "no sum reached {shape:?}: {:?}",
+            coverage.0
+        );
+    }
+
+    // More elements than the first pass has threads: the grid-stride loop, the most blocks, and a
+    // second pass whose threads add four partials each. 0.1 is inexact in binary: the
+    // compensation keeps the f32 total within a few ulps.
+    let n = 3 * (SUM_BLOCKS as usize) * 256 + 77;
+    let values = vec![0.1f32; n];
+    let contiguous = Layout { strides: [1], offset: 0, len: n };
+    let (total, shape) = host_sum(&kernels, [n], &contiguous, &values);
+    assert_eq!(shape, "Flat { vector: 1 }/I32");
+    let exact = n as f64 * f64::from(0.1f32);
+    assert!((f64::from(total) - exact).abs() <= 8.0 * f64::from(f32::EPSILON) * exact, "{total} vs {exact}");
+    let ones = vec![1u16; n];
+    assert_eq!(host_sum(&kernels, [n], &contiguous, &ones).0, n as u64);
+    let flags: Vec<bool> = (0..n).map(|i| i % 3 == 0).collect();
+    assert_eq!(host_sum(&kernels, [n], &contiguous, &flags).0, n.div_ceil(3) as i64);
+    let small = vec![i8::MIN; 1000];
+    assert_eq!(host_sum(&kernels, [1000], &Layout { strides: [1], offset: 0, len: 1000 }, &small).0, -128_000);
+
+    // Infinities stay infinities through the compensation; NaN and inf - inf give NaN.
+    let special = |values: &[f32]| {
+        host_sum(&kernels, [values.len()], &Layout { strides: [1], offset: 0, len: values.len() }, values).0
+    };
+    assert_eq!(special(&[f32::INFINITY, 1.0, 2.0]), f32::INFINITY);
+    assert_eq!(special(&[1.0, f32::NEG_INFINITY, 2.0, f32::NEG_INFINITY]), f32::NEG_INFINITY);
+    assert!(special(&[1.0, f32::NAN, 2.0]).is_nan());
+    assert!(special(&[f32::INFINITY, f32::NEG_INFINITY]).is_nan());
+    assert_eq!(special(&[f32::MAX, f32::MAX]), f32::INFINITY);
+    let mut many = vec![1.0f32; 5000];
+    many[4321] = f32::INFINITY;
+    assert_eq!(special(&many), f32::INFINITY);
 }

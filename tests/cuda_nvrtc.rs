@@ -160,11 +160,14 @@ fn compile_all(keys: &[ModuleKey]) -> Vec<usize> {
 /// and for scalars how many target types their cast kernels reach.
 fn row(name: &str, types: &[ElementType], keys: &[ModuleKey], kernels: &[usize]) -> String {
     let mut cells = Vec::new();
-    for kind in [KernelKind::Copy, KernelKind::Fill, KernelKind::Add, KernelKind::Scale, KernelKind::Axpy] {
+    let kinds = [KernelKind::Copy, KernelKind::Fill, KernelKind::Add, KernelKind::Mul, KernelKind::Scale];
+    for kind in kinds.into_iter().chain([KernelKind::Axpy, KernelKind::Sum]) {
+        // A sum's module is its input type's (the output is the accumulator).
+        let ty = |key: &ModuleKey| if kind == KernelKind::Sum { key.input() } else { key.out() };
         let counts: Vec<usize> = keys
             .iter()
             .zip(kernels)
-            .filter(|(key, _)| key.kind() == Some(kind) && types.contains(&key.out()))
+            .filter(|(key, _)| key.kind() == Some(kind) && types.contains(&ty(key)))
             .map(|(_, &n)| n)
             .collect();
         let (low, high) = (counts.iter().min(), counts.iter().max());
@@ -192,13 +195,14 @@ fn every_kernel_and_element_type_compiles_to_ptx() {
     types.extend(element_types![Rgba]);
     let mut keys = Vec::new();
     for &t in &types {
-        for kind in [KernelKind::Copy, KernelKind::Fill, KernelKind::Add, KernelKind::Scale, KernelKind::Axpy] {
+        let kinds = [KernelKind::Copy, KernelKind::Fill, KernelKind::Add, KernelKind::Mul, KernelKind::Scale];
+        for kind in kinds.into_iter().chain([KernelKind::Axpy]) {
             match ModuleKey::from_types(kind, t, t) {
                 Ok(key) => keys.push(key),
                 // Arithmetic only on integers and IEEE-like floats.
                 Err(CudaError::Unsupported { .. }) => {
                     assert!(
-                        matches!(kind, KernelKind::Add | KernelKind::Scale | KernelKind::Axpy),
+                        matches!(kind, KernelKind::Add | KernelKind::Mul | KernelKind::Scale | KernelKind::Axpy),
                         "{kind} refused for {t}"
                     );
                 }
@@ -212,6 +216,22 @@ fn every_kernel_and_element_type_compiles_to_ptx() {
     // Copy and fill for every type; arithmetic for every integer and IEEE-like float.
     let arithmetic = keys.iter().filter(|k| k.kind() == Some(KernelKind::Add)).count();
     assert_eq!(arithmetic, 14, "i8..i128, u8..u128, f16, bf16, f32, f64");
+    assert_eq!(keys.iter().filter(|k| k.kind() == Some(KernelKind::Mul)).count(), 14);
+    // Sums of every scalar type into its accumulator (the accumulators' own modules are the
+    // second pass); none for the other types.
+    let mut sums = 0;
+    for_each_cast_scalar!(T => {
+        keys.push(ModuleKey::new::<<T as Numeric>::Acc, T>(KernelKind::Sum).expect("a sum of a scalar"));
+        sums += 1;
+    });
+    assert_eq!(sums, CAST_SCALARS);
+    for &t in &types {
+        if t.scalar_type().is_none() {
+            let acc = ElementType::of::<f32>();
+            assert!(matches!(ModuleKey::from_types(KernelKind::Sum, acc, t), Err(CudaError::Unsupported { .. })));
+        }
+    }
+    assert!(matches!(ModuleKey::new::<bool, bool>(KernelKind::Sum), Err(CudaError::Unsupported { .. })));
     // Casts between every pair of scalar types, each module holding every shape and rank class.
     let mut scalars = Vec::new();
     for_each_cast_scalar!(T => scalars.push(ElementType::of::<T>()));
@@ -235,7 +255,7 @@ fn every_kernel_and_element_type_compiles_to_ptx() {
     table += &format!(
         "{:<24} {}\n",
         "element type",
-        ["copy", "fill", "add", "scale", "axpy", "cast to"].map(|c| format!("{c:>7}")).join(" ")
+        ["copy", "fill", "add", "mul", "scale", "axpy", "sum", "cast to"].map(|c| format!("{c:>7}")).join(" ")
     );
     for &t in &scalars {
         table += &row(&t.to_string(), &[t], &keys, &kernels);

@@ -87,7 +87,8 @@ def from_dlpack(x: _DlpackProducer | Any, *, copy: bool | None = None, device: D
 
 def add(a: Any, b: Any, out: Any = None) -> Any:
     """``out = a + b`` for tensors of any framework, one dtype, one shape, any strides (returns None);
-    without ``out``, a new tensor of ``a``'s type (NumPy, PyTorch, JAX; else a Tensor), returned."""
+    without ``out``, a new tensor of ``a``'s type (NumPy, PyTorch, JAX; else a Tensor), returned.
+    On a CUDA device, enqueued on the caller's stream."""
 
 def mul(a: Any, b: Any, out: Any = None) -> Any:
     """``out = a * b``; without ``out``, a new tensor of ``a``'s type, returned."""
@@ -98,6 +99,14 @@ def scale_(x: Any, alpha: bool | int | float | complex) -> None:
 def sum(x: Any) -> int | float | complex:
     """The sum of every element: NumPy's pairwise summation in the dtype's accumulator (float32 for
     float32 and smaller floats, wrapping 64-bit integers); packed FP4/FP6 data included."""
+
+def copy(src: Any, out: Any) -> None:
+    """``out[...] = src`` for arrays of one dtype and shape, any strides, in host memory or on one CUDA
+    device (enqueued on the caller's stream)."""
+
+def cast(x: Any, dtype: DType | None = None, *, out: Any = None) -> Any:
+    """``x`` rounded once into ``dtype`` (or ``out``'s dtype): into ``out`` (returns None), or a new
+    array of ``x``'s framework and memory, returned; bit for bit the same on a CUDA device."""
 
 def signature(x: Any) -> int:
     """A hashable dispatch key: dtype (bits 0-31), rank (32-39), layout class (40-41: row-major,

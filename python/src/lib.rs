@@ -3,6 +3,7 @@
 //! what is not API: `dlspan.examples`, functions written with dlspan's typed view arguments (the
 //! pass-through pattern for extension authors to copy), and `dlspan.diagnostics`.
 
+mod device;
 mod diagnostics;
 mod examples;
 mod ops;
@@ -154,8 +155,9 @@ fn add_submodule(
 /// - ``Tensor``: memory dlspan owns, of any dtype (FP8, FP6 and FP4 included), exchanged with any
 ///   framework through DLPack and the buffer protocol;
 /// - ``from_dlpack``, ``zeros``, ``arange``: tensors from any DLPack producer, or new ones;
-/// - ``add``, ``mul``, ``scale_``, ``sum``, ``signature``: functions over arrays of any framework,
-///   dtype, shape and strides, reading them in place.
+/// - ``add``, ``mul``, ``scale_``, ``sum``, ``copy``, ``cast``, ``signature``: functions over
+///   arrays of any framework, dtype, shape and strides, reading them in place, in host memory or on
+///   a CUDA device (there on the caller's stream: PyTorch's or CuPy's current stream).
 ///
 /// Extensions written in Rust on dlspan take NumPy arrays, PyTorch tensors and JAX arrays as typed,
 /// checked arguments; ``dlspan.examples`` holds a few to copy, ``dlspan.diagnostics`` what tests
@@ -175,6 +177,8 @@ fn dlspan_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ops::mul, m)?)?;
     m.add_function(wrap_pyfunction!(ops::scale, m)?)?;
     m.add_function(wrap_pyfunction!(ops::sum, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::copy, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::cast_array, m)?)?;
     m.add_function(wrap_pyfunction!(ops::arange, m)?)?;
     m.add_function(wrap_pyfunction!(ops::signature, m)?)?;
     add_submodule(m, "examples", examples::DOC, examples::fill)?;

@@ -1,6 +1,9 @@
 //! Functions over tensors of any data type and rank, written once with dynamic view arguments and
-//! the dtype dispatch: `add`, `mul`, `scale_`, `sum`, `arange`, `signature`; results without an
-//! `out` argument are made by `Output`, in the caller's framework.
+//! the dtype dispatch: `add`, `mul`, `scale_`, `sum`, `copy`, `cast`, `arange`, `signature`;
+//! results without an `out` argument are made by `Output`, in the caller's framework. CUDA device
+//! and managed arguments (handed back in their space by `PyDynView::extract_or_device`, the tensor
+//! located once) take
+//! the device path of `device.rs`: the same functions on the caller's stream.
 //!
 //! The pattern: take the tensors as objects and extract them with `extract_argument` as
 //! `PyDynView` / `PyDynViewMut` (any framework's tensor, checked and borrow-registered, named in the
@@ -10,11 +13,15 @@
 //! released when the tensor is large. FP6 and FP4 data, packed by default, reach `visit_subbyte`,
 //! which reads and writes it value by value through packed views.
 
-use dlspan::dtype::{Numeric, PlainBits, TensorVisitor, cast, dispatch_tensor};
-use dlspan::ffi::DLDataTypeCode;
+use crate::device;
+use dlspan::dtype::{
+    Numeric, NumericVisitor, PlainBits, RankVisitor, TensorVisitor, cast, dispatch, dispatch_rank, dispatch_tensor,
+};
+use dlspan::ffi::{DLDataType, DLDataTypeCode};
 use dlspan::num_complex::Complex;
 use dlspan::python::{
-    DETACH_ELEMENTS, Framework, InArgument, Output, PyDynView, PyDynViewMut, dtype_from_py, extract_argument,
+    DETACH_ELEMENTS, Framework, InArgument, OffHost, OffHostMut, Output, PyDynView, PyDynViewMut, dtype_from_py,
+    extract_argument,
 };
 use dlspan::view::{Iter, PackedIter};
 use dlspan::{DlpackError, DynMdspanMut, HostMdspanMut, LayoutStrideRelaxed};
@@ -29,7 +36,7 @@ fn run<R: Send>(py: Python<'_>, elements: usize, kernel: impl FnOnce() -> R + Se
 
 /// Refuses `x` (argument `name`) unless its shape is `shape`: the first axis that differs, as
 /// [`DlpackError::ShapeMismatch`] noted with the argument.
-fn same_shape(name: &str, x: &[usize], shape: &[usize]) -> PyResult<()> {
+pub(crate) fn same_shape(name: &str, x: &[usize], shape: &[usize]) -> PyResult<()> {
     if x.len() != shape.len() {
         let found = i32::try_from(x.len()).unwrap_or(i32::MAX);
         return Err(DlpackError::RankMismatch { expected: shape.len(), found }).in_argument(name);
@@ -120,8 +127,10 @@ struct Binary<'v, 'a, 'py, O, F> {
 }
 
 /// The operations `Binary` runs, generic over the element type.
-trait Op: Copy + Send {
+pub(crate) trait Op: Copy + Send {
     fn apply<T: Numeric>(self, a: T, b: T) -> T;
+    /// Whether it is the product (the device path's `Stream::mul`), not the sum (`Stream::add`).
+    fn multiplies(self) -> bool;
 }
 
 #[derive(Clone, Copy)]
@@ -131,6 +140,10 @@ impl Op for AddOp {
     fn apply<T: Numeric>(self, a: T, b: T) -> T {
         a.add(b)
     }
+
+    fn multiplies(self) -> bool {
+        false
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -139,6 +152,10 @@ impl Op for MulOp {
     #[inline]
     fn apply<T: Numeric>(self, a: T, b: T) -> T {
         a.mul(b)
+    }
+
+    fn multiplies(self) -> bool {
+        true
     }
 }
 
@@ -191,6 +208,7 @@ impl<O: Target, F: Op> TensorVisitor for Binary<'_, '_, '_, O, F> {
 
 /// `a op b` into `out`, or, without `out`, into a new tensor like `a` (its dtype and shape, in
 /// its framework: a NumPy array for NumPy inputs, a `torch.Tensor` for PyTorch inputs), returned.
+/// `a`'s space decides the path: host, or the device path for CUDA device and managed memory.
 fn binary<'py>(
     py: Python<'py>,
     a: &Bound<'_, PyAny>,
@@ -198,7 +216,12 @@ fn binary<'py>(
     out: Option<&Bound<'_, PyAny>>,
     op: impl Op,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let a: PyDynView<'_> = extract_argument(a, "a")?;
+    let a = match PyDynView::extract_or_device(a, "a") {
+        Ok(a) => a,
+        Err(OffHost::Device(a)) => return device::binary(py, *a, b, out, op),
+        Err(OffHost::Managed(a)) => return device::binary(py, *a, b, out, op),
+        Err(OffHost::Failed(err)) => return Err(err),
+    };
     let b: PyDynView<'_> = extract_argument(b, "b")?;
     // The inputs' dtype decides: an output of another dtype is the argument in error.
     let (dtype, rank) = (a.dtype(), a.rank());
@@ -222,29 +245,40 @@ fn binary<'py>(
 /// Parameters
 /// ----------
 /// a, b : array
-///     NumPy arrays, PyTorch tensors, JAX arrays, ``dlspan.Tensor`` or any DLPack producer in host
-///     memory, of one dtype and one shape, with any strides.
+///     NumPy arrays, PyTorch tensors, JAX arrays, CuPy arrays, ``dlspan.Tensor`` or any DLPack
+///     producer, of one dtype and one shape, with any strides, all in host memory or all on one
+///     CUDA device (or all in CUDA managed memory).
 /// out : array, optional
-///     A writable array of the same dtype and shape. It may not share memory with ``a`` or ``b``
-///     (unless they are interleaved without overlap, such as ``x[::2]`` and ``x[1::2]``).
+///     A writable array of the same dtype and shape, in the same memory. It may not share memory
+///     with ``a`` or ``b`` (unless they are interleaved without overlap, such as ``x[::2]`` and
+///     ``x[1::2]``).
 ///
 /// Returns
 /// -------
 /// array or None
-///     Without ``out``, a new array of ``a``'s dtype and shape in ``a``'s framework (a NumPy array
-///     for NumPy inputs, a ``torch.Tensor`` for PyTorch inputs, a JAX array for JAX inputs,
-///     otherwise a ``Tensor``); with ``out``, None.
+///     Without ``out``, a new array of ``a``'s dtype and shape in ``a``'s framework and memory (a
+///     NumPy array for NumPy inputs, a ``torch.Tensor`` for PyTorch inputs, a JAX array for JAX
+///     inputs, otherwise a ``Tensor``); with ``out``, None.
 ///
 /// Raises
 /// ------
 /// TypeError
-///     The arrays' dtypes or numbers of dimensions differ.
+///     The arrays' dtypes or numbers of dimensions differ, or one is in other memory than ``a``
+///     (``kind`` is ``"DeviceMismatch"``).
 /// ValueError
-///     Their shapes differ, ``out`` is read-only or overlaps an input.
+///     Their shapes differ, ``out`` is read-only or overlaps an input, or the arrays are on two
+///     devices (``"DevicesDiffer"``).
 /// BufferError
-///     An array is not in host memory.
+///     An array is on a device dlspan has no view of, or on a CUDA device of a machine without a
+///     CUDA driver (``"LibraryMissing"``).
 ///
 /// Every error names its argument in a note (``while processing 'out'``).
+///
+/// Notes
+/// -----
+/// On a CUDA device the kernel is enqueued on the caller's stream (PyTorch's current stream for
+/// PyTorch tensors, CuPy's for CuPy arrays, the per-thread default stream otherwise) and the call
+/// returns before it runs: the caller's next work on that stream sees the result.
 #[pyfunction]
 #[pyo3(signature = (a, b, out = None))]
 pub(crate) fn add<'py>(
@@ -261,24 +295,30 @@ pub(crate) fn add<'py>(
 /// Parameters
 /// ----------
 /// a, b : array
-///     Arrays of any framework in host memory, of one dtype and one shape, with any strides.
+///     Arrays of any framework, of one dtype and one shape, with any strides, all in host memory or
+///     all on one CUDA device (as for ``add``).
 /// out : array, optional
-///     A writable array of the same dtype and shape, sharing no memory with ``a`` or ``b``.
+///     A writable array of the same dtype and shape in the same memory, sharing no memory with
+///     ``a`` or ``b``.
 ///
 /// Returns
 /// -------
 /// array or None
-///     Without ``out``, a new array like ``a`` in its framework (as for ``add``); with ``out``,
-///     None.
+///     Without ``out``, a new array like ``a`` in its framework and memory (as for ``add``); with
+///     ``out``, None.
 ///
 /// Raises
 /// ------
 /// TypeError
-///     The arrays' dtypes or numbers of dimensions differ.
+///     The arrays' dtypes or numbers of dimensions differ, or they are in different memory.
 /// ValueError
 ///     Their shapes differ, ``out`` is read-only or overlaps an input.
 /// BufferError
-///     An array is not in host memory.
+///     An array is on a device dlspan has no view of, or CUDA cannot be reached.
+///
+/// Notes
+/// -----
+/// On a CUDA device, enqueued on the caller's stream (as for ``add``).
 #[pyfunction]
 #[pyo3(signature = (a, b, out = None))]
 pub(crate) fn mul<'py>(
@@ -292,7 +332,7 @@ pub(crate) fn mul<'py>(
 
 /// A Python scalar, in the widest Rust type of its kind.
 #[derive(Clone, Copy)]
-enum Scalar {
+pub(crate) enum Scalar {
     Bool(bool),
     Int(i128),
     Float(f64),
@@ -343,7 +383,7 @@ impl Scalar {
         ["bool", "int", "float", "complex"][usize::from(self.kind())]
     }
 
-    fn to<T: Numeric>(self) -> T {
+    pub(crate) fn to<T: Numeric>(self) -> T {
         match self {
             Self::Bool(v) => cast(v),
             Self::Int(v) => cast(v),
@@ -386,7 +426,8 @@ impl TensorVisitor for Scale<'_, '_, '_> {
 /// Parameters
 /// ----------
 /// x : array
-///     A writable array of any framework in host memory, of any dtype and strides.
+///     A writable array of any framework, in host memory or on a CUDA device, of any dtype and
+///     strides (on a device: integers and IEEE-like floats).
 /// alpha : bool, int, float or complex
 ///     The factor, rounded into ``x``'s dtype. It may not be of a higher kind than ``x``
 ///     (bool < integer < float < complex), as NumPy's ``same_kind`` casting says.
@@ -394,15 +435,31 @@ impl TensorVisitor for Scale<'_, '_, '_> {
 /// Raises
 /// ------
 /// TypeError
-///     ``alpha`` is not a number, or of a higher kind than ``x`` (``kind`` is ``"ScalarKind"``).
+///     ``alpha`` is not a number, or of a higher kind than ``x`` (``kind`` is ``"ScalarKind"``); a
+///     dtype without a kernel on the device (``"Unsupported"``).
 /// ValueError
-///     ``x`` is read-only, or a PyTorch tensor that requires grad while gradients are recorded.
+///     ``x`` is read-only (a JAX array, for one), or a PyTorch tensor that requires grad while
+///     gradients are recorded.
+/// BufferError
+///     ``x`` is on a device dlspan has no view of, or CUDA cannot be reached.
+///
+/// Notes
+/// -----
+/// On a CUDA device, enqueued on the caller's stream (as for ``add``).
 #[pyfunction]
 #[pyo3(name = "scale_")]
 pub(crate) fn scale(py: Python<'_>, x: &Bound<'_, PyAny>, alpha: &Bound<'_, PyAny>) -> PyResult<()> {
-    let mut x: PyDynViewMut<'_> = extract_argument(x, "x")?;
+    let x = match PyDynViewMut::extract_or_device(x, "x") {
+        Err(OffHostMut::Failed(err)) => return Err(err),
+        x => x,
+    };
     let alpha = Scalar::extract(alpha).in_argument("alpha")?;
-    let (dtype, rank) = (x.dtype(), x.rank());
+    let dtype = match &x {
+        Ok(x) => x.dtype(),
+        Err(OffHostMut::Device(x)) => x.dtype(),
+        Err(OffHostMut::Managed(x)) => x.dtype(),
+        Err(OffHostMut::Failed(_)) => unreachable!("returned above"),
+    };
     if alpha.kind() > rank_of_kind(dtype.code) {
         let err = PyTypeError::new_err(format!(
             "cannot scale a {dtype} array in place by a {}: alpha may not be of a higher kind than the array \
@@ -412,6 +469,13 @@ pub(crate) fn scale(py: Python<'_>, x: &Bound<'_, PyAny>, alpha: &Bound<'_, PyAn
         let _ = err.value(py).setattr("kind", "ScalarKind");
         return Err(err).in_argument("alpha");
     }
+    let mut x = match x {
+        Ok(x) => x,
+        Err(OffHostMut::Device(x)) => return device::scale(*x, alpha),
+        Err(OffHostMut::Managed(x)) => return device::scale(*x, alpha),
+        Err(OffHostMut::Failed(err)) => return Err(err),
+    };
+    let rank = x.rank();
     dispatch_tensor(dtype, rank, Scale { x: &mut x, alpha, py }).in_argument("x")?
 }
 
@@ -420,19 +484,16 @@ struct Sum<'v, 'x, 'py> {
     py: Python<'py>,
 }
 
-impl<'py> Sum<'_, '_, 'py> {
-    /// A total in the accumulator type as a Python number.
-    fn number<T: Numeric>(self, total: T::Acc) -> PyResult<Bound<'py, PyAny>> {
-        let py = self.py;
-        Ok(match rank_of_kind(T::DTYPE.code) {
-            0 | 1 => cast::<T::Acc, i128>(total).into_pyobject(py)?.into_any(),
-            3 => {
-                let c = cast::<T::Acc, Complex<f64>>(total);
-                PyComplex::from_doubles(py, c.re, c.im).into_any()
-            }
-            _ => cast::<T::Acc, f64>(total).into_pyobject(py)?.into_any(),
-        })
-    }
+/// A total of `T`s, in the accumulator type, as a Python number.
+pub(crate) fn total<T: Numeric>(py: Python<'_>, total: T::Acc) -> PyResult<Bound<'_, PyAny>> {
+    Ok(match rank_of_kind(T::DTYPE.code) {
+        0 | 1 => cast::<T::Acc, i128>(total).into_pyobject(py)?.into_any(),
+        3 => {
+            let c = cast::<T::Acc, Complex<f64>>(total);
+            PyComplex::from_doubles(py, c.re, c.im).into_any()
+        }
+        _ => cast::<T::Acc, f64>(total).into_pyobject(py)?.into_any(),
+    })
 }
 
 impl<'py> TensorVisitor for Sum<'_, '_, 'py> {
@@ -441,8 +502,8 @@ impl<'py> TensorVisitor for Sum<'_, '_, 'py> {
     fn visit<T: Numeric, const R: usize>(self) -> Self::Output {
         let x = self.x.typed::<T, R, LayoutStrideRelaxed>().in_argument("x")?;
         // Pairwise, in the accumulator type (wrapping for integers), as NumPy sums.
-        let total = run(self.py, x.size(), move || x.sum_with(T::Acc::ZERO, |&v| v.to_acc(), Numeric::add));
-        self.number::<T>(total)
+        let sum = run(self.py, x.size(), move || x.sum_with(T::Acc::ZERO, |&v| v.to_acc(), Numeric::add));
+        total::<T>(self.py, sum)
     }
 
     fn visit_subbyte<T: Numeric + PlainBits, const R: usize>(self) -> Self::Output {
@@ -450,8 +511,8 @@ impl<'py> TensorVisitor for Sum<'_, '_, 'py> {
             return self.visit::<T, R>();
         }
         let x = self.x.view().in_argument("x")?.typed_packed::<T, R, LayoutStrideRelaxed>().in_argument("x")?;
-        let total = run(self.py, x.size(), move || x.sum_with(T::Acc::ZERO, |v| v.to_acc(), Numeric::add));
-        self.number::<T>(total)
+        let sum = run(self.py, x.size(), move || x.sum_with(T::Acc::ZERO, |v| v.to_acc(), Numeric::add));
+        total::<T>(self.py, sum)
     }
 }
 
@@ -465,17 +526,313 @@ impl<'py> TensorVisitor for Sum<'_, '_, 'py> {
 /// Parameters
 /// ----------
 /// x : array
-///     An array of any framework in host memory, of any dtype, shape and strides (packed FP4 and
-///     FP6 data included).
+///     An array of any framework, of any dtype, shape and strides (packed FP4 and FP6 data
+///     included), in host memory or on a CUDA device (there: bool, integers and real floats).
 ///
 /// Returns
 /// -------
 /// int, float or complex
 ///     ``int`` for integers and ``bool``, ``complex`` for complex dtypes, ``float`` otherwise.
+///
+/// Notes
+/// -----
+/// On a CUDA device the sum runs on the caller's stream (as for ``add``), after the work already
+/// there, in the same accumulators, with compensated per-thread sums added as a tree (as accurate
+/// as NumPy's pairwise sum, not bit for bit); the total is read back on that stream, and the call
+/// waits for that stream only.
 #[pyfunction]
 pub(crate) fn sum<'py>(py: Python<'py>, x: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let x: PyDynView<'_> = extract_argument(x, "x")?;
+    let x = match PyDynView::extract_or_device(x, "x") {
+        Ok(x) => x,
+        Err(OffHost::Device(x)) => return device::sum(py, *x),
+        Err(OffHost::Managed(x)) => return device::sum(py, *x),
+        Err(OffHost::Failed(err)) => return Err(err),
+    };
     dispatch_tensor(x.dtype(), x.rank(), Sum { x: &x, py }).in_argument("x")?
+}
+
+struct CopyInto<'v, 'a, 'py> {
+    src: &'v PyDynView<'a>,
+    out: &'v mut PyDynViewMut<'a>,
+    py: Python<'py>,
+}
+
+impl TensorVisitor for CopyInto<'_, '_, '_> {
+    type Output = PyResult<()>;
+
+    fn visit<T: Numeric, const R: usize>(self) -> Self::Output {
+        let src = self.src.typed::<T, R, LayoutStrideRelaxed>().in_argument("src")?;
+        let mut out = self.out.typed_mut::<T, R, LayoutStrideRelaxed>().in_argument("out")?;
+        same_shape("src", &src.extents(), &out.extents())?;
+        run(self.py, out.size(), move || out.copy_from(&src)).in_argument("src")
+    }
+
+    fn visit_subbyte<T: Numeric + PlainBits, const R: usize>(self) -> Self::Output {
+        let out_packed = {
+            let out = self.out.view_mut().in_argument("out")?;
+            out.element_bits() < 8 && !out.is_subbyte_padded()
+        };
+        if !packed(self.src, "src")? && !out_packed {
+            return self.visit::<T, R>();
+        }
+        // Packed data value by value, in logical order.
+        let out = self.out.view_mut().in_argument("out")?;
+        if out.dtype() != T::DTYPE {
+            return Err(DlpackError::DtypeMismatch { expected: T::DTYPE, found: out.dtype() }).in_argument("out");
+        }
+        let shape = out.shape().to_vec();
+        let mut values = values::<T, R>(self.src, "src", &shape)?;
+        if out.is_subbyte_padded() {
+            let mut out = out.into_typed::<T, R, LayoutStrideRelaxed>().in_argument("out")?;
+            out.iter_mut().for_each(|o| *o = values.next().unwrap_or(T::ZERO));
+        } else {
+            let mut out = out.into_typed_packed::<T, R, LayoutStrideRelaxed>().in_argument("out")?;
+            out.update(|_| values.next().unwrap_or(T::ZERO));
+        }
+        Ok(())
+    }
+}
+
+/// Copies an array into another: ``out[...] = src``.
+///
+/// Parameters
+/// ----------
+/// src : array
+///     An array of any framework, dtype, shape and strides, in host memory or on a CUDA device.
+/// out : array
+///     A writable array of the same dtype and shape in the same memory (host, or the same CUDA
+///     device), of any strides (a transpose, a column-major array, a strided slice), sharing no
+///     memory with ``src``.
+///
+/// Raises
+/// ------
+/// TypeError
+///     The dtypes or numbers of dimensions differ, or the arrays are in different memory
+///     (``kind`` is ``"DeviceMismatch"``).
+/// ValueError
+///     The shapes differ, ``out`` is read-only or overlaps ``src``.
+/// BufferError
+///     An array is on a device dlspan has no view of, or CUDA cannot be reached.
+///
+/// Notes
+/// -----
+/// On a CUDA device, enqueued on the caller's stream (as for ``add``); transposes go through
+/// shared-memory tiles. Copies between host and device memory are not made here (use the
+/// frameworks' own ``.to()`` / ``.get()``).
+#[pyfunction]
+pub(crate) fn copy(py: Python<'_>, src: &Bound<'_, PyAny>, out: &Bound<'_, PyAny>) -> PyResult<()> {
+    let src = match PyDynView::extract_or_device(src, "src") {
+        Ok(src) => src,
+        Err(OffHost::Device(src)) => return device::copy(*src, out),
+        Err(OffHost::Managed(src)) => return device::copy(*src, out),
+        Err(OffHost::Failed(err)) => return Err(err),
+    };
+    let mut out: PyDynViewMut<'_> = extract_argument(out, "out")?;
+    if src.dtype() != out.dtype() {
+        return Err(DlpackError::DtypeMismatch { expected: src.dtype(), found: out.dtype() }).in_argument("out");
+    }
+    let (dtype, rank) = (src.dtype(), src.rank());
+    dispatch_tensor(dtype, rank, CopyInto { src: &src, out: &mut out, py }).in_argument("src")?
+}
+
+/// Refuses an `out` of another dtype than the `dtype` asked for.
+pub(crate) fn check_cast_dtype(dtype: Option<DLDataType>, out: DLDataType) -> PyResult<()> {
+    match dtype {
+        Some(expected) if expected != out => {
+            Err(DlpackError::DtypeMismatch { expected, found: out }).in_argument("out")
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The host cast's first step: the values of `x` (dtype `U`) in logical order, then converted.
+struct Gather<'v, 'a, 'py, O> {
+    x: &'v PyDynView<'a>,
+    out: &'v mut O,
+    py: Python<'py>,
+}
+
+impl<O: Target> Gather<'_, '_, '_, O> {
+    fn convert<U: Numeric>(self, values: Vec<U>, rank: usize) -> PyResult<()> {
+        let dtype = self.out.dynamic()?.dtype();
+        let convert = Convert { values, rank, out: self.out, py: self.py };
+        dispatch(dtype, convert).in_argument("out")?
+    }
+}
+
+impl<O: Target> TensorVisitor for Gather<'_, '_, '_, O> {
+    type Output = PyResult<()>;
+
+    fn visit<U: Numeric, const R: usize>(self) -> Self::Output {
+        let x = self.x.typed::<U, R, LayoutStrideRelaxed>().in_argument("x")?;
+        let values: Vec<U> = run(self.py, x.size(), move || x.iter().copied().collect());
+        self.convert(values, R)
+    }
+
+    fn visit_subbyte<U: Numeric + PlainBits, const R: usize>(self) -> Self::Output {
+        if !packed(self.x, "x")? {
+            return self.visit::<U, R>();
+        }
+        let shape = self.x.view().in_argument("x")?.shape().to_vec();
+        let values: Vec<U> = values::<U, R>(self.x, "x", &shape)?.collect();
+        self.convert(values, R)
+    }
+}
+
+/// The host cast's second step: every value rounded into the output's dtype `T`, then written.
+struct Convert<'v, 'py, U, O> {
+    values: Vec<U>,
+    rank: usize,
+    out: &'v mut O,
+    py: Python<'py>,
+}
+
+impl<'v, U: Numeric, O: Target> Convert<'v, '_, U, O> {
+    fn converted<T: Numeric>(self) -> (Vec<T>, usize, &'v mut O) {
+        let values = self.values;
+        let converted = run(self.py, values.len(), move || values.into_iter().map(cast::<U, T>).collect());
+        (converted, self.rank, self.out)
+    }
+}
+
+impl<U: Numeric, O: Target> NumericVisitor for Convert<'_, '_, U, O> {
+    type Output = PyResult<()>;
+
+    fn visit<T: Numeric>(self) -> Self::Output {
+        let (values, rank, out) = self.converted::<T>();
+        dispatch_rank(rank, Scatter { values, out }).in_argument("out")?
+    }
+
+    fn visit_subbyte<T: Numeric + PlainBits>(self) -> Self::Output {
+        let (values, rank, out) = self.converted::<T>();
+        let packed = {
+            let out = out.dynamic()?;
+            out.element_bits() < 8 && !out.is_subbyte_padded()
+        };
+        if packed {
+            dispatch_rank(rank, ScatterPacked { values, out }).in_argument("out")?
+        } else {
+            dispatch_rank(rank, Scatter { values, out }).in_argument("out")?
+        }
+    }
+}
+
+/// The host cast's last step: the converted values written in logical order.
+struct Scatter<'v, T, O> {
+    values: Vec<T>,
+    out: &'v mut O,
+}
+
+impl<T: Numeric, O: Target> RankVisitor for Scatter<'_, T, O> {
+    type Output = PyResult<()>;
+
+    fn visit<const R: usize>(self) -> Self::Output {
+        let mut out = self.out.typed_mut::<T, R>()?;
+        let values = self.values;
+        out.iter_mut().zip(values).for_each(|(o, v)| *o = v);
+        Ok(())
+    }
+}
+
+/// The host cast's last step into packed sub-byte data.
+struct ScatterPacked<'v, T, O> {
+    values: Vec<T>,
+    out: &'v mut O,
+}
+
+impl<T: Numeric + PlainBits, O: Target> RankVisitor for ScatterPacked<'_, T, O> {
+    type Output = PyResult<()>;
+
+    fn visit<const R: usize>(self) -> Self::Output {
+        let mut out = self.out.dynamic()?.into_typed_packed::<T, R, LayoutStrideRelaxed>().in_argument("out")?;
+        let mut values = self.values.into_iter();
+        out.update(|_| values.next().unwrap_or(T::ZERO));
+        Ok(())
+    }
+}
+
+/// `x` cast into `out` on the host (shapes checked first).
+fn cast_into<O: Target>(py: Python<'_>, x: &PyDynView<'_>, out: &mut O) -> PyResult<()> {
+    let shape = x.view().in_argument("x")?.shape().to_vec();
+    let (out_shape, out_rank) = {
+        let out = out.dynamic()?;
+        (out.shape().to_vec(), out.rank())
+    };
+    if out_rank != shape.len() {
+        let found = i32::try_from(out_rank).unwrap_or(i32::MAX);
+        return Err(DlpackError::RankMismatch { expected: shape.len(), found }).in_argument("out");
+    }
+    same_shape("out", &out_shape, &shape)?;
+    dispatch_tensor(x.dtype(), x.rank(), Gather { x, out, py }).in_argument("x")?
+}
+
+/// Converts an array's elements to another dtype: a new array, or into ``out``.
+///
+/// Every element is rounded once into the target dtype, by the rules of ``dlspan``'s element cast
+/// (round to nearest, ties to even; each FP8 format's overflow rule; NaN to the target's quiet NaN
+/// with the input's sign; into integers as Rust's ``as``: saturating, NaN to 0; into ``bool``,
+/// nonzero to ``True``): on a CUDA device the kernels give the CPU's results bit for bit.
+///
+/// Parameters
+/// ----------
+/// x : array
+///     An array of any framework, dtype, shape and strides, in host memory or on a CUDA device
+///     (there: bool, integers, real floats and FP8).
+/// dtype : str, NumPy dtype or PyTorch dtype, optional
+///     The target dtype (as for ``zeros``). Without it, ``out``'s dtype, else ``x``'s (a copy).
+/// out : array, optional
+///     A writable array of ``x``'s shape (any strides) in the same memory, of ``dtype`` if given.
+///
+/// Returns
+/// -------
+/// array or None
+///     Without ``out``, a new array of ``x``'s shape in ``dtype``, in ``x``'s framework and memory
+///     (a ``Tensor`` for dtypes that framework cannot hold); with ``out``, None.
+///
+/// Raises
+/// ------
+/// TypeError
+///     ``dtype`` is not one dlspan holds, or differs from ``out``'s; the arrays are in different
+///     memory (``kind`` is ``"DeviceMismatch"``); a dtype without a kernel on the device
+///     (``"Unsupported"``).
+/// ValueError
+///     The shapes differ, ``out`` is read-only or overlaps ``x``.
+/// BufferError
+///     An array is on a device dlspan has no view of, or CUDA cannot be reached.
+///
+/// Notes
+/// -----
+/// On a CUDA device, enqueued on the caller's stream (as for ``add``).
+#[pyfunction]
+#[pyo3(name = "cast", signature = (x, dtype = None, *, out = None))]
+pub(crate) fn cast_array<'py>(
+    py: Python<'py>,
+    x: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'py, PyAny>>,
+    out: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let dtype = dtype.filter(|d| !d.is_none()).map(dtype_from_py).transpose().in_argument("dtype")?;
+    let out = out.filter(|out| !out.is_none());
+    let x = match PyDynView::extract_or_device(x, "x") {
+        Ok(x) => x,
+        Err(OffHost::Device(x)) => return device::cast(py, *x, dtype, out),
+        Err(OffHost::Managed(x)) => return device::cast(py, *x, dtype, out),
+        Err(OffHost::Failed(err)) => return Err(err),
+    };
+    match out {
+        Some(out) => {
+            let mut out: PyDynViewMut<'_> = extract_argument(out, "out")?;
+            check_cast_dtype(dtype, out.dtype())?;
+            cast_into(py, &x, &mut out)?;
+            Ok(None)
+        }
+        None => {
+            let shape = x.view().in_argument("x")?.shape().to_vec();
+            let mut out = Output::like(py, &x, dtype.unwrap_or(x.dtype()), &shape)?;
+            cast_into(py, &x, &mut out)?;
+            Ok(Some(out.finish()?))
+        }
+    }
 }
 
 struct Iota<'v, 'py>(&'v mut Output<'py>);

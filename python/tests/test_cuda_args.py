@@ -125,8 +125,9 @@ def test_a_device_argument_refuses_other_memory_naming_it(device_type):
 def test_host_arguments_refuse_cuda_memory_naming_them():
     fake = FakeCuda(2)
     with pytest.raises(TypeError) as info:
-        dlspan.sum(fake.capsule)
+        dlspan.add(np.zeros(4, np.float32), fake.capsule)
     assert info.value.kind == "DeviceMismatch" and "cuda:2" in note(info.value)
+    assert "while processing 'b'" in note(info.value)
     assert fake.deleted == 1
 
 
@@ -256,9 +257,12 @@ def test_torch_cuda_tensors_get_torchs_current_stream():
     assert handle == current and value == (current or 1) and source == "ExchangeTable"
     # Gradients: shared views of tensors that require grad, as on the host.
     assert dlspan.diagnostics.caller_stream(torch.zeros(4, device="cuda", requires_grad=True))[3] == "ExchangeTable"
+    # The package's functions run on CUDA tensors (test_cuda_package.py); a host array among them is
+    # refused, named.
+    assert dlspan.sum(x) == 0.0
     with pytest.raises(TypeError) as info:
-        dlspan.sum(x)
-    assert info.value.kind == "DeviceMismatch" and "while processing" in note(info.value)
+        dlspan.add(x, torch.zeros(4))
+    assert info.value.kind == "DeviceMismatch" and "while processing 'b'" in note(info.value)
     # A second argument on another device (a fake one: its memory is never read).
     with pytest.raises(ValueError) as info:
         dlspan.diagnostics._common_stream(x, Producer(x.device.index + 1))

@@ -88,11 +88,12 @@ pub fn movement<T: Copy>(kind: KernelKind) -> impl Fn(Option<T>, Option<T>, T, T
     }
 }
 
-/// The reference of `add`, `scale` and `axpy` (wrapping integers, one rounding per operation;
+/// The reference of `add`, `mul`, `scale` and `axpy` (wrapping integers, one rounding per operation;
 /// `scale` and `axpy` update the output in place).
 pub fn arithmetic<T: super::Arith>(kind: KernelKind) -> impl Fn(Option<T>, Option<T>, T, T) -> T {
     move |a, b, scalar, old| match kind {
         KernelKind::Add => a.expect("first input").add(b.expect("second input")),
+        KernelKind::Mul => a.expect("first input").mul(b.expect("second input")),
         KernelKind::Scale => scalar.mul(old),
         KernelKind::Axpy => scalar.mul(a.expect("input")).add(old),
         other => panic!("{other} is not arithmetic"),

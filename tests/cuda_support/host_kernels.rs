@@ -2,6 +2,7 @@
 //! C++ compiler with `DLSPAN_HOST` (kernels become functions; a grid loop runs every block and
 //! thread in turn), loaded as a shared library.
 
+use dlspan::cuda::KernelKind;
 use dlspan::cuda::kernel::{IndexWidth, KernelShape, ModuleKey, Params};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -28,14 +29,15 @@ impl HostKernels {
             for &shape in shapes {
                 for index in [IndexWidth::I32, IndexWidth::I64] {
                     let name = key.entry(shape, index);
-                    // Kernels with barriers run each phase for every thread themselves: called once
-                    // per block.
-                    let threads = if shape == KernelShape::Tiled {
+                    // Kernels with barriers (tiled copies and casts, sums) run each phase for every
+                    // thread themselves: called once per block.
+                    let barriers = shape == KernelShape::Tiled || key.kind() == Some(KernelKind::Sum);
+                    let threads = if barriers {
                         "blockIdx.x = b;"
                     } else {
                         "for (unsigned t = 0; t < block; ++t) { blockIdx.x = b; threadIdx.x = t;"
                     };
-                    let close = if shape == KernelShape::Tiled { "" } else { " }" };
+                    let close = if barriers { "" } else { " }" };
                     let _ = writeln!(
                         source,
                         "extern \"C\" void run_{name}(const dl_params* p, unsigned grid, unsigned block) {{\n\

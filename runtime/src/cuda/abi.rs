@@ -12,7 +12,7 @@ use core::fmt;
 ///
 /// ```
 /// use dlspan::cuda::KernelKind;
-/// assert_eq!(KernelKind::ALL.len(), 6);
+/// assert_eq!(KernelKind::ALL.len(), 8);
 /// assert_eq!(KernelKind::Fill.inputs(), 0);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -23,17 +23,24 @@ pub enum KernelKind {
     Fill,
     /// `out = a + b` (integers wrap; floats round once).
     Add,
+    /// `out = a * b` (integers wrap; floats round once).
+    Mul,
     /// `x = alpha * x`, in place.
     Scale,
     /// `y = alpha * x + y`, in place, unfused (two roundings, as Rust computes it).
     Axpy,
     /// `out = a` converted to the output's scalar type, as [`dtype::cast`](crate::dtype::cast).
     Cast,
+    /// The sum of every element of the input, in the output's (accumulator) type: per-thread
+    /// partial sums (compensated for floats), a tree in each block, then the blocks' partials
+    /// reduced by one block (two launches).
+    Sum,
 }
 
 impl KernelKind {
     /// Every operation.
-    pub const ALL: [Self; 6] = [Self::Copy, Self::Fill, Self::Add, Self::Scale, Self::Axpy, Self::Cast];
+    pub const ALL: [Self; 8] =
+        [Self::Copy, Self::Fill, Self::Add, Self::Mul, Self::Scale, Self::Axpy, Self::Cast, Self::Sum];
 
     /// How many input views the operation reads.
     ///
@@ -43,8 +50,8 @@ impl KernelKind {
     pub const fn inputs(self) -> usize {
         match self {
             Self::Fill => 0,
-            Self::Copy | Self::Scale | Self::Cast => 1,
-            Self::Add | Self::Axpy => 2,
+            Self::Copy | Self::Scale | Self::Cast | Self::Sum => 1,
+            Self::Add | Self::Mul | Self::Axpy => 2,
         }
     }
 
@@ -56,7 +63,7 @@ impl KernelKind {
     pub const fn scalars(self) -> usize {
         match self {
             Self::Fill | Self::Scale | Self::Axpy => 1,
-            Self::Copy | Self::Add | Self::Cast => 0,
+            Self::Copy | Self::Add | Self::Mul | Self::Cast | Self::Sum => 0,
         }
     }
 }
@@ -67,9 +74,11 @@ impl fmt::Display for KernelKind {
             Self::Copy => "copy",
             Self::Fill => "fill",
             Self::Add => "add",
+            Self::Mul => "mul",
             Self::Scale => "scale",
             Self::Axpy => "axpy",
             Self::Cast => "cast",
+            Self::Sum => "sum",
         })
     }
 }

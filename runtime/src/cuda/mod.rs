@@ -68,6 +68,7 @@ mod operand;
 mod ops;
 mod order;
 mod raw;
+mod reduce;
 mod stream;
 mod transfer;
 

@@ -90,7 +90,7 @@ impl Stream {
     /// `address` starts `bytes.len()` bytes of device memory of this stream's context that stay
     /// allocated and unwritten until the copy has run; `bytes` is not read or dropped before the
     /// stream has run the copy.
-    unsafe fn download(&self, address: u64, bytes: &mut [u8]) -> Result<(), CudaError> {
+    pub(super) unsafe fn download(&self, address: u64, bytes: &mut [u8]) -> Result<(), CudaError> {
         self.gpu().context().bind_to_thread()?;
         // SAFETY: the caller's contract.
         unsafe { cudarc::driver::result::memcpy_dtoh_async(bytes, address, self.cudarc().cu_stream()) }?;

@@ -1,4 +1,4 @@
-//! The element-wise kernels behind `cuda::Stream`'s `fill`, `add`, `scale` and `axpy`, declared with
+//! The element-wise kernels behind `cuda::Stream`'s `fill`, `add`, `mul`, `scale` and `axpy`, declared with
 //! [`elementwise!`](crate::elementwise) as any user kernel is: one way to make an element-wise
 //! kernel in the crate. They run on the CPU too (`builtin::axpy.run(Cpu, ..)`); the streams launch
 //! them for any element type their rules allow, checked at run time (`CudaError::Unsupported`).
@@ -16,6 +16,13 @@ dlspan_macros::elementwise! {
     /// `out = a + b` (integers wrap; floats round once; `f16`/`bf16` through `f32`).
     pub fn add<T: Scalar>(a: &T, b: &T, out: &mut T) {
         *out = *a + *b;
+    }
+}
+
+dlspan_macros::elementwise! {
+    /// `out = a * b` (integers wrap; floats round once; `f16`/`bf16` through `f32`).
+    pub fn mul<T: Scalar>(a: &T, b: &T, out: &mut T) {
+        *out = *a * *b;
     }
 }
 

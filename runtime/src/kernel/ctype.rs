@@ -111,7 +111,7 @@ impl ScalarType {
         }
     }
 
-    /// Whether `add`, `scale` and `axpy` have kernels for it.
+    /// Whether `add`, `mul`, `scale` and `axpy` have kernels for it.
     pub fn is_arithmetic(self) -> bool {
         matches!(self, Self::Int { .. } | Self::F16 | Self::Bf16 | Self::F32 | Self::F64)
     }

@@ -98,8 +98,8 @@ mod torch;
 mod values;
 
 pub use arg::{
-    NamedArgument, PyDeviceView, PyDeviceViewMut, PyDynView, PyDynViewMut, PyManagedView, PyManagedViewMut, PyView,
-    PyViewMut, extract_argument,
+    NamedArgument, OffHost, OffHostMut, PyDeviceView, PyDeviceViewMut, PyDynView, PyDynViewMut, PyManagedView,
+    PyManagedViewMut, PyView, PyViewMut, extract_argument,
 };
 pub use borrow::live_borrows;
 pub use capsule::{EXCHANGE_API_CAPSULE, LEGACY, USED_LEGACY, USED_VERSIONED, VERSIONED, into_capsule, take_capsule};

@@ -414,6 +414,14 @@ macro_rules! dyn_queries {
             pub fn ordinal(&self) -> S::Ordinal {
                 S::ordinal_of(self.parts.origin)
             }
+
+            /// The memory space's record of the device and, for a cudarc allocation, its ordering
+            /// event (the `cuda` module's operations read it, as a typed view's).
+            #[inline]
+            #[allow(dead_code)] // read by the `cuda` module only
+            pub(crate) fn origin(&self) -> S::Origin {
+                self.parts.origin
+            }
         }
 
         impl<S: MemorySpace> fmt::Debug for $view<'_, S> {

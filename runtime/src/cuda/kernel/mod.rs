@@ -40,8 +40,8 @@ pub use compile::{
 pub use disk::{CACHE_ENV, CacheKey, DiskCache};
 pub use module::ModuleKey;
 pub use plan::{
-    MAX_GRID, Operand, Plan, TILE_MIN_EXTENT, elementwise_plan, elementwise_plan_into, plan, plan_into, plan_with,
-    prepare, prepare_into,
+    MAX_GRID, Operand, Plan, SUM_BLOCKS, TILE_MIN_EXTENT, elementwise_plan, elementwise_plan_into, plan, plan_into,
+    plan_with, prepare, prepare_into, sum_plans,
 };
 
 pub(crate) use compile::compile;

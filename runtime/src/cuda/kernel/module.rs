@@ -1,5 +1,5 @@
 //! [`ModuleKey`]: one NVRTC program — a copy or cast between element types, or an element-wise
-//! kernel's instantiation (a user's, or the built-in `fill`, `add`, `scale`, `axpy`) — and which
+//! kernel's instantiation (a user's, or the built-in `fill`, `add`, `mul`, `scale`, `axpy`) — and which
 //! operations have kernels for which element types.
 
 use crate::cuda::abi::{KernelKind, SCALAR_BYTES};
@@ -29,7 +29,7 @@ pub enum ModuleKey {
         input: ElementType,
     },
     /// An element-wise kernel instantiated with element types: one declared with `elementwise!`,
-    /// or the built-in `fill`, `add`, `scale`, `axpy` (`dlspan::kernel::builtin`).
+    /// or the built-in `fill`, `add`, `mul`, `scale`, `axpy` (`dlspan::kernel::builtin`).
     Elementwise(Instance),
     /// A raw kernel (`dlspan::kernel!`) instantiated with element types and view types: one kernel,
     /// [`RawInstance::entry`](crate::kernel::RawInstance::entry).
@@ -41,9 +41,10 @@ fn builtin_def(kind: KernelKind) -> Option<&'static ElementwiseDef> {
     Some(match kind {
         KernelKind::Fill => builtin::fill::def(),
         KernelKind::Add => builtin::add::def(),
+        KernelKind::Mul => builtin::mul::def(),
         KernelKind::Scale => builtin::scale::def(),
         KernelKind::Axpy => builtin::axpy::def(),
-        KernelKind::Copy | KernelKind::Cast => return None,
+        KernelKind::Copy | KernelKind::Cast | KernelKind::Sum => return None,
     })
 }
 
@@ -103,6 +104,8 @@ impl ModuleKey {
         }
         let supported = match kind {
             KernelKind::Copy => out == input,
+            // Into an accumulator that has arithmetic, from any scalar.
+            KernelKind::Sum => out.scalar_type().is_some_and(|s| s.is_arithmetic()) && input.scalar_type().is_some(),
             _ => out.scalar_type().is_some() && input.scalar_type().is_some(),
         };
         if !supported {
@@ -115,7 +118,7 @@ impl ModuleKey {
     /// integers and IEEE-like floats only (the `Scalar` types its Rust declaration names).
     fn checked(kind: KernelKind, instance: Instance) -> Result<Self, CudaError> {
         let out = ElementType::from(instance.ty(0));
-        let arithmetic = matches!(kind, KernelKind::Add | KernelKind::Scale | KernelKind::Axpy);
+        let arithmetic = matches!(kind, KernelKind::Add | KernelKind::Mul | KernelKind::Scale | KernelKind::Axpy);
         if arithmetic && !out.scalar_type().is_some_and(|s| s.is_arithmetic()) {
             return Err(CudaError::Unsupported {
                 kernel: kind,
@@ -159,7 +162,7 @@ impl ModuleKey {
         Ok(Self::Raw(instance))
     }
 
-    /// The operation, for the built-in kernels (copy, fill, add, scale, axpy, cast); `None` for a
+    /// The operation, for the built-in kernels (copy, fill, add, mul, scale, axpy, cast, sum); `None` for a
     /// user's element-wise kernel.
     ///
     /// ```
@@ -209,6 +212,7 @@ impl ModuleKey {
     pub fn name(&self) -> &'static str {
         match self {
             Self::Builtin { kind: KernelKind::Copy, .. } => "copy",
+            Self::Builtin { kind: KernelKind::Sum, .. } => "sum",
             Self::Builtin { .. } => "cast",
             Self::Elementwise(instance) => instance.def().name,
             Self::Raw(instance) => instance.def().name,
@@ -217,7 +221,7 @@ impl ModuleKey {
 
     /// Whether the module has a tiled kernel (copies and casts).
     pub(crate) fn tiles(&self) -> bool {
-        matches!(self, Self::Builtin { .. })
+        matches!(self, Self::Builtin { kind: KernelKind::Copy | KernelKind::Cast, .. })
     }
 }
 

@@ -260,6 +260,70 @@ pub fn plan_into<const R: usize>(
     Ok(true)
 }
 
+/// The most blocks of a sum's first pass: its second pass is one block, whose threads add at most
+/// `SUM_BLOCKS / BLOCK` partial sums each.
+///
+/// ```
+/// use dlspan::cuda::kernel::{BLOCK, SUM_BLOCKS};
+/// assert_eq!(SUM_BLOCKS / BLOCK, 4);
+/// ```
+pub const SUM_BLOCKS: u32 = 1024;
+
+/// The two launches of a sum over `input` (the view's first element and strides, any layout):
+/// the first reads the input (`op[0]`) and writes one partial sum per block at `partials` (an
+/// array of [`SUM_BLOCKS`] + 1 accumulators), the second, one block, adds those partials (flat, from
+/// `partials`) and writes the total at `partials + grid * acc_size` (the array's element after the
+/// first pass's partials); `None` when there are no elements.
+///
+/// # Errors
+///
+/// [`CudaError::RankTooLarge`] when more than [`MAX_KERNEL_RANK`] axes remain after merging.
+///
+/// ```
+/// use dlspan::cuda::kernel::{KernelShape, Operand, SUM_BLOCKS, sum_plans};
+/// // A transposed f16 matrix is read as one contiguous run: the order of a sum's reads is free.
+/// let transposed = Operand::new(0x1000, [1, 64], 2);
+/// let (first, _, _) = sum_plans([64, 1000], transposed, 0x9000, 4)?.expect("not empty");
+/// assert_eq!(first.shape, KernelShape::Flat { vector: 1 });
+/// // Every other column of it is strided.
+/// let columns = Operand::new(0x1000, [1, 128], 2);
+/// let (first, second, total) = sum_plans([64, 1000], columns, 0x9000, 4)?.expect("not empty");
+/// assert_eq!(first.shape, KernelShape::Strided { rank: 2 });
+/// assert!(first.grid <= SUM_BLOCKS && second.grid == 1);
+/// assert_eq!((second.params.op[0].ptr, second.params.n), (0x9000, u64::from(first.grid)));
+/// assert_eq!(total, 0x9000 + 4 * u64::from(first.grid));
+/// # Ok::<(), dlspan::cuda::CudaError>(())
+/// ```
+pub fn sum_plans<const R: usize>(
+    extents: [usize; R],
+    input: Operand<R>,
+    partials: u64,
+    acc_size: usize,
+) -> Result<Option<(Plan, Plan, u64)>, CudaError> {
+    let mut first = Plan::EMPTY;
+    if !plan_into(extents, &[input], false, &mut first)? {
+        return Ok(None);
+    }
+    if let KernelShape::Flat { .. } = first.shape {
+        first.shape = KernelShape::Flat { vector: 1 };
+    }
+    let n = first.params.n as usize;
+    first.grid = n.div_ceil(BLOCK as usize).clamp(1, SUM_BLOCKS as usize) as u32;
+    first.params.op[1].ptr = partials;
+    let total = partials + (first.grid as u64) * acc_size as u64;
+    let mut second = Plan::EMPTY;
+    second.shape = KernelShape::Flat { vector: 1 };
+    second.index = IndexWidth::I32;
+    (second.grid, second.block) = (1, BLOCK);
+    second.params.n = u64::from(first.grid);
+    second.params.ndim = 1;
+    second.params.extent[0] = i64::from(first.grid);
+    second.params.op[0].ptr = partials;
+    second.params.op[0].stride[0] = 1;
+    second.params.op[1].ptr = total;
+    Ok(Some((first, second, total)))
+}
+
 /// Everything a launch does on the host before the driver call, but the module lookup: the plan of
 /// `key`'s kernel over `operands` (output first, slot order for element-wise kernels), with
 /// `scalars` (declaration order) placed where the kernel reads them; `None` when there are no

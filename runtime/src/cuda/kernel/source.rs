@@ -7,7 +7,7 @@
 //! tiled one (a transpose through shared memory).
 
 use super::module::ModuleKey;
-use crate::cuda::abi::{IndexWidth, KernelKind, KernelShape, TILE, TILE_MAX_ELEMENT};
+use crate::cuda::abi::{BLOCK, IndexWidth, KernelKind, KernelShape, TILE, TILE_MAX_ELEMENT};
 use crate::kernel::ScalarType;
 use core::fmt::Write as _;
 
@@ -30,9 +30,16 @@ pub(crate) fn untiled_shapes(sizes: &[usize]) -> Vec<KernelShape> {
     shapes
 }
 
-/// Every kernel shape a copy or cast module holds for element types of these sizes.
+/// Every kernel shape a copy, cast or sum module holds for element types of these sizes (a sum's
+/// flat kernel reads one element at a time: a reduction is bound by its reads, not its stores).
 pub(crate) fn shapes(key: &ModuleKey) -> Vec<KernelShape> {
     let (out, input) = (key.out(), key.input());
+    if key.kind() == Some(KernelKind::Sum) {
+        let mut shapes = vec![KernelShape::Flat { vector: 1 }];
+        shapes.extend((1..=4).map(|rank| KernelShape::Strided { rank }));
+        shapes.push(KernelShape::General);
+        return shapes;
+    }
     let mut shapes = untiled_shapes(&[out.size, input.size]);
     if out.size.max(input.size) <= TILE_MAX_ELEMENT {
         shapes.push(KernelShape::Tiled);
@@ -108,6 +115,8 @@ pub(crate) fn entry_name(key: &ModuleKey, shape: KernelShape, index: IndexWidth)
     let suffix = shape_suffix(shape, index);
     if key.kind() == Some(KernelKind::Cast) {
         format!("dlspan_cast_{}_from_{}_{suffix}", key.out().ident(), key.input().ident())
+    } else if key.kind() == Some(KernelKind::Sum) {
+        format!("dlspan_sum_{}_from_{}_{suffix}", key.out().ident(), key.input().ident())
     } else {
         format!("dlspan_copy_{}_{suffix}", key.out().ident())
     }
@@ -120,9 +129,9 @@ pub(crate) fn module_body(key: &ModuleKey, shapes: &[KernelShape]) -> String {
     let input = key.input().c_name();
     let mut src = String::new();
     let _ = writeln!(src, "\n// {} kernels: {} <- {}", key.name(), key.out(), key.input());
-    if key.kind() == Some(KernelKind::Cast) {
+    if matches!(key.kind(), Some(KernelKind::Cast | KernelKind::Sum)) {
         let (Some(to), Some(from)) = (key.out().scalar_type(), key.input().scalar_type()) else {
-            unreachable!("casts are between scalars");
+            unreachable!("casts and sums are between scalars");
         };
         src.push_str(&cast_function(to, from));
     }
@@ -154,7 +163,11 @@ fn element_statement(kind: KernelKind, out: &str, boolean: bool, o: &str, a: &st
 }
 
 fn kernel(key: &ModuleKey, name: &str, out: &str, input: &str, shape: KernelShape, index: IndexWidth) -> String {
-    let kind = key.kind().expect("a copy or cast");
+    let kind = key.kind().expect("a copy, cast or sum");
+    if kind == KernelKind::Sum {
+        let float = key.out().scalar_type().is_some_and(|s| matches!(s, ScalarType::F32 | ScalarType::F64));
+        return sum_kernel(name, out, input, float, shape, index);
+    }
     let boolean = key.out().is_boolean();
     let element_statement = |o: &str, a: &str| element_statement(kind, out, boolean, o, a);
     let mut s = String::new();
@@ -252,6 +265,59 @@ fn tiled(kind: KernelKind, out: &str, boolean: bool) -> String {
         "in0[o1 + (dl_sidx)a * in_a + (dl_sidx)b * in_b]",
     );
     TILED.replace("@LOAD", &load).replace("@OUT", out).replace("@T", &TILE.to_string())
+}
+
+/// A sum kernel (pass one and pass two of `Stream::sum` are both one): every thread adds its
+/// elements of the input `op[0]` (a grid-stride loop over the merged axes, each element converted
+/// to the accumulator `acc` by `dl_cast`; for floats Kahan-compensated, the compensation dropped
+/// where the sum is no longer finite so that infinities stay infinities), the block's threads'
+/// partial sums are added as a tree in shared memory, and thread 0 writes the block's sum to
+/// `op[1].ptr[blockIdx.x]`. The block has `BLOCK` threads, a power of two. On the host build each
+/// phase runs for every thread in turn (`DL_EACH_THREAD`), and the kernel is called once per block.
+fn sum_kernel(name: &str, acc: &str, input: &str, float: bool, shape: KernelShape, index: IndexWidth) -> String {
+    let (idx, sidx) = index_types(index);
+    let mut s = String::new();
+    let _ = writeln!(s, "DL_KERNEL {name}(const dl_params p) {{");
+    let _ = writeln!(s, "  typedef {idx} dl_idx;\n  typedef {sidx} dl_sidx;");
+    s.push_str("  const dl_idx n = (dl_idx)p.n;\n");
+    s.push_str("  const dl_idx step = (dl_idx)gridDim.x * (dl_idx)blockDim.x;\n");
+    let _ = writeln!(s, "  const {input}* const in0 = (const {input}*)p.op[0].ptr;");
+    let _ = writeln!(s, "  {acc}* const out = ({acc}*)p.op[1].ptr;");
+    let _ = writeln!(s, "  DL_SHARED {acc} partial[{BLOCK}];");
+    s.push_str("  DL_EACH_THREAD {\n");
+    s.push_str("  const dl_idx first = (dl_idx)blockIdx.x * (dl_idx)blockDim.x + (dl_idx)threadIdx.x;\n");
+    let _ = writeln!(s, "  {acc} sum = ({acc})0;");
+    if float {
+        let _ = writeln!(s, "  {acc} lost = ({acc})0;");
+    }
+    let add = if float {
+        format!(
+            "    const {acc} y = x - lost;\n    const {acc} t = sum + y;\n    \
+             lost = (t - t) == (t - t) ? (t - sum) - y : ({acc})0;\n    sum = t;\n"
+        )
+    } else {
+        "    sum = dl_add(sum, x);\n".to_owned()
+    };
+    match shape {
+        KernelShape::Flat { .. } => {
+            s.push_str("  for (dl_idx i = first; i < n; i += step) {\n");
+            let _ = writeln!(s, "    const {acc} x = dl_cast<{acc}>(in0[i]);");
+        }
+        _ => {
+            strided_head(&mut s, shape, index, 1);
+            let _ = writeln!(s, "    const {acc} x = dl_cast<{acc}>(in0[o0]);");
+        }
+    }
+    s.push_str(&add);
+    s.push_str("  }\n");
+    s.push_str(if float { "  partial[threadIdx.x] = sum - lost;\n" } else { "  partial[threadIdx.x] = sum;\n" });
+    s.push_str("  }\n  __syncthreads();\n");
+    s.push_str("  for (unsigned int half = blockDim.x / 2; half > 0; half /= 2) {\n");
+    s.push_str("    DL_EACH_THREAD {\n");
+    s.push_str("      if (threadIdx.x < half) partial[threadIdx.x] = dl_add(partial[threadIdx.x], partial[threadIdx.x + half]);\n");
+    s.push_str("    }\n    __syncthreads();\n  }\n");
+    s.push_str("  DL_EACH_THREAD {\n    if (threadIdx.x == 0) out[blockIdx.x] = partial[0];\n  }\n}\n");
+    s
 }
 
 /// `dl_cast<Out, In>`: the conversion of one input element to the output type (guarded: the host

@@ -8,16 +8,18 @@
 //! then a typed view's (a dispatch needs only the [`dtype`](PyDynView::dtype) and
 //! [`rank`](PyDynView::rank) the producer gave).
 
-use super::locate::{Source, host_ready, locate};
+use super::locate::{Located, Source, host_ready, locate};
 use super::{NamedArgument, Sealed};
 use crate::convert::ImportOptions;
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
+use crate::ffi::DLDeviceType;
 use crate::ffi::{DLDataType, DLDevice, DLTensor};
 use crate::python::borrow::{Borrow, dyn_footprint, quick_footprint, register};
 use crate::python::dialect::Framework;
+use crate::python::error::note_argument;
 use crate::python::stream::CallerStream;
-use crate::space::{Host, MemorySpace};
+use crate::space::{Device, Host, Managed, MemorySpace};
 use crate::view::{Dims, DynMdspan, DynMdspanMut, Layout, Mdspan, MdspanMut};
 use core::marker::PhantomData;
 use core::ops::Deref;
@@ -219,6 +221,18 @@ impl<'py, S: MemorySpace> PyDynView<'py, S> {
     fn from_object(object: Bound<'py, PyAny>, mutable: bool, name: Option<&'static str>) -> PyResult<Self> {
         let mut strides = [0i64; STRUCT_AXES];
         let located = locate(&object, mutable, &mut strides, None)?;
+        Self::from_located(object, located, mutable, name)
+    }
+
+    /// The argument of a located tensor (whose shape and strides may point into the caller's
+    /// stack, read before this returns): measured, registered, its shape and strides copied.
+    #[inline(always)]
+    fn from_located(
+        object: Bound<'py, PyAny>,
+        located: Located<'py>,
+        mutable: bool,
+        name: Option<&'static str>,
+    ) -> PyResult<Self> {
         if mutable && located.read_only {
             return Err(DlpackError::ReadOnly.into());
         }
@@ -577,5 +591,139 @@ impl<'py, S: MemorySpace> NamedArgument<'py> for PyDynViewMut<'py, S> {
     #[inline]
     fn extract_named(object: Bound<'py, PyAny>, name: Option<&'static str>) -> PyResult<Self> {
         Ok(Self { arg: PyDynView::from_object(object, true, name)? })
+    }
+}
+
+/// Where a host argument went instead ([`PyDynView::extract_or_device`]): its tensor is in CUDA
+/// device memory or CUDA managed memory — the argument of that space, boxed, checked as a
+/// [`PyDynView`] of that space is — or the extraction failed (the error noted with the argument's
+/// name, as [`extract_argument`](super::extract_argument) notes it).
+pub enum OffHost<'py> {
+    /// CUDA device memory (`kDLCUDA`).
+    Device(Box<PyDynView<'py, Device>>),
+    /// CUDA managed memory (`kDLCUDAManaged`).
+    Managed(Box<PyDynView<'py, Managed>>),
+    /// The extraction's error: every other device is refused as a host argument is.
+    Failed(PyErr),
+}
+
+/// The mutable twin of [`OffHost`] ([`PyDynViewMut::extract_or_device`]).
+pub enum OffHostMut<'py> {
+    /// CUDA device memory (`kDLCUDA`).
+    Device(Box<PyDynViewMut<'py, Device>>),
+    /// CUDA managed memory (`kDLCUDAManaged`).
+    Managed(Box<PyDynViewMut<'py, Managed>>),
+    /// The extraction's error.
+    Failed(PyErr),
+}
+
+impl<'py> OffHost<'py> {
+    /// The argument of a tensor located in CUDA device or managed memory (whose shape and strides
+    /// may point into the caller's stack, read before this returns), or its error.
+    #[cold]
+    #[inline(never)]
+    fn on_device(object: Bound<'py, PyAny>, located: Located<'py>, mutable: bool, name: &'static str) -> Self {
+        let made = if located.tensor.device.device_type == DLDeviceType::kDLCUDA {
+            PyDynView::from_located(object, located, mutable, Some(name)).map(|x| Self::Device(Box::new(x)))
+        } else {
+            PyDynView::from_located(object, located, mutable, Some(name)).map(|x| Self::Managed(Box::new(x)))
+        };
+        made.unwrap_or_else(|err| Self::Failed(note_argument(err, name)))
+    }
+}
+
+impl<'py> PyDynView<'py, Host> {
+    /// Extracts the argument `name` as [`extract_argument`](super::extract_argument) does, but
+    /// for a tensor in CUDA device or managed memory, which it hands back as the argument of that
+    /// space ([`OffHost`]) rather than refusing it: the tensor is located once (a capsule is
+    /// consumed once, a producer's `__dlpack__` called once). For functions with a host path and
+    /// a device path; the host path costs what `extract_argument` costs (one branch more).
+    ///
+    /// # Errors
+    ///
+    /// [`OffHost::Failed`]: what `extract_argument` raises, for host and device arguments alike.
+    ///
+    /// ```
+    /// use dlspan::python::{OffHost, PyDynView};
+    /// use pyo3::prelude::*;
+    ///
+    /// /// Where an array is.
+    /// #[pyfunction]
+    /// fn space(x: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+    ///     Ok(match PyDynView::extract_or_device(x, "x") {
+    ///         Ok(_host) => "host",
+    ///         Err(OffHost::Device(_)) => "device",
+    ///         Err(OffHost::Managed(_)) => "managed",
+    ///         Err(OffHost::Failed(err)) => return Err(err),
+    ///     })
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;
+    /// #     assert_eq!(wrap_pyfunction!(space, py)?.call1((x,))?.extract::<String>()?, "host");
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    #[inline]
+    pub fn extract_or_device(object: &Bound<'py, PyAny>, name: &'static str) -> Result<Self, OffHost<'py>> {
+        Self::host_or_device(object, false, name)
+    }
+
+    /// Locates the tensor once: the host argument inline, the others out of line.
+    #[inline(always)]
+    fn host_or_device(object: &Bound<'py, PyAny>, mutable: bool, name: &'static str) -> Result<Self, OffHost<'py>> {
+        let object = object.clone();
+        let mut strides = [0i64; STRUCT_AXES];
+        let located = match locate(&object, mutable, &mut strides, None) {
+            Ok(located) => located,
+            Err(err) => return Err(OffHost::Failed(note_argument(err, name))),
+        };
+        if matches!(located.tensor.device.device_type, DLDeviceType::kDLCUDA | DLDeviceType::kDLCUDAManaged) {
+            return Err(OffHost::on_device(object, located, mutable, name));
+        }
+        Self::from_located(object, located, mutable, Some(name))
+            .map_err(|err| OffHost::Failed(note_argument(err, name)))
+    }
+}
+
+impl<'py> PyDynViewMut<'py, Host> {
+    /// The mutable twin of [`PyDynView::extract_or_device`]: the argument extracted as
+    /// [`extract_argument`](super::extract_argument) extracts a `PyDynViewMut`, or handed back in
+    /// its device space ([`OffHostMut`]).
+    ///
+    /// # Errors
+    ///
+    /// [`OffHostMut::Failed`]: what `extract_argument` raises (read-only memory included).
+    ///
+    /// ```
+    /// use dlspan::python::{OffHostMut, PyDynViewMut};
+    /// use pyo3::prelude::*;
+    ///
+    /// /// Whether an array is writable host memory.
+    /// #[pyfunction]
+    /// fn writable_host(x: &Bound<'_, PyAny>) -> PyResult<bool> {
+    ///     match PyDynViewMut::extract_or_device(x, "x") {
+    ///         Ok(_) => Ok(true),
+    ///         Err(OffHostMut::Failed(err)) => Err(err),
+    ///         Err(_) => Ok(false),
+    ///     }
+    /// }
+    /// # Python::initialize();
+    /// # Python::attach(|py| {
+    /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;
+    /// #     assert!(wrap_pyfunction!(writable_host, py)?.call1((x,))?.extract::<bool>()?);
+    /// #     Ok::<_, PyErr>(())
+    /// # })?;
+    /// # Ok::<(), PyErr>(())
+    /// ```
+    #[inline]
+    pub fn extract_or_device(object: &Bound<'py, PyAny>, name: &'static str) -> Result<Self, OffHostMut<'py>> {
+        match PyDynView::host_or_device(object, true, name) {
+            Ok(arg) => Ok(Self { arg }),
+            Err(OffHost::Device(arg)) => Err(OffHostMut::Device(Box::new(PyDynViewMut { arg: *arg }))),
+            Err(OffHost::Managed(arg)) => Err(OffHostMut::Managed(Box::new(PyDynViewMut { arg: *arg }))),
+            Err(OffHost::Failed(err)) => Err(OffHostMut::Failed(err)),
+        }
     }
 }

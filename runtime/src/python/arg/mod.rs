@@ -47,7 +47,7 @@ mod dynamic;
 mod locate;
 mod typed;
 
-pub use dynamic::{PyDynView, PyDynViewMut};
+pub use dynamic::{OffHost, OffHostMut, PyDynView, PyDynViewMut};
 pub use typed::{PyDeviceView, PyDeviceViewMut, PyManagedView, PyManagedViewMut, PyView, PyViewMut};
 
 use super::error::InArgument;
