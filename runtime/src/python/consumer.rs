@@ -177,7 +177,29 @@ impl Tensor {
                 return unsafe { Self::from_object(py, object.clone().unbind(), &array.tensor, !array.writeable) };
             }
         }
-        Self::from_managed(py, from_dlpack(object, request)?)
+        let managed = from_dlpack(object, request)?;
+        let device = managed.device();
+        let tensor = Self::from_managed(py, managed)?;
+        // The producer ordered its work before the stream named to it (the legacy default stream
+        // when none was): this tensor's consumers are ordered after that point (rule Y22).
+        #[cfg(feature = "cuda")]
+        if device.device_type == DLDeviceType::kDLCUDA {
+            let named = match request.stream {
+                Some(2) => super::stream::CallerStream::per_thread(device),
+                _ => super::stream::CallerStream::legacy(device),
+            };
+            if request.stream.is_none_or(|s| s == 1 || s == 2) {
+                match super::device_memory::mark_ready(&tensor, named) {
+                    // No driver or no such device: no work of the device can be pending.
+                    Ok(())
+                    | Err(crate::cuda::CudaError::LibraryMissing { .. } | crate::cuda::CudaError::NoDevice { .. }) => {}
+                    Err(err) => return Err(err.into()),
+                }
+            }
+        }
+        #[cfg(not(feature = "cuda"))]
+        let _ = device;
+        Ok(tensor)
     }
 }
 
