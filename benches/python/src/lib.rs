@@ -6,8 +6,8 @@
 //! path of an extension function, in the caller's framework).
 
 use core::ffi::c_void;
-use dlspan::ffi::{DLPackExchangeAPI, DLTensor};
 use dlspan::Device;
+use dlspan::ffi::{DLPackExchangeAPI, DLTensor};
 use dlspan::python::{Output, PyDeviceView, PyDynView, PyView};
 use numpy::PyReadonlyArrayDyn;
 use pyo3::prelude::*;
