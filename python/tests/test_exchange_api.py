@@ -82,8 +82,16 @@ def test_allocator(consumer):
     t = consumer.allocate(dlspan.zeros(1), (2, 3), 2, 64, 1)
     assert type(t) is dlspan.Tensor and (t.shape, t.dtype) == ((2, 3), "float64")
     assert np.asarray(t).ctypes.data % 64 == 0
-    kind, message = consumer.allocate(dlspan.zeros(1), (2,), 2, 32, 2)  # CUDA: refused through SetError
-    assert kind == "BufferError" and "kDLCUDA" in message
+    # CUDA (rule Y22): dlspan's device memory where there is a device, otherwise an error through
+    # SetError (no driver, or a package built without `cuda`), never host memory.
+    result = consumer.allocate(dlspan.zeros(1), (2,), 2, 32, 2)
+    if isinstance(result, tuple):
+        kind, message = result
+        assert kind == "BufferError" and ("kDLCUDA" in message or "CUDA driver" in message), message
+    else:
+        assert type(result) is dlspan.Tensor and (result.device, result.shape) == ("cuda:0", (2,))
+    kind, message = consumer.allocate(dlspan.zeros(1), (2,), 2, 32, 13)  # CUDA managed: never
+    assert kind == "BufferError" and "cuda_managed" in message.lower().replace(" ", "_"), message
 
 
 def test_current_stream(consumer):
