@@ -465,3 +465,51 @@ def test_an_in_place_op_is_ordered_on_the_callers_stream_and_does_not_wait():
         side.synchronize()
         wrong += not bool((x == 2.0 * i + 1.0).all())
     assert wrong == 0, f"{wrong} of 1000 runs read or wrote outside the caller's stream order"
+
+
+class Reversed:
+    """A producer exporting a reversed float32 axis as CuPy 14 does: `data` at index 0, and the
+    stride -1 divided as an unsigned number (2^62 - 1), labelled `device_type`."""
+
+    def __init__(self, device_type):
+        self.device_type = device_type
+        self.buffer = (ctypes.c_float * 64)()
+        self.shape = (ctypes.c_int64 * 1)(30)
+        self.strides = (ctypes.c_int64 * 1)((1 << 62) - 1)
+        self.deleted = 0
+        self._deleter = DELETER(self._delete)
+        self.managed = ManagedVersioned()
+        self.managed.major, self.managed.minor = 1, 0
+        self.managed.deleter = ctypes.cast(self._deleter, ctypes.c_void_p)
+        t = self.managed.dl_tensor
+        t.data = (ctypes.addressof(self.buffer) + 63) // 64 * 64 + 29 * 4
+        t.device_type, t.device_id = device_type, 0
+        t.ndim = 1
+        t.code, t.bits, t.lanes = 2, 32, 1
+        t.shape = ctypes.cast(self.shape, ctypes.POINTER(ctypes.c_int64))
+        t.strides = ctypes.cast(self.strides, ctypes.POINTER(ctypes.c_int64))
+
+    def _delete(self, _pointer):
+        self.deleted += 1
+
+    def __dlpack_device__(self):
+        return (self.device_type, 0)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        return ctypes.pythonapi.PyCapsule_New(ctypes.addressof(self.managed), b"dltensor_versioned", None)
+
+
+def test_a_negative_stride_exported_as_unsigned_is_named_and_refused():
+    # The CuPy 14 export seen on an H200 (rule Y17's framework notes): refused before any memory
+    # is read, with the producer's mistake named, on the host and on a device alike.
+    for device_type in (CPU, CUDA):
+        producer = Reversed(device_type)
+        with pytest.raises(BufferError, match="cupy.ascontiguousarray") as info:
+            dlspan.from_dlpack(producer)
+        assert info.value.kind == "UnsignedStride" and "-4" in str(info.value)
+        assert producer.deleted == 1, "the refused tensor's deleter ran"
+    producer = Reversed(CUDA)
+    with pytest.raises(BufferError) as info:
+        dlspan.diagnostics.caller_stream(producer)
+    assert info.value.kind == "UnsignedStride" and "while processing 'x'" in note(info.value)
+    assert producer.deleted == 1 and dlspan.diagnostics.live_borrows() == 0

@@ -116,6 +116,10 @@ pub(crate) fn import(
             _ => tensor,
         }
     };
+    // SAFETY: a managed tensor's shape and strides (its producer's contract).
+    if let Some(err) = unsafe { super::meta::unsigned_stride(tensor.dl_tensor()) } {
+        return Err(err.into());
+    }
     let device = tensor.device();
     match request.device {
         Some(requested) if requested != device => {

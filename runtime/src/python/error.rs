@@ -96,6 +96,17 @@ pub enum ExchangeError {
         /// The tensor's device.
         device: DLDevice,
     },
+    /// A producer exported a negative stride as an unsigned number: the stride times the element
+    /// size wraps around to the small negative byte stride the axis has (CuPy 14's DLPack export of
+    /// reversed axes, rule Y17). Refused before any memory is read.
+    UnsignedStride {
+        /// The axis.
+        axis: usize,
+        /// The stride as exported, in elements.
+        stride: i64,
+        /// The byte stride it wraps around to.
+        bytes: i64,
+    },
     /// Device tensor arguments of one call on different devices (rule Y21): the call's work goes
     /// on one device's stream.
     DevicesDiffer {
@@ -135,6 +146,10 @@ impl fmt::Display for ExchangeError {
                 f,
                 "the producer's exchange table gives no current stream for device {:?}:{}",
                 device.device_type, device.device_id
+            ),
+            Self::UnsignedStride { axis, stride, bytes } => write!(
+                f,
+                "stride {stride} of axis {axis} is the negative byte stride {bytes} divided as an unsigned number"
             ),
             Self::DevicesDiffer { expected, found, first } => write!(
                 f,
@@ -220,6 +235,7 @@ fn exchange_class(err: &ExchangeError) -> Class {
         | E::StorageMismatch
         | E::MetaTensor
         | E::NoCurrentStream { .. }
+        | E::UnsignedStride { .. }
         | E::HostAccessUnordered { .. } => Class::Buffer,
     }
 }
@@ -247,7 +263,7 @@ variant_names!(kind, DlpackError:
 variant_names!(exchange_kind, ExchangeError:
     BorrowConflict, RequiresGrad, ConjugateBit, NegativeBit, CapsuleConsumed, NotDlpackCapsule, InvalidStream,
     DeviceUnavailable, HostAccessUnordered, StorageMismatch, MetaTensor, DevicesDiffer,
-    NoCurrentStream,
+    NoCurrentStream, UnsignedStride,
 );
 
 /// `expected` and `found`, for the variants that have them.
@@ -497,6 +513,11 @@ fn exchange_message(err: &ExchangeError) -> String {
             "the producer's DLPack exchange table gives no current stream for a tensor on {} \
              (its current_work_stream is missing or failed without saying why)",
             device_name(device)
+        ),
+        ExchangeError::UnsignedStride { axis, stride, bytes } => format!(
+            "the producer exported axis {axis}'s negative stride as the unsigned number {stride} (its byte \
+             stride {bytes} divided as unsigned: CuPy's DLPack export of reversed axes does this); pass a \
+             copy with positive strides (cupy.ascontiguousarray)"
         ),
         ExchangeError::DevicesDiffer { expected, found, first } => format!(
             "expected a tensor on {} (the device of argument '{first}'), got one on {}: a call's device \

@@ -2,6 +2,7 @@
 //! with shape and strides owned (always present, in elements) and the buffer protocol's forms of
 //! them; and the re-expression of reversed axes every Python read path applies first.
 
+use super::error::ExchangeError;
 use crate::convert::ImportOptions;
 use crate::error::DlpackError;
 use crate::ffi::{
@@ -204,6 +205,38 @@ impl Meta {
         }
         flags
     }
+}
+
+/// The first axis whose stride a producer exported as an unsigned number: a stride whose product
+/// with the element size wraps around to a small negative byte stride (CuPy 14 divides a reversed
+/// axis's byte stride by the item size as unsigned numbers). Such a stride is refused by the
+/// validation anyway (it reaches beyond the address space); this names the producer's mistake.
+///
+/// # Safety
+///
+/// `tensor.shape` and `tensor.strides`, when non-null and `ndim > 0`, point to `ndim` readable
+/// `int64_t`.
+pub(crate) unsafe fn unsigned_stride(tensor: &DLTensor) -> Option<ExchangeError> {
+    let rank = usize::try_from(tensor.ndim).ok().filter(|&r| r > 0)?;
+    let bits = u64::from(tensor.dtype.bits) * u64::from(tensor.dtype.lanes);
+    if tensor.shape.is_null() || tensor.strides.is_null() || bits % 8 != 0 || bits < 16 {
+        return None;
+    }
+    // SAFETY: non-null arrays of `ndim` entries (caller).
+    let shape = unsafe { core::slice::from_raw_parts(tensor.shape, rank) };
+    // SAFETY: as above.
+    let strides = unsafe { core::slice::from_raw_parts(tensor.strides, rank) };
+    let size = bits / 8;
+    (0..rank).find_map(|axis| {
+        let stride = strides[axis];
+        let bytes = (stride as u64).wrapping_mul(size) as i64;
+        let wrapped = shape[axis] > 1 && stride > 0 && stride.checked_mul(size as i64).is_none();
+        (wrapped && (-(1i64 << 40)..0).contains(&bytes)).then_some(ExchangeError::UnsignedStride {
+            axis,
+            stride,
+            bytes,
+        })
+    })
 }
 
 /// Re-expresses a tensor whose negative strides reach below `data` (NumPy exports reversed axes
