@@ -10,13 +10,10 @@
 //! Python, [`mark_ready`] records the point after its writes; every consumer's stream then waits
 //! for it ([`order_consumer`]), never the host.
 
-use super::meta::{Meta, row_major};
 use super::stream::CallerStream;
-use super::tensor::{Owner, Tensor};
-use crate::convert::ImportOptions;
+use super::tensor::{Owner, Tensor, compact_meta};
 use crate::cuda::{CudaError, Gpu, export_cuda};
-use crate::ffi::{DLDataType, DLDevice, DLDeviceType, DLTensor};
-use core::ptr::NonNull;
+use crate::ffi::{DLDataType, DLDevice, DLDeviceType};
 use pyo3::prelude::*;
 
 /// The ordinal of a `kDLCUDA` device.
@@ -40,19 +37,7 @@ pub(crate) fn zeroed_on<'py>(
     dtype: DLDataType,
     device: DLDevice,
 ) -> PyResult<Bound<'py, Tensor>> {
-    let strides = row_major(shape);
-    // Validated with a stand-in address (the allocation's size comes from the validation), then
-    // pointed at the allocation, which holds exactly those bytes.
-    let tensor = DLTensor {
-        data: NonNull::<u64>::dangling().as_ptr().cast(),
-        device,
-        ndim: shape.len() as i32,
-        dtype,
-        shape: shape.as_ptr().cast_mut(),
-        strides: strides.as_ptr().cast_mut(),
-        byte_offset: 0,
-    };
-    let mut meta = Meta::from_dltensor(&tensor, ImportOptions::CURRENT, false)?;
+    let mut meta = compact_meta(shape, dtype, device)?;
     let gpu = Gpu::new(ordinal(device)?)?;
     // At least one byte, so that even an empty tensor has an address of its device.
     let bytes = meta.span.max(1);

@@ -32,6 +32,23 @@ pub(crate) fn zeroed_bytes(bytes: usize) -> Result<(ManagedTensor, *mut c_void),
     Ok((owner, data))
 }
 
+/// The metadata of a row-major tensor of `dtype` and `shape` on `device` that dlspan is about to
+/// allocate, validated with a stand-in address: the allocation's size is its `span` (the compact
+/// size), and its `data` is then pointed at the allocation.
+pub(crate) fn compact_meta(shape: &[i64], dtype: DLDataType, device: DLDevice) -> Result<Meta, DlpackError> {
+    let strides = row_major(shape);
+    let tensor = DLTensor {
+        data: NonNull::<u64>::dangling().as_ptr().cast(),
+        device,
+        ndim: shape.len() as i32,
+        dtype,
+        shape: shape.as_ptr().cast_mut(),
+        strides: strides.as_ptr().cast_mut(),
+        byte_offset: 0,
+    };
+    Meta::from_dltensor(&tensor, ImportOptions::CURRENT, false)
+}
+
 /// A tensor whose memory dlspan owns: any dtype, shape and device, exchanged with NumPy, PyTorch,
 /// JAX and any DLPack consumer without copying.
 //
@@ -224,19 +241,8 @@ impl Tensor {
     /// validation, as [`DlpackError::NegativeExtent`]): what [`zeros`](Self::zeros) and the C
     /// exchange API's allocator make.
     pub(crate) fn zeroed<'py>(py: Python<'py>, shape: &[i64], dtype: DLDataType) -> PyResult<Bound<'py, Self>> {
-        let strides = row_major(shape);
-        // Validated with a stand-in address (the allocation's size comes from the validation), then
-        // pointed at the allocation, which holds exactly those bytes.
-        let tensor = DLTensor {
-            data: NonNull::<u64>::dangling().as_ptr().cast(),
-            device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
-            ndim: shape.len() as i32,
-            dtype,
-            shape: shape.as_ptr().cast_mut(),
-            strides: strides.as_ptr().cast_mut(),
-            byte_offset: 0,
-        };
-        let mut meta = Meta::from_dltensor(&tensor, ImportOptions::CURRENT, false)?;
+        let cpu = DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 };
+        let mut meta = compact_meta(shape, dtype, cpu)?;
         // Row-major: the span is the compact size.
         let (owner, data) = zeroed_bytes(meta.span)?;
         meta.data = data;
