@@ -211,7 +211,7 @@ pub(crate) fn cast<'py, S: KernelSpace>(
     match out {
         Some(out) => {
             let mut out: PyDynViewMut<'_, S> = extract_argument(out, "out")?;
-            crate::ops::check_cast_dtype(dtype, out.dtype())?;
+            crate::convert::check_cast_dtype(dtype, out.dtype())?;
             let stream = caller_stream(&[("x", x.caller_stream()), ("out", out.caller_stream())])?;
             let mut target = out.view_mut().in_argument("out")?;
             stream.cast_dynamic(&view, &mut target).map_err(cuda_error).in_argument("out")?;

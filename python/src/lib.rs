@@ -3,6 +3,7 @@
 //! what is not API: `dlspan.examples`, functions written with dlspan's typed view arguments (the
 //! pass-through pattern for extension authors to copy), and `dlspan.diagnostics`.
 
+mod convert;
 mod device;
 mod diagnostics;
 mod examples;
@@ -177,8 +178,8 @@ fn dlspan_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ops::mul, m)?)?;
     m.add_function(wrap_pyfunction!(ops::scale, m)?)?;
     m.add_function(wrap_pyfunction!(ops::sum, m)?)?;
-    m.add_function(wrap_pyfunction!(ops::copy, m)?)?;
-    m.add_function(wrap_pyfunction!(ops::cast_array, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::copy, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::cast_array, m)?)?;
     m.add_function(wrap_pyfunction!(ops::arange, m)?)?;
     m.add_function(wrap_pyfunction!(ops::signature, m)?)?;
     add_submodule(m, "examples", examples::DOC, examples::fill)?;
