@@ -230,6 +230,23 @@ fn sum_with_takes_the_accumulator_and_the_addition() {
     assert_eq!(empty.sum_with(0.0, |&v| v, |a, b| a + b), 0.0);
 }
 
+#[test]
+fn sum_starts_from_numpys_positive_zero() {
+    // `Iterator::sum` of floats starts from -0.0; `np.sum` from +0.0. `sum()` is NumPy's: empty
+    // rows and rows of negative zeros sum to +0.0, by every path (short, blocked, strided, rows).
+    let zeros = [-0.0f32; 40];
+    for len in [0, 1, 7, 8, 15, 16, 20, 40] {
+        let row = HostMdspan::<f32, 1>::from_slice(&zeros[..len], [len]).unwrap();
+        assert!(row.sum().is_sign_positive(), "contiguous, {len}");
+        let strided = HostMdspan::<f32, 1, LayoutStride>::from_slice_strided(&zeros, [len / 2], [2]).unwrap();
+        assert!(strided.sum().is_sign_positive(), "strided, {}", len / 2);
+    }
+    let matrix = HostMdspan::<f32, 2>::from_slice(&zeros, [4, 10]).unwrap();
+    assert!(matrix.sum().is_sign_positive());
+    let no_columns = HostMdspan::<f64, 2>::from_slice(&[], [2, 0]).unwrap();
+    assert!(no_columns.outer_iter().all(|row| row.sum().is_sign_positive() && row.sum() == 0.0));
+}
+
 /// Float32 values whose sum depends on the order of the additions: magnitudes from 2^-20 to 2^20
 /// of either sign, and negative zeros.
 fn order_sensitive_values(state: &mut u64, len: usize) -> Vec<f32> {

@@ -22,12 +22,11 @@
 //! ```
 
 use super::mdspan::{Mdspan, MdspanMut};
-use super::sum::{Cascade, LANES, pairwise_sum, pairwise_sum_strided, short_sum, zero};
+use super::sum::{Cascade, LANES, pairwise_sum, pairwise_sum_strided, short_sum};
 use crate::dtype::{Numeric, cast};
 use crate::error::DlpackError;
 use crate::index::{Extents, Layout, Mapping};
 use crate::space::HostAccessible;
-use core::iter::Sum;
 use core::mem::size_of;
 use core::ops::Add;
 use core::ptr::NonNull;
@@ -293,12 +292,14 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<
     }
 }
 
-impl<'a, T: Copy + Sum<T> + Add<Output = T>, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible>
+impl<'a, T: Copy + Default + Add<Output = T>, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible>
     Mdspan<'a, T, R, E, L, S>
 {
     /// The sum of every element: pairwise summation in memory order ([`sum_with`](Self::sum_with)
-    /// in `T`), vectorised, whose rounding error grows with the logarithm of the size; contiguous
-    /// views give NumPy's `np.sum` bit for bit. Floating-point results differ from a sequential
+    /// in `T`, from `T::default()`, the zero), vectorised, whose rounding error grows with the
+    /// logarithm of the size; contiguous views give NumPy's `np.sum` bit for bit, signed zeros
+    /// included (NumPy starts from `+0.0`: an empty sum, or one of `-0.0`s, is `+0.0`, where
+    /// `Iterator::sum` gives `-0.0`). Floating-point results differ from a sequential
     /// logical-order sum by rounding only (and are usually closer to the exact sum).
     ///
     /// ```
@@ -311,14 +312,19 @@ impl<'a, T: Copy + Sum<T> + Add<Output = T>, const R: usize, E: Extents<R>, L: L
     /// // A million float32 values: NumPy's 499999506432; a sequential sum gives 499940360192.
     /// let big: Vec<f32> = (0..1_000_000).map(|v| v as f32).collect();
     /// assert_eq!(HostMdspan::<f32, 1>::from_slice(&big, [big.len()])?.sum(), 499_999_506_432.0);
+    /// // NumPy's signed zeros: `np.sum` of no values, or of negative zeros, is +0.0.
+    /// let negative_zeros = [-0.0f32; 20];
+    /// let sum = HostMdspan::<f32, 1>::from_slice(&negative_zeros, [20])?.sum();
+    /// assert!(sum == 0.0 && sum.is_sign_positive());
+    /// assert!(HostMdspan::<f64, 1>::from_slice(&[], [0])?.sum().is_sign_positive());
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```
     pub fn sum(&self) -> T {
-        self.sum_with(zero::<T>(), |&value| value, |a, b| a + b)
+        self.sum_with(T::default(), |&value| value, |a, b| a + b)
     }
 }
 
-impl<T: Copy + Sum<T> + Add<Output = T>, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible>
+impl<T: Copy + Default + Add<Output = T>, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible>
     MdspanMut<'_, T, R, E, L, S>
 {
     /// The sum of every element; see [`Mdspan::sum`].

@@ -3,13 +3,6 @@
 //! strided view combined pairwise as they arrive ([`Cascade`]), so that rounding errors grow with
 //! the logarithm of the number of values, and results equal NumPy's.
 
-use core::iter::Sum;
-
-/// The additive identity of `T`, as `Sum` defines it (the sum of nothing).
-pub(super) fn zero<T: Sum<T>>() -> T {
-    core::iter::empty::<T>().sum()
-}
-
 /// Values summed in one block of a pairwise sum (NumPy's `PW_BLOCKSIZE`): longer runs are halved,
 /// shorter ones summed with [`LANES`] partial sums.
 const BLOCK: usize = 128;
