@@ -355,7 +355,7 @@ impl Drop for Borrow<'_> {
 /// arguments' borrows.
 ///
 /// ```
-/// use pyo3::prelude::*;
+/// use dlspan::pyo3::prelude::*;
 /// Python::initialize();
 /// Python::attach(|py| assert_eq!(dlspan::python::live_borrows(py), 0));
 /// ```

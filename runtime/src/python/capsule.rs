@@ -30,7 +30,7 @@ pub const USED_LEGACY: &CStr = c"used_dltensor";
 ///
 /// ```
 /// use dlspan::{ManagedTensor, python::{EXCHANGE_API_CAPSULE, Tensor}};
-/// use pyo3::{prelude::*, types::PyCapsule};
+/// use dlspan::pyo3::{prelude::*, types::PyCapsule};
 /// Python::initialize();
 /// Python::attach(|py| {
 ///     let t = Tensor::from_managed(py, ManagedTensor::from_owner(vec![0u8; 1], [1])?)?;
@@ -54,7 +54,7 @@ pub const EXCHANGE_API_CAPSULE: &CStr = c"dlpack_exchange_api";
 ///
 /// ```
 /// use dlspan::{ManagedTensor, python::{into_capsule, take_capsule}};
-/// use pyo3::prelude::*;
+/// use dlspan::pyo3::prelude::*;
 /// Python::initialize();
 /// Python::attach(|py| {
 ///     let capsule = into_capsule(py, ManagedTensor::from_owner(vec![1i32, 2, 3], [3])?, false)?;
@@ -169,7 +169,7 @@ unsafe extern "C" fn destroy_legacy(capsule: *mut ffi::PyObject) {
 ///
 /// ```
 /// use dlspan::{DlpackError, ManagedTensor, python::{into_capsule, take_capsule}};
-/// use pyo3::{exceptions::PyBufferError, prelude::*};
+/// use dlspan::pyo3::{exceptions::PyBufferError, prelude::*};
 /// Python::initialize();
 /// Python::attach(|py| {
 ///     let capsule = into_capsule(py, ManagedTensor::from_owner(vec![0u8; 4], [2, 2])?, true)?;

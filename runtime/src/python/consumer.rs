@@ -70,7 +70,7 @@ pub struct ImportRequest {
 ///
 /// ```
 /// use dlspan::{ManagedTensor, LayoutRight, python::{from_dlpack, ImportRequest, Tensor}};
-/// use pyo3::prelude::*;
+/// use dlspan::pyo3::prelude::*;
 /// Python::initialize();
 /// Python::attach(|py| {
 ///     let producer = Tensor::from_managed(py, ManagedTensor::from_owner(vec![1.0f32, 2.0, 3.0], [3])?)?;
@@ -157,7 +157,7 @@ impl Tensor {
     ///
     /// ```
     /// use dlspan::python::{ImportRequest, Tensor};
-    /// use pyo3::prelude::*;
+    /// use dlspan::pyo3::prelude::*;
     /// Python::initialize();
     /// Python::attach(|py| {
     ///     let producer = Tensor::zeros(py, &[2, 3], dlspan::dtype::dtype_of::<f32>())?;

@@ -139,12 +139,12 @@ impl Framework {
     ///
     /// ```
     /// use dlspan::{ManagedTensor, python::{Framework, Tensor}};
-    /// use pyo3::prelude::*;
+    /// use dlspan::pyo3::prelude::*;
     /// Python::initialize();
     /// Python::attach(|py| {
     ///     let t = Tensor::from_managed(py, ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;
     ///     assert_eq!(Framework::of(t.as_any())?, Framework::Dlspan);
-    ///     assert_eq!(Framework::of(pyo3::types::PyInt::new(py, 1).as_any())?, Framework::Other);
+    ///     assert_eq!(Framework::of(dlspan::pyo3::types::PyInt::new(py, 1).as_any())?, Framework::Other);
     ///     Ok::<_, PyErr>(())
     /// })?;
     /// # Ok::<(), PyErr>(())

@@ -72,12 +72,12 @@ pub fn dtype_from_name(name: &str) -> Option<DLDataType> {
 ///
 /// ```
 /// use dlspan::{dtype::dtype_of, python::dtype_from_py};
-/// use pyo3::prelude::*;
+/// use dlspan::pyo3::prelude::*;
 /// Python::initialize();
 /// Python::attach(|py| {
-///     assert_eq!(dtype_from_py(pyo3::types::PyString::new(py, "int16").as_any())?, dtype_of::<i16>());
-///     assert_eq!(dtype_from_py(&py.get_type::<pyo3::types::PyFloat>())?, dtype_of::<f64>());
-///     assert!(dtype_from_py(pyo3::types::PyString::new(py, "float33").as_any()).is_err());
+///     assert_eq!(dtype_from_py(dlspan::pyo3::types::PyString::new(py, "int16").as_any())?, dtype_of::<i16>());
+///     assert_eq!(dtype_from_py(&py.get_type::<dlspan::pyo3::types::PyFloat>())?, dtype_of::<f64>());
+///     assert!(dtype_from_py(dlspan::pyo3::types::PyString::new(py, "float33").as_any()).is_err());
 ///     Ok::<_, PyErr>(())
 /// })?;
 /// # Ok::<(), PyErr>(())

@@ -539,7 +539,7 @@ impl From<DlpackError> for PyErr {
     ///
     /// ```
     /// use dlspan::{DlpackError, ffi::{DLDataType, DLDataTypeCode}};
-    /// use pyo3::{exceptions::{PyTypeError, PyValueError}, prelude::*};
+    /// use dlspan::pyo3::{exceptions::{PyTypeError, PyValueError}, prelude::*};
     /// Python::initialize();
     /// fn refuse() -> PyResult<()> {
     ///     Err(DlpackError::ReadOnly)?
@@ -567,7 +567,7 @@ impl From<ExchangeError> for PyErr {
     ///
     /// ```
     /// use dlspan::python::ExchangeError;
-    /// use pyo3::{exceptions::PyBufferError, prelude::*};
+    /// use dlspan::pyo3::{exceptions::PyBufferError, prelude::*};
     /// Python::initialize();
     /// Python::attach(|py| {
     ///     let err = PyErr::from(ExchangeError::CapsuleConsumed);
@@ -595,9 +595,9 @@ impl From<ExchangeError> for PyErr {
 ///
 /// ```
 /// use dlspan::python::{InArgument, PyView, PyViewMut};
-/// use pyo3::prelude::*;
+/// use dlspan::pyo3::prelude::*;
 ///
-/// #[pyfunction]
+/// #[pyfunction(crate = "dlspan::pyo3")]
 /// fn copy(x: PyView<'_, f32, 1>, mut y: PyViewMut<'_, f32, 1>) -> PyResult<()> {
 ///     y.view_mut().copy_from(&x.view()).in_argument("x")
 /// }
@@ -651,7 +651,7 @@ impl From<crate::kernel::KernelError> for PyErr {
     ///
     /// ```
     /// use dlspan::kernel::LaunchConfig;
-    /// use pyo3::{exceptions::PyValueError, prelude::*};
+    /// use dlspan::pyo3::{exceptions::PyValueError, prelude::*};
     /// Python::initialize();
     /// let err = PyErr::from(LaunchConfig::new([1, 1, 1], [2048, 1, 1]).check().unwrap_err());
     /// Python::attach(|py| {
@@ -689,7 +689,7 @@ impl From<crate::cuda::CudaError> for PyErr {
     ///
     /// ```
     /// use dlspan::cuda::CudaError;
-    /// use pyo3::{exceptions::{PyRuntimeError, PyValueError}, prelude::*};
+    /// use dlspan::pyo3::{exceptions::{PyRuntimeError, PyValueError}, prelude::*};
     /// Python::initialize();
     /// Python::attach(|py| {
     ///     let err = PyErr::from(CudaError::InvalidDlpackStream { value: 0 });

@@ -58,9 +58,9 @@ impl<T> Shared<T> {
 ///
 /// ```
 /// use dlspan::python::{DETACH_ELEMENTS, PyViewMut};
-/// use pyo3::prelude::*;
+/// use dlspan::pyo3::prelude::*;
 /// /// Doubles a vector, with the GIL released when it is large.
-/// #[pyfunction]
+/// #[pyfunction(crate = "dlspan::pyo3")]
 /// fn double(py: Python<'_>, mut x: PyViewMut<'_, f32, 1>) {
 ///     let mut x = x.view_mut();
 ///     let large = x.size() >= DETACH_ELEMENTS;

@@ -38,8 +38,8 @@ pub trait Argument: sealed::Sealed {
     ///
     /// ```
     /// use dlspan::python::{Argument, Framework, PyView};
-    /// use pyo3::prelude::*;
-    /// #[pyfunction]
+    /// use dlspan::pyo3::prelude::*;
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn from_dlspan(x: PyView<'_, f32, 1>) -> bool {
     ///     x.framework() == Framework::Dlspan
     /// }
@@ -58,8 +58,8 @@ pub trait Argument: sealed::Sealed {
     ///
     /// ```
     /// use dlspan::python::{Argument, PyDynView};
-    /// use pyo3::prelude::*;
-    /// #[pyfunction]
+    /// use dlspan::pyo3::prelude::*;
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn on_host(x: PyDynView<'_>) -> bool {
     ///     Argument::caller_stream(&x).is_none()
     /// }
@@ -171,10 +171,10 @@ enum Memory<'py> {
 ///
 /// ```
 /// use dlspan::python::{Output, PyView};
-/// use pyo3::prelude::*;
+/// use dlspan::pyo3::prelude::*;
 ///
 /// /// `2 * x`, in the caller's framework.
-/// #[pyfunction]
+/// #[pyfunction(crate = "dlspan::pyo3")]
 /// fn double<'py>(py: Python<'py>, x: PyView<'py, f32, 1>) -> PyResult<Bound<'py, PyAny>> {
 ///     let mut out = Output::like(py, &x, dlspan::dtype::dtype_of::<f32>(), &[x.view().size()])?;
 ///     out.view_mut::<f32, 1>()?.zip_with(&x.view(), |o, &x| *o = 2.0 * x)?;
@@ -184,7 +184,7 @@ enum Memory<'py> {
 /// # Python::attach(|py| {
 /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![1f32, 2.0], [2])?)?;
 /// #     let r = wrap_pyfunction!(double, py)?.call1((x,))?;
-/// #     let values = pyo3::types::PyMemoryView::from(&r)?.call_method0("tolist")?;
+/// #     let values = dlspan::pyo3::types::PyMemoryView::from(&r)?.call_method0("tolist")?;
 /// #     assert_eq!(values.extract::<Vec<f32>>()?, [2.0, 4.0]);
 /// #     Ok::<_, PyErr>(())
 /// # })?;
@@ -209,7 +209,7 @@ impl<'py> Output<'py> {
     ///
     /// ```
     /// use dlspan::python::{Framework, Output};
-    /// use pyo3::prelude::*;
+    /// use dlspan::pyo3::prelude::*;
     /// Python::initialize();
     /// Python::attach(|py| {
     ///     let mut out = Output::new(py, Framework::Dlspan, dlspan::dtype::dtype_of::<i32>(), &[2, 2])?;
@@ -255,14 +255,14 @@ impl<'py> Output<'py> {
     /// As [`new`](Self::new); `TypeError` when the framework holds no arrays of `dtype` and its
     /// stream is not one dlspan's own memory can be written on (a PyTorch or CuPy stream);
     /// `BufferError` for CUDA managed memory (which no framework allocates) and, without feature
-    /// `cuda`, for memory dlspan would allocate; the driver's errors as [`CudaError`](crate::cuda::CudaError)'s.
+    /// `cuda`, for memory dlspan would allocate; the driver's errors as `cuda::CudaError`'s (feature `cuda`).
     ///
     /// ```no_run
     /// use dlspan::python::{Output, PyDeviceView};
     /// use dlspan::{DeviceMdspanMut, LayoutRight};
-    /// use pyo3::prelude::*;
+    /// use dlspan::pyo3::prelude::*;
     /// /// A tensor shaped as `x`, on its device, in its framework.
-    /// #[pyfunction]
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn empty_like<'py>(py: Python<'py>, x: PyDeviceView<'py, f32, 1>) -> PyResult<Bound<'py, PyAny>> {
     ///     let stream = x.caller_stream().expect("a device argument has a stream");
     ///     let mut out = Output::on_device(py, dlspan::python::Argument::framework(&x), stream, dlspan::dtype::dtype_of::<f32>(), &[x.view().size()])?;
@@ -336,9 +336,9 @@ impl<'py> Output<'py> {
     ///
     /// ```
     /// use dlspan::python::{Output, PyDynView};
-    /// use pyo3::prelude::*;
+    /// use dlspan::pyo3::prelude::*;
     /// /// A tensor of zeros shaped and typed as `x`, in `x`'s framework.
-    /// #[pyfunction]
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn zeros_like<'py>(py: Python<'py>, x: PyDynView<'py>) -> PyResult<Bound<'py, PyAny>> {
     ///     let shape = x.view()?.shape().to_vec();
     ///     Output::like(py, &x, x.dtype(), &shape)?.finish()
@@ -364,7 +364,7 @@ impl<'py> Output<'py> {
     ///
     /// ```
     /// use dlspan::python::{Framework, Output};
-    /// use pyo3::prelude::*;
+    /// use dlspan::pyo3::prelude::*;
     /// Python::initialize();
     /// Python::attach(|py| {
     ///     let out = Output::new(py, Framework::NumPy, dlspan::dtype::dtype_of::<f32>(), &[3])?;
@@ -432,7 +432,7 @@ impl<'py> Output<'py> {
     ///
     /// ```
     /// use dlspan::python::{Framework, Output};
-    /// use pyo3::prelude::*;
+    /// use dlspan::pyo3::prelude::*;
     /// Python::initialize();
     /// Python::attach(|py| {
     ///     let int128 = dlspan::dtype::dtype_of::<i128>();
@@ -458,7 +458,7 @@ impl<'py> Output<'py> {
     ///
     /// ```
     /// use dlspan::python::{Framework, Output};
-    /// use pyo3::prelude::*;
+    /// use dlspan::pyo3::prelude::*;
     /// Python::initialize();
     /// Python::attach(|py| {
     ///     let mut out = Output::new(py, Framework::Other, dlspan::dtype::dtype_of::<u8>(), &[3])?;
@@ -483,7 +483,7 @@ impl<'py> Output<'py> {
     ///
     /// ```
     /// use dlspan::{DynMdspanMut, python::{Framework, Output}};
-    /// use pyo3::prelude::*;
+    /// use dlspan::pyo3::prelude::*;
     /// Python::initialize();
     /// Python::attach(|py| {
     ///     let mut out = Output::new(py, Framework::Dlspan, dlspan::dtype::dtype_of::<f64>(), &[4, 2])?;
@@ -516,7 +516,7 @@ impl<'py> Output<'py> {
     ///
     /// ```
     /// use dlspan::python::{Framework, Output};
-    /// use pyo3::prelude::*;
+    /// use dlspan::pyo3::prelude::*;
     /// Python::initialize();
     /// Python::attach(|py| {
     ///     let out = Output::new(py, Framework::Other, dlspan::dtype::dtype_of::<f32>(), &[0])?;

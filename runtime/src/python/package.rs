@@ -164,7 +164,7 @@ unsafe extern "C" fn describe(object: *mut pyo3::ffi::PyObject, out: *mut DLTens
 ///
 /// ```
 /// use dlspan::{ManagedTensor, python::into_tensor};
-/// use pyo3::prelude::*;
+/// use dlspan::pyo3::prelude::*;
 /// Python::initialize();
 /// Python::attach(|py| {
 ///     let result = into_tensor(py, ManagedTensor::from_owner(vec![1.0f32, 2.0], [2])?)?;

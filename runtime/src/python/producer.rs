@@ -93,7 +93,7 @@ impl Tensor {
     ///
     /// ```
     /// use dlspan::{ManagedTensor, python::{ExportRequest, Tensor}};
-    /// use pyo3::prelude::*;
+    /// use dlspan::pyo3::prelude::*;
     /// Python::initialize();
     /// Python::attach(|py| {
     ///     let t = Tensor::from_managed(py, ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;

@@ -35,8 +35,8 @@ pub enum StreamSource {
 /// `CUstream` handle, the device it belongs to, and who chose it. The caller's next operation on
 /// its own stream sees what is enqueued here with no further synchronisation.
 ///
-/// Made without a CUDA driver (a plain value): with feature `cuda`, [`stream`](Self::stream) turns
-/// it into a [`cuda::Stream`](crate::cuda::Stream).
+/// Made without a CUDA driver (a plain value): with feature `cuda`, its `stream` method turns it
+/// into a `cuda::Stream`.
 ///
 /// ```
 /// use dlspan::python::{CallerStream, StreamSource};
@@ -245,13 +245,13 @@ pub(crate) fn for_protocol(object: &Bound<'_, PyAny>, device: DLDevice) -> PyRes
 /// ```
 /// use dlspan::ffi::{DLDevice, DLDeviceType};
 /// use dlspan::python::{CallerStream, common_stream};
-/// use pyo3::prelude::*;
+/// use dlspan::pyo3::prelude::*;
 /// let gpu = |id| Some(CallerStream::per_thread(DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: id }));
 /// assert_eq!(common_stream(&[("a", gpu(0)), ("x", None), ("b", gpu(0))])?, gpu(0));
 /// Python::initialize();
 /// let err = common_stream(&[("a", gpu(0)), ("b", gpu(1))]).unwrap_err();
 /// Python::attach(|py| {
-///     assert!(err.is_instance_of::<pyo3::exceptions::PyValueError>(py));
+///     assert!(err.is_instance_of::<dlspan::pyo3::exceptions::PyValueError>(py));
 ///     assert!(err.value(py).to_string().contains("cuda:1"));
 /// });
 /// # Ok::<(), PyErr>(())

@@ -146,7 +146,7 @@ impl Tensor {
     ///
     /// ```
     /// use dlspan::{ManagedTensor, python::Tensor};
-    /// use pyo3::prelude::*;
+    /// use dlspan::pyo3::prelude::*;
     /// Python::initialize();
     /// Python::attach(|py| {
     ///     let shared = ManagedTensor::from_owner(std::sync::Arc::<[u8]>::from([1u8, 2, 3]), [3])?;
@@ -176,7 +176,7 @@ impl Tensor {
     ///
     /// ```
     /// use dlspan::{ffi::*, python::Tensor};
-    /// use pyo3::{prelude::*, types::PyByteArray};
+    /// use dlspan::pyo3::{prelude::*, types::PyByteArray};
     /// Python::initialize();
     /// Python::attach(|py| {
     ///     let bytes = PyByteArray::new(py, &[1, 2, 3, 4]);
@@ -193,7 +193,7 @@ impl Tensor {
     ///     };
     ///     // SAFETY: the bytearray keeps its 4 bytes in place while it lives (it is not resized).
     ///     let odd = unsafe { Tensor::from_object(py, bytes.clone().into_any().unbind(), &tensor, true) }?;
-    ///     let values = pyo3::types::PyMemoryView::from(odd.as_any())?.call_method0("tolist")?;
+    ///     let values = dlspan::pyo3::types::PyMemoryView::from(odd.as_any())?.call_method0("tolist")?;
     ///     assert_eq!(values.extract::<Vec<u8>>()?, [2, 4]);
     ///     Ok::<_, PyErr>(())
     /// })?;
@@ -220,7 +220,7 @@ impl Tensor {
     ///
     /// ```
     /// use dlspan::{dtype::dtype_of, python::Tensor};
-    /// use pyo3::prelude::*;
+    /// use dlspan::pyo3::prelude::*;
     /// Python::initialize();
     /// Python::attach(|py| {
     ///     let t = Tensor::zeros(py, &[2, 3], dtype_of::<f64>())?;
@@ -292,7 +292,7 @@ impl Tensor {
     ///
     /// ```
     /// use dlspan::{ManagedTensor, python::Tensor};
-    /// use pyo3::prelude::*;
+    /// use dlspan::pyo3::prelude::*;
     /// Python::initialize();
     /// Python::attach(|py| {
     ///     let t = Tensor::from_managed(py, ManagedTensor::from_owner(vec![0u16; 4], [4])?)?;
@@ -309,7 +309,7 @@ impl Tensor {
     ///
     /// ```
     /// use dlspan::{ManagedTensor, python::Tensor};
-    /// use pyo3::prelude::*;
+    /// use dlspan::pyo3::prelude::*;
     /// Python::initialize();
     /// Python::attach(|py| {
     ///     let t = Tensor::from_managed(py, ManagedTensor::from_owner(vec![0u8; 2], [2])?)?;

@@ -286,7 +286,7 @@ impl Tensor {
 /// What setting the module attribute or the method raises.
 ///
 /// ```
-/// use pyo3::{prelude::*, types::{PyCapsule, PyModule}};
+/// use dlspan::pyo3::{prelude::*, types::{PyCapsule, PyModule}};
 /// Python::initialize();
 /// Python::attach(|py| {
 ///     let module = PyModule::new(py, "dlspan")?;

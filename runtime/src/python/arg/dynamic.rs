@@ -138,10 +138,10 @@ impl OwnedDims {
 /// use dlspan::dtype::{Numeric, TensorVisitor, dispatch_tensor};
 /// use dlspan::python::PyDynView;
 /// use dlspan::{DlpackError, LayoutStrideRelaxed};
-/// use pyo3::prelude::*;
+/// use dlspan::pyo3::prelude::*;
 ///
 /// /// The number of non-zero elements of any tensor.
-/// #[pyfunction]
+/// #[pyfunction(crate = "dlspan::pyo3")]
 /// fn count_nonzero(x: PyDynView<'_>) -> PyResult<usize> {
 ///     struct Count<'v, 'py>(&'v PyDynView<'py>);
 ///     impl TensorVisitor for Count<'_, '_> {
@@ -184,10 +184,10 @@ pub struct PyDynView<'py, S: MemorySpace = Host> {
 /// use dlspan::dtype::{Numeric, TensorVisitor, dispatch_tensor};
 /// use dlspan::python::PyDynViewMut;
 /// use dlspan::{DlpackError, LayoutStrideRelaxed};
-/// use pyo3::prelude::*;
+/// use dlspan::pyo3::prelude::*;
 ///
 /// /// Sets every element of any tensor to one.
-/// #[pyfunction]
+/// #[pyfunction(crate = "dlspan::pyo3")]
 /// fn ones_(mut x: PyDynViewMut<'_>) -> PyResult<()> {
 ///     struct Fill<'v, 'py>(&'v mut PyDynViewMut<'py>);
 ///     impl TensorVisitor for Fill<'_, '_> {
@@ -204,7 +204,7 @@ pub struct PyDynView<'py, S: MemorySpace = Host> {
 /// # Python::attach(|py| {
 /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0i16; 3], [3])?)?;
 /// #     wrap_pyfunction!(ones_, py)?.call1((&x,))?;
-/// #     let values = pyo3::types::PyMemoryView::from(x.as_any())?.call_method0("tolist")?;
+/// #     let values = dlspan::pyo3::types::PyMemoryView::from(x.as_any())?.call_method0("tolist")?;
 /// #     assert_eq!(values.extract::<Vec<i16>>()?, [1, 1, 1]);
 /// #     Ok::<_, PyErr>(())
 /// # })?;
@@ -283,8 +283,8 @@ impl<'py, S: MemorySpace> PyDynView<'py, S> {
     /// [`rank`](Self::rank), what a dispatch needs.
     ///
     /// ```
-    /// # use pyo3::prelude::*;
-    /// #[pyfunction]
+    /// # use dlspan::pyo3::prelude::*;
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn dtype(x: dlspan::python::PyDynView<'_>) -> String {
     ///     x.dtype().to_string()
     /// }
@@ -304,8 +304,8 @@ impl<'py, S: MemorySpace> PyDynView<'py, S> {
     /// The rank, as the producer gave it.
     ///
     /// ```
-    /// # use pyo3::prelude::*;
-    /// #[pyfunction]
+    /// # use dlspan::pyo3::prelude::*;
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn rank(x: dlspan::python::PyDynView<'_>) -> usize {
     ///     x.rank()
     /// }
@@ -326,8 +326,8 @@ impl<'py, S: MemorySpace> PyDynView<'py, S> {
     /// as: `kDLCPU` for every host view, pinned memory included).
     ///
     /// ```
-    /// # use pyo3::prelude::*;
-    /// #[pyfunction]
+    /// # use dlspan::pyo3::prelude::*;
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn device_type(x: dlspan::python::PyDynView<'_>) -> i32 {
     ///     x.device().device_type.0
     /// }
@@ -349,8 +349,8 @@ impl<'py, S: MemorySpace> PyDynView<'py, S> {
     ///
     /// ```
     /// # use dlspan::python::PyDynView;
-    /// # use pyo3::prelude::*;
-    /// #[pyfunction]
+    /// # use dlspan::pyo3::prelude::*;
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn writable(x: PyDynView<'_>) -> bool {
     ///     !x.is_read_only()
     /// }
@@ -373,8 +373,8 @@ impl<'py, S: MemorySpace> PyDynView<'py, S> {
     ///
     /// ```
     /// # use dlspan::python::PyDynView;
-    /// # use pyo3::prelude::*;
-    /// #[pyfunction]
+    /// # use dlspan::pyo3::prelude::*;
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn stream_value(x: PyDynView<'_>) -> Option<i64> {
     ///     x.caller_stream().map(|s| s.dlpack_stream())
     /// }
@@ -399,8 +399,8 @@ impl<'py, S: MemorySpace> PyDynView<'py, S> {
     /// As [`DynMdspan::from_dltensor_with`] (the argument passed some of them already).
     ///
     /// ```
-    /// # use pyo3::prelude::*;
-    /// #[pyfunction]
+    /// # use dlspan::pyo3::prelude::*;
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn shape(x: dlspan::python::PyDynView<'_>) -> PyResult<Vec<usize>> {
     ///     Ok(x.view()?.shape().to_vec())
     /// }
@@ -432,8 +432,8 @@ impl<'py, S: MemorySpace> PyDynView<'py, S> {
     /// [`DlpackError::RankMismatch`], the layout's rules, …
     ///
     /// ```
-    /// # use pyo3::prelude::*;
-    /// #[pyfunction]
+    /// # use dlspan::pyo3::prelude::*;
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn first(x: dlspan::python::PyDynView<'_>) -> PyResult<f32> {
     ///     Ok(x.typed::<f32, 1, dlspan::LayoutStride>()?[[0]])
     /// }
@@ -464,8 +464,8 @@ impl<'py, S: MemorySpace> Deref for PyDynViewMut<'py, S> {
     /// `&MdspanMut` gives shared views).
     ///
     /// ```
-    /// # use pyo3::prelude::*;
-    /// #[pyfunction]
+    /// # use dlspan::pyo3::prelude::*;
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn size(x: dlspan::python::PyDynViewMut<'_>) -> PyResult<usize> {
     ///     Ok(x.view()?.size())
     /// }
@@ -492,8 +492,8 @@ impl<'py, S: MemorySpace> PyDynViewMut<'py, S> {
     /// As [`DynMdspanMut::from_dltensor_with`].
     ///
     /// ```
-    /// # use pyo3::prelude::*;
-    /// #[pyfunction]
+    /// # use dlspan::pyo3::prelude::*;
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn zero(mut x: dlspan::python::PyDynViewMut<'_>) -> PyResult<()> {
     ///     let view = x.view_mut()?;
     ///     let bytes = view.byte_range().len();
@@ -505,7 +505,7 @@ impl<'py, S: MemorySpace> PyDynViewMut<'py, S> {
     /// # Python::attach(|py| {
     /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![7u8; 3], [3])?)?;
     /// #     wrap_pyfunction!(zero, py)?.call1((&x,))?;
-    /// #     let values = pyo3::types::PyMemoryView::from(x.as_any())?.call_method0("tolist")?;
+    /// #     let values = dlspan::pyo3::types::PyMemoryView::from(x.as_any())?.call_method0("tolist")?;
     /// #     assert_eq!(values.extract::<Vec<u8>>()?, [0, 0, 0]);
     /// #     Ok::<_, PyErr>(())
     /// # })?;
@@ -530,8 +530,8 @@ impl<'py, S: MemorySpace> PyDynViewMut<'py, S> {
     ///
     /// ```
     /// # use dlspan::python::PyDynViewMut;
-    /// # use pyo3::prelude::*;
-    /// #[pyfunction]
+    /// # use dlspan::pyo3::prelude::*;
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn negate(mut x: PyDynViewMut<'_>) -> PyResult<()> {
     ///     x.typed_mut::<i32, 1, dlspan::LayoutStrideRelaxed>()?.for_each_unordered(|v| *v = -*v);
     ///     Ok(())
@@ -540,7 +540,7 @@ impl<'py, S: MemorySpace> PyDynViewMut<'py, S> {
     /// # Python::attach(|py| {
     /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![1i32, -2], [2])?)?;
     /// #     wrap_pyfunction!(negate, py)?.call1((&x,))?;
-    /// #     let values = pyo3::types::PyMemoryView::from(x.as_any())?.call_method0("tolist")?;
+    /// #     let values = dlspan::pyo3::types::PyMemoryView::from(x.as_any())?.call_method0("tolist")?;
     /// #     assert_eq!(values.extract::<Vec<i32>>()?, [-1, 2]);
     /// #     Ok::<_, PyErr>(())
     /// # })?;
@@ -645,10 +645,10 @@ impl<'py> PyDynView<'py, Host> {
     ///
     /// ```
     /// use dlspan::python::{OffHost, PyDynView};
-    /// use pyo3::prelude::*;
+    /// use dlspan::pyo3::prelude::*;
     ///
     /// /// Where an array is.
-    /// #[pyfunction]
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn space(x: &Bound<'_, PyAny>) -> PyResult<&'static str> {
     ///     Ok(match PyDynView::extract_or_device(x, "x") {
     ///         Ok(_host) => "host",
@@ -698,10 +698,10 @@ impl<'py> PyDynViewMut<'py, Host> {
     ///
     /// ```
     /// use dlspan::python::{OffHostMut, PyDynViewMut};
-    /// use pyo3::prelude::*;
+    /// use dlspan::pyo3::prelude::*;
     ///
     /// /// Whether an array is writable host memory.
-    /// #[pyfunction]
+    /// #[pyfunction(crate = "dlspan::pyo3")]
     /// fn writable_host(x: &Bound<'_, PyAny>) -> PyResult<bool> {
     ///     match PyDynViewMut::extract_or_device(x, "x") {
     ///         Ok(_) => Ok(true),

@@ -27,7 +27,7 @@
 //! #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![1.0f32, 2.0], [2])?)?;
 //! #     let y = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![10.0f32; 2], [2])?)?;
 //! #     f.call1((2.0, &x, &y))?;
-//! #     let values = pyo3::types::PyMemoryView::from(y.as_any())?.call_method0("tolist")?;
+//! #     let values = dlspan::pyo3::types::PyMemoryView::from(y.as_any())?.call_method0("tolist")?;
 //! #     assert_eq!(values.extract::<Vec<f32>>()?, [12.0, 14.0]);
 //! #     // The same tensor as input and output is refused: the views would alias.
 //! #     assert!(f.call1((2.0, &y, &y)).is_err());
@@ -58,7 +58,7 @@ use pyo3::prelude::*;
 ///
 /// ```
 /// use dlspan::python::{NamedArgument, PyView, extract_argument};
-/// use pyo3::prelude::*;
+/// use dlspan::pyo3::prelude::*;
 ///
 /// /// Extracts two arguments of one type by name.
 /// fn both<'py, T: NamedArgument<'py>>(a: &Bound<'py, PyAny>, b: &Bound<'py, PyAny>) -> PyResult<(T, T)> {
@@ -94,9 +94,9 @@ pub trait Sealed {}
 ///
 /// ```
 /// use dlspan::python::{PyDynView, PyDynViewMut, extract_argument};
-/// use pyo3::prelude::*;
+/// use dlspan::pyo3::prelude::*;
 ///
-/// #[pyfunction]
+/// #[pyfunction(crate = "dlspan::pyo3")]
 /// fn copy(x: &Bound<'_, PyAny>, out: &Bound<'_, PyAny>) -> PyResult<()> {
 ///     let x: PyDynView<'_> = extract_argument(x, "x")?;
 ///     let out: PyDynViewMut<'_> = extract_argument(out, "out")?;

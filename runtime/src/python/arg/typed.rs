@@ -74,7 +74,7 @@ pub struct PyView<
 /// # Python::attach(|py| {
 /// #     let v = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0i64; 3], [3])?)?;
 /// #     wrap_pyfunction!(iota, py)?.call1((&v,))?;
-/// #     let values = pyo3::types::PyMemoryView::from(v.as_any())?.call_method0("tolist")?;
+/// #     let values = dlspan::pyo3::types::PyMemoryView::from(v.as_any())?.call_method0("tolist")?;
 /// #     assert_eq!(values.extract::<Vec<i64>>()?, [0, 1, 2]);
 /// #     Ok::<_, PyErr>(())
 /// # })?;
@@ -111,7 +111,7 @@ pub struct PyViewMut<
 /// # Python::attach(|py| {
 /// let host = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![0f32; 2], [2])?)?;
 /// let err = wrap_pyfunction!(device_length, py)?.call1((host,)).unwrap_err();
-/// assert!(err.is_instance_of::<pyo3::exceptions::PyTypeError>(py));
+/// assert!(err.is_instance_of::<dlspan::pyo3::exceptions::PyTypeError>(py));
 /// assert!(err.value(py).to_string().contains("got one on cpu"), "{}", err.value(py));
 /// #     Ok::<_, PyErr>(())
 /// # })?;
@@ -265,7 +265,7 @@ impl<'py, T: DlElement, const R: usize, L: Layout, E: Extents<R>, S: MemorySpace
     /// # Python::attach(|py| {
     /// #     let x = dlspan::python::Tensor::from_managed(py, dlspan::ManagedTensor::from_owner(vec![1f32; 4], [2, 2])?)?;
     /// #     wrap_pyfunction!(zero, py)?.call1((&x,))?;
-    /// #     let values = pyo3::types::PyMemoryView::from(x.as_any())?.call_method0("tolist")?;
+    /// #     let values = dlspan::pyo3::types::PyMemoryView::from(x.as_any())?.call_method0("tolist")?;
     /// #     assert_eq!(values.extract::<Vec<Vec<f32>>>()?, [[0.0; 2]; 2]);
     /// #     Ok::<_, PyErr>(())
     /// # })?;
