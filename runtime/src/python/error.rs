@@ -51,6 +51,10 @@ pub enum ExchangeError {
     /// A mutable view of a PyTorch tensor that requires grad, while gradients are recorded
     /// (writes through dlspan are invisible to autograd).
     RequiresGrad,
+    /// A mutable view of a PyTorch inference tensor (made under `torch.inference_mode()`) outside
+    /// inference mode, where PyTorch allows no in-place update of one (it has no version counter
+    /// to tell autograd of the write).
+    InferenceTensor,
     /// A PyTorch tensor with the lazy conjugate bit set: its memory holds the values before the
     /// conjugation.
     ConjugateBit,
@@ -130,6 +134,9 @@ impl fmt::Display for ExchangeError {
             ),
             Self::RequiresGrad => f.write_str(
                 "tensor requires grad: no mutable view while gradients are recorded (use torch.no_grad() or detach())",
+            ),
+            Self::InferenceTensor => f.write_str(
+                "an inference tensor cannot be written outside torch.inference_mode() (PyTorch allows no in-place update of one there): clone() it, or call inside inference mode",
             ),
             Self::ConjugateBit => f.write_str("tensor has the lazy conjugate bit set; call resolve_conj() first"),
             Self::NegativeBit => f.write_str("tensor has the lazy negation bit set; call resolve_neg() first"),
@@ -227,7 +234,11 @@ fn exchange_class(err: &ExchangeError) -> Class {
     use ExchangeError as E;
     match err {
         E::NotDlpackCapsule => Class::Type,
-        E::BorrowConflict { .. } | E::RequiresGrad | E::InvalidStream { .. } | E::DevicesDiffer { .. } => Class::Value,
+        E::BorrowConflict { .. }
+        | E::RequiresGrad
+        | E::InferenceTensor
+        | E::InvalidStream { .. }
+        | E::DevicesDiffer { .. } => Class::Value,
         E::ConjugateBit
         | E::NegativeBit
         | E::CapsuleConsumed
@@ -261,7 +272,7 @@ variant_names!(kind, DlpackError:
 );
 
 variant_names!(exchange_kind, ExchangeError:
-    BorrowConflict, RequiresGrad, ConjugateBit, NegativeBit, CapsuleConsumed, NotDlpackCapsule, InvalidStream,
+    BorrowConflict, RequiresGrad, InferenceTensor, ConjugateBit, NegativeBit, CapsuleConsumed, NotDlpackCapsule, InvalidStream,
     DeviceUnavailable, HostAccessUnordered, StorageMismatch, MetaTensor, DevicesDiffer,
     NoCurrentStream, UnsignedStride,
 );

@@ -109,6 +109,9 @@ fn read_direct<'py>(
     if direct.modes_may_be_active(object.py())? || direct.is_neg.call(object)?.is_truthy()? {
         return Ok(None);
     }
+    if mutable {
+        mark_written(object, direct.is_inference.call(object)?.is_truthy()?)?;
+    }
     let storage = direct.storage.call(object)?;
     // The read the view is built from, checked against the storage.
     let tensor = fill(object, api)?;
@@ -132,6 +135,8 @@ fn read_through_python<'py>(
     check_lazy_bits(object, base, probe.dtype.code == DLDataTypeCode::kDLComplex.0)?;
     if mutable {
         check_grad(object)?;
+        let inference = base.bind(py).getattr(intern!(py, "is_inference"))?.call1((object,))?.is_truthy()?;
+        mark_written(object, inference)?;
     }
     let storage = base.bind(py).getattr(intern!(py, "untyped_storage"))?.call1((object,))?;
     // The read the view is built from. A `__torch_function__` mode may answer `untyped_storage()`
@@ -177,16 +182,17 @@ impl NoArgs {
     }
 }
 
-/// `TensorBase`'s `is_neg` and `untyped_storage`, `StorageBase`'s `data_ptr` and `nbytes`, and
-/// `torch._C`'s `_is_torch_function_mode_enabled`, as C functions called directly: each call through
-/// Python looked the method up on the type and built an argument tuple (about 60 of the 110 ns each
-/// `TensorBase.is_neg(x)` cost). The methods come from `TensorBase` and `StorageBase` (static types:
+/// `TensorBase`'s `is_neg`, `is_inference` and `untyped_storage`, `StorageBase`'s `data_ptr` and
+/// `nbytes`, and `torch._C`'s `_is_torch_function_mode_enabled`, as C functions called directly: each
+/// call through Python looked the method up on the type and built an argument tuple (about 60 of the
+/// 110 ns each `TensorBase.is_neg(x)` cost). The methods come from `TensorBase` and `StorageBase` (static types:
 /// their attributes cannot be replaced), bound as `TensorBase.is_neg.__get__(x)` binds them; they
 /// take any object of their type as `self`, and answer for themselves when no `__torch_function__`
 /// mode is active (the dialect admits no subclass that overrides `__torch_function__`).
 #[derive(Clone, Copy)]
 struct Direct {
     is_neg: NoArgs,
+    is_inference: NoArgs,
     storage: NoArgs,
     data_ptr: NoArgs,
     nbytes: NoArgs,
@@ -248,6 +254,7 @@ impl Direct {
         let torch_c = check.bind(py).getattr(intern!(py, "__self__")).ok()?;
         let direct = Self {
             is_neg: method(base, intern!(py, "is_neg"), object)?,
+            is_inference: method(base, intern!(py, "is_inference"), object)?,
             storage: method(base, intern!(py, "untyped_storage"), object)?,
             data_ptr: method(storage_base, intern!(py, "data_ptr"), &storage)?,
             nbytes: method(storage_base, intern!(py, "nbytes"), &storage)?,
@@ -343,15 +350,48 @@ fn check_grad(object: &Bound<'_, PyAny>) -> PyResult<()> {
     Ok(())
 }
 
+/// Tells autograd that `object` is written in place, as PyTorch's own in-place operations do: its
+/// version counter is bumped (`torch._C._increment_version`), so a backward pass that saved the
+/// tensor's old values raises PyTorch's "modified by an inplace operation" error instead of
+/// computing gradients from the new ones. Called when a mutable view argument is extracted, before
+/// the write (the counter is compared at backward time), as PyTorch bumps `out=` arguments.
+///
+/// An inference tensor has no version counter: inside `torch.inference_mode()` it is written as
+/// PyTorch writes it, and outside it is refused ([`ExchangeError::InferenceTensor`]), as PyTorch
+/// refuses an in-place update there. `inference` is `TensorBase.is_inference`'s answer (PyTorch's
+/// counter bump skips inference tensors without a word).
+fn mark_written(object: &Bound<'_, PyAny>, inference: bool) -> PyResult<()> {
+    let py = object.py();
+    if inference {
+        let torch = py.import(intern!(py, "torch"))?;
+        if torch.call_method0(intern!(py, "is_inference_mode_enabled"))?.is_truthy()? {
+            return Ok(());
+        }
+        return Err(ExchangeError::InferenceTensor.into());
+    }
+    static INCREMENT: pyo3::sync::PyOnceLock<Option<Py<PyAny>>> = pyo3::sync::PyOnceLock::new();
+    let increment = INCREMENT.get_or_init(py, || find_torch_c(py, "_increment_version"));
+    let Some(increment) = increment else { return Ok(()) }; // a PyTorch without version counters
+    // A tuple: a bare tensor is taken as an iterable of its rows, each bumping the shared counter.
+    increment.bind(py).call1((pyo3::types::PyTuple::new(py, [object])?,))?;
+    Ok(())
+}
+
+/// `torch._C`'s C function `name`, from `sys.modules["torch._C"]`, accepted only when it is a
+/// builtin of that name bound to a module named `torch._C` (pure Python cannot make one).
+fn find_torch_c(py: Python<'_>, name: &str) -> Option<Py<PyAny>> {
+    let modules = py.import(intern!(py, "sys")).ok()?.getattr(intern!(py, "modules")).ok()?;
+    let function = modules.get_item("torch._C").ok()?.getattr(name).ok()?;
+    let builtin = function.is_instance_of::<pyo3::types::PyCFunction>();
+    let found = function.getattr("__name__").ok()?.extract::<String>().ok()?;
+    let module = function.getattr("__self__").ok()?.getattr("__name__").ok()?.extract::<String>().ok()?;
+    (builtin && found == name && module == "torch._C").then(|| function.unbind())
+}
+
 /// PyTorch's mode check, from `sys.modules["torch._C"]`, accepted only when it is a C function of
 /// the right name bound to a module named `torch._C` (pure Python cannot make one).
 fn find_mode_check(py: Python<'_>) -> Option<Py<PyAny>> {
-    let modules = py.import(intern!(py, "sys")).ok()?.getattr(intern!(py, "modules")).ok()?;
-    let check = modules.get_item("torch._C").ok()?.getattr("_is_torch_function_mode_enabled").ok()?;
-    let builtin = check.is_instance_of::<pyo3::types::PyCFunction>();
-    let name = check.getattr("__name__").ok()?.extract::<String>().ok()?;
-    let module = check.getattr("__self__").ok()?.getattr("__name__").ok()?.extract::<String>().ok()?;
-    (builtin && name == "_is_torch_function_mode_enabled" && module == "torch._C").then(|| check.unbind())
+    find_torch_c(py, "_is_torch_function_mode_enabled")
 }
 
 /// `torch._C.StorageBase`, found once on the first storage seen (a static type: it lives as long as
