@@ -313,11 +313,15 @@ fn conflict_error(object: &Bound<'_, PyAny>, name: Option<&str>, mutable: bool, 
     let held_object = held.object.map(|object| object.into_bound(py));
     let that = match (held.name, &held_object) {
         (Some(held_name), _) => format!("argument '{held_name}'"),
+        // Unnamed: another argument of this call, or of a call still running (on another thread,
+        // or further up this thread's stack); the registry does not tell them apart.
         (None, Some(held_object)) if held_object.is(object) => {
-            format!("another argument (the same {})", type_name(held_object))
+            format!("another argument (the same {}, in this call or one still running)", type_name(held_object))
         }
-        (None, Some(held_object)) => format!("another argument (a {})", type_name(held_object)),
-        (None, None) => "another argument".to_owned(),
+        (None, Some(held_object)) => {
+            format!("another argument (a {}, in this call or one still running)", type_name(held_object))
+        }
+        (None, None) => "another argument (in this call or one still running)".to_owned(),
     };
     let held_mutable = held.mutable;
     let (verb, held_verb) = (if mutable { "written" } else { "read" }, if held_mutable { "written" } else { "read" });

@@ -424,7 +424,8 @@ fn python_message(err: &DlpackError) -> String {
         ),
         E::Misaligned { address, alignment } => format!(
             "the array's data at {address:#x} is not aligned to its {alignment}-byte elements; pass a copy \
-             (np.ascontiguousarray(x) or x.clone() allocate aligned memory)"
+             (x.copy() in NumPy, x.clone() in PyTorch allocate aligned memory; np.ascontiguousarray returns \
+             a contiguous array as it is)"
         ),
         E::Underaligned { address, required, found } => format!(
             "this argument needs data aligned to {required} bytes, and the array's first element at {address:#x} \
@@ -440,14 +441,19 @@ fn python_message(err: &DlpackError) -> String {
         }
         E::StridesIncompatible { layout, axis, expected, found, .. } => {
             let (wanted, fix) = match layout {
-                LayoutKind::Left => {
-                    ("an F-contiguous (column-major) array", "np.asfortranarray(x), or x.mT.contiguous().mT")
-                }
-                _ => ("a C-contiguous (row-major) array", "np.ascontiguousarray(x), or x.contiguous()"),
+                LayoutKind::Left => (
+                    "an F-contiguous (column-major) array",
+                    "np.asfortranarray(x) or np.array(x, order='F'), or x.mT.contiguous().mT",
+                ),
+                _ => (
+                    "a C-contiguous (row-major) array",
+                    "np.ascontiguousarray(x) or x.copy(), or x.clone(memory_format=torch.contiguous_format)",
+                ),
             };
             format!(
-                "expected {wanted}, got stride {found} on axis {axis} where {expected} is needed (in elements); \
-                 pass a contiguous copy: {fix}"
+                "expected {wanted}, got stride {found} on axis {axis} where {expected} is needed (in elements, \
+                 axes of extent 1 included); pass a contiguous copy: {fix} (NumPy's ascontiguousarray and \
+                 PyTorch's contiguous() return an array as it is when only axes of extent 1 have other strides)"
             )
         }
         E::NonPositiveStride { axis, stride } => format!(
