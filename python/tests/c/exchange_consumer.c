@@ -129,13 +129,48 @@ static PyObject *allocate(PyObject *self, PyObject *args) {
   return (PyObject *)out;
 }
 
-/* stream(obj): the producer's current CPU work stream (an integer; 0 for null). */
-static PyObject *stream(PyObject *self, PyObject *obj) {
+/* stream(obj, device_type, device_id, null_out): the producer's current work stream of a device (an
+ * integer; 0 for null), or the error it raises; with null_out, a null `out` is passed. */
+static PyObject *stream(PyObject *self, PyObject *args) {
+  PyObject *obj;
+  int device_type, device_id, null_out;
+  if (!PyArg_ParseTuple(args, "Oiii", &obj, &device_type, &device_id, &null_out)) return NULL;
   const DLPackExchangeAPI *api = table_of(obj);
   if (api == NULL) return NULL;
   void *s = (void *)1;
-  if (api->current_work_stream(kDLCPU, 0, &s) != 0) return NULL;
+  if (api->current_work_stream((DLDeviceType)device_type, device_id, null_out ? NULL : &s) != 0) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "current_work_stream failed with no exception set");
+    return NULL;
+  }
   return PyLong_FromVoidPtr(s);
+}
+
+/* describe_as(owner, obj): obj's DLTensor through the table of owner's type, which the exchange API
+ * does not allow for an object of another type: the producer's error, or None. */
+static PyObject *describe_as(PyObject *self, PyObject *args) {
+  PyObject *owner, *obj;
+  if (!PyArg_ParseTuple(args, "OO", &owner, &obj)) return NULL;
+  const DLPackExchangeAPI *api = table_of(owner);
+  if (api == NULL) return NULL;
+  DLTensor t;
+  if (api->dltensor_from_py_object_no_sync(obj, &t) != 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+/* relabel(obj, device_type): obj's managed export with another device type, as a producer that lies
+ * about its memory would hand it over, back as a Python object. */
+static PyObject *relabel(PyObject *self, PyObject *args) {
+  PyObject *obj;
+  int device_type;
+  if (!PyArg_ParseTuple(args, "Oi", &obj, &device_type)) return NULL;
+  const DLPackExchangeAPI *api = table_of(obj);
+  if (api == NULL) return NULL;
+  DLManagedTensorVersioned *managed = NULL;
+  if (api->managed_tensor_from_py_object_no_sync(obj, &managed) != 0) return NULL;
+  managed->dl_tensor.device.device_type = (DLDeviceType)device_type;
+  void *out = NULL;
+  if (api->managed_tensor_to_py_object_no_sync(managed, &out) != 0) return NULL;
+  return (PyObject *)out;
 }
 
 static PyMethodDef methods[] = {
@@ -144,7 +179,9 @@ static PyMethodDef methods[] = {
     {"roundtrip", roundtrip, METH_O, NULL},
     {"release_elsewhere", release_elsewhere, METH_O, NULL},
     {"allocate", allocate, METH_VARARGS, NULL},
-    {"stream", stream, METH_O, NULL},
+    {"stream", stream, METH_VARARGS, NULL},
+    {"describe_as", describe_as, METH_VARARGS, NULL},
+    {"relabel", relabel, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -185,3 +185,20 @@ const fn expected_bits(code: DLDataTypeCode) -> Option<u8> {
         _ => None,
     }
 }
+
+impl DLDataTypeCode {
+    /// The one width, in bits, DLPack gives a scalar of this code when it fixes one: 8 for bool and
+    /// the FP8 codes, 6 for the FP6 codes, 4 for FP4; `None` for codes of several widths (integers,
+    /// floats, complex, opaque handles). DLPack leaves other widths unspecified and tells consumers
+    /// to stop importing them, so `dlspan.Tensor` refuses them (`DlpackError::UnsupportedDtype`).
+    ///
+    /// ```
+    /// use dlspan::ffi::DLDataTypeCode;
+    /// assert_eq!(DLDataTypeCode::kDLFloat4_e2m1fn.fixed_bits(), Some(4));
+    /// assert_eq!(DLDataTypeCode::kDLBool.fixed_bits(), Some(8));
+    /// assert_eq!(DLDataTypeCode::kDLFloat.fixed_bits(), None);
+    /// ```
+    pub const fn fixed_bits(self) -> Option<u8> {
+        if self.0 == DLDataTypeCode::kDLBool.0 { Some(8) } else { expected_bits(self) }
+    }
+}

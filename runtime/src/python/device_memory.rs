@@ -40,7 +40,7 @@ pub(crate) fn zeroed_on<'py>(
     let mut meta = compact_meta(shape, dtype, device)?;
     let gpu = Gpu::new(ordinal(device)?)?;
     // At least one byte, so that even an empty tensor has an address of its device.
-    let bytes = meta.span.max(1);
+    let bytes = meta.allocation_bytes(meta.span).max(1);
     let memory = gpu.per_thread_stream().alloc_zeros::<u8>(bytes)?;
     let owner = export_cuda(memory, [bytes])?;
     meta.data = owner.dl_tensor().data;

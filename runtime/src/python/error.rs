@@ -363,7 +363,8 @@ pub(crate) fn export_error(err: DlpackError) -> PyErr {
 /// A device as Python prints it: `cpu`, `cuda:0`.
 pub(crate) fn device_name(device: DLDevice) -> String {
     let kind = match device.device_type {
-        DLDeviceType::kDLCPU => return "cpu".into(),
+        DLDeviceType::kDLCPU if device.device_id == 0 => return "cpu".into(),
+        DLDeviceType::kDLCPU => "cpu",
         DLDeviceType::kDLCUDA => "cuda",
         DLDeviceType::kDLCUDAHost => "cuda_host",
         DLDeviceType::kDLCUDAManaged => "cuda_managed",

@@ -27,7 +27,7 @@ use crate::ffi::{
     DLTensor,
 };
 use crate::owned::ManagedTensor;
-use core::ffi::{CStr, c_char, c_int, c_void};
+use core::ffi::{c_char, c_int, c_void};
 use core::ptr::NonNull;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
@@ -66,9 +66,20 @@ pub(crate) fn api_capsule(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
     unsafe { PyCapsule::new_with_pointer(py, table, EXCHANGE_API_CAPSULE) }
 }
 
-/// Runs `f`, turning an error or a panic into the raised Python exception and -1.
-fn guarded(py: Python<'_>, f: impl FnOnce() -> PyResult<()>) -> c_int {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+/// Runs `f` attached to the interpreter (the caller holds the GIL; attaching through PyO3 rather
+/// than assuming it makes PyO3 release the references an error holds when it is dropped, not at the
+/// next call into dlspan: a C consumer looping on refused objects would otherwise grow), turning an
+/// error or a panic into the raised Python exception and -1.
+fn guarded(f: impl for<'py> FnOnce(Python<'py>) -> PyResult<()>) -> c_int {
+    let Some(status) = Python::try_attach(|py| guarded_attached(py, f)) else {
+        // The interpreter is finalizing: no Python object can be reached or an exception raised.
+        return -1;
+    };
+    status
+}
+
+fn guarded_attached(py: Python<'_>, f: impl for<'py> FnOnce(Python<'py>) -> PyResult<()>) -> c_int {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(py))) {
         Ok(Ok(())) => 0,
         Ok(Err(err)) => {
             err.restore(py);
@@ -97,12 +108,15 @@ fn tensor_of<'py>(py: Python<'py>, object: *mut c_void) -> PyResult<Bound<'py, T
 ///
 /// `object` is a live `dlspan.Tensor` and `out` a writable `DLTensor`; the GIL is held.
 unsafe extern "C" fn dltensor_from_object(object: *mut c_void, out: *mut DLTensor) -> c_int {
-    // SAFETY: the exchange API is called holding the GIL.
-    let py = unsafe { Python::assume_attached() };
-    guarded(py, || {
+    guarded(|py| {
         let tensor = tensor_of(py, object)?;
         // The table shares memory and never copies: misaligned memory is refused (rule I8).
         tensor.get().meta.check_aligned()?;
+        // A plain `DLTensor` has no flags, and without `IS_SUBBYTE_TYPE_PADDED` sub-byte data is
+        // packed (rule I5): padded data would be read as other values (as for legacy capsules).
+        if tensor.get().meta.subbyte_padded {
+            return Err(DlpackError::PaddedSubbyteExport.into());
+        }
         // SAFETY: the caller passes a writable `DLTensor` (pre-allocated on its stack).
         unsafe { out.write(tensor.get().dl_tensor()) };
         Ok(())
@@ -115,9 +129,7 @@ unsafe extern "C" fn dltensor_from_object(object: *mut c_void, out: *mut DLTenso
 ///
 /// `object` is a live `dlspan.Tensor` and `out` a writable pointer slot; the GIL is held.
 unsafe extern "C" fn managed_from_object(object: *mut c_void, out: *mut *mut DLManagedTensorVersioned) -> c_int {
-    // SAFETY: the exchange API is called holding the GIL.
-    let py = unsafe { Python::assume_attached() };
-    guarded(py, || {
+    guarded(|py| {
         let tensor = tensor_of(py, object)?;
         tensor.get().meta.check_aligned()?;
         let raw = shared_versioned(&tensor, DLPackVersion::CURRENT, 0);
@@ -134,9 +146,7 @@ unsafe extern "C" fn managed_from_object(object: *mut c_void, out: *mut *mut DLM
 /// `managed` is a live versioned managed tensor whose ownership passes here, and `out` a writable
 /// pointer slot; the GIL is held.
 unsafe extern "C" fn managed_to_object(managed: *mut DLManagedTensorVersioned, out: *mut *mut c_void) -> c_int {
-    // SAFETY: the exchange API is called holding the GIL.
-    let py = unsafe { Python::assume_attached() };
-    guarded(py, || {
+    guarded(|py| {
         // SAFETY: the caller gives up ownership of a live managed tensor (the API's contract).
         let managed = unsafe { ManagedTensor::from_raw_versioned(managed) }?;
         let tensor = Tensor::from_managed(py, managed)?;
@@ -151,17 +161,22 @@ unsafe extern "C" fn managed_to_object(managed: *mut DLManagedTensorVersioned, o
 /// device and managed memory, on which dlspan's outputs are written; null (no stream) for every
 /// other device.
 ///
+/// A null `out`, or a negative CUDA device id, is refused with -1 and a `ValueError` set.
+///
 /// # Safety
 ///
-/// `out` is a writable pointer slot.
-unsafe extern "C" fn current_work_stream(device_type: DLDeviceType, _device_id: i32, out: *mut *mut c_void) -> c_int {
-    if out.is_null() {
-        return -1;
+/// `out` is null or a writable pointer slot; the GIL is held.
+unsafe extern "C" fn current_work_stream(device_type: DLDeviceType, device_id: i32, out: *mut *mut c_void) -> c_int {
+    let cuda = matches!(device_type, DLDeviceType::kDLCUDA | DLDeviceType::kDLCUDAManaged);
+    if out.is_null() || (cuda && device_id < 0) {
+        let message = if out.is_null() {
+            "current_work_stream: null out".to_owned()
+        } else {
+            format!("current_work_stream: no CUDA device has the id {device_id}")
+        };
+        return guarded(|_| Err(pyo3::exceptions::PyValueError::new_err(message)));
     }
-    let stream = match device_type {
-        DLDeviceType::kDLCUDA | DLDeviceType::kDLCUDAManaged => PER_THREAD_STREAM,
-        _ => 0,
-    };
+    let stream = if cuda { PER_THREAD_STREAM } else { 0 };
     // SAFETY: a writable slot (caller).
     unsafe { out.write(core::ptr::without_provenance_mut(stream)) };
     0
@@ -183,20 +198,20 @@ unsafe extern "C" fn allocate(
     set_error: DLPackSetError,
 ) -> c_int {
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        Python::try_attach(|py| -> Result<NonNull<DLManagedTensorVersioned>, (&'static CStr, String)> {
+        Python::try_attach(|py| -> Result<NonNull<DLManagedTensorVersioned>, (CString, String)> {
             if prototype.is_null() {
-                return Err((c"ValueError", "null prototype".into()));
+                return Err((c"ValueError".into(), "null prototype".into()));
             }
             // SAFETY: a live prototype (caller).
             let prototype = unsafe { &*prototype };
             let tensor =
                 if prototype.device == CPU { zeros_like(py, prototype) } else { device_zeros_like(py, prototype) };
-            let tensor = tensor.map_err(|err| (c"BufferError", err.to_string()))?;
+            let tensor = tensor.map_err(|err| error_parts(py, &err))?;
             Ok(shared_versioned(&tensor, DLPackVersion::CURRENT, 0))
         })
-        .unwrap_or_else(|| Err((c"RuntimeError", "the Python interpreter is not available".into())))
+        .unwrap_or_else(|| Err((c"RuntimeError".into(), "the Python interpreter is not available".into())))
     }))
-    .unwrap_or_else(|_| Err((c"RuntimeError", "dlspan: a panic was caught in the allocator".into())));
+    .unwrap_or_else(|_| Err((c"RuntimeError".into(), "dlspan: a panic was caught in the allocator".into())));
     match result {
         Ok(raw) => {
             // SAFETY: a writable slot (caller); the export's ownership passes to the caller.
@@ -212,6 +227,14 @@ unsafe extern "C" fn allocate(
             -1
         }
     }
+}
+
+/// What `SetError` is given for `err`: the exception's class name (`TypeError`, `BufferError`, ...)
+/// and its message, as Python would print them after `ClassName: `.
+fn error_parts(py: Python<'_>, err: &PyErr) -> (CString, String) {
+    let kind = err.get_type(py).name().map(|name| name.to_string()).unwrap_or_else(|_| "RuntimeError".into());
+    let message = err.value(py).str().map(|text| text.to_string()).unwrap_or_default();
+    (CString::new(kind).unwrap_or_else(|_| c"RuntimeError".into()), message)
 }
 
 /// A zeroed, row-major tensor with `prototype`'s dtype and shape in dlspan's memory on its CUDA
@@ -233,8 +256,11 @@ pub(crate) fn zeros_like<'py>(py: Python<'py>, prototype: &DLTensor) -> PyResult
 
 /// The shape of an allocator's prototype.
 fn prototype_shape(prototype: &DLTensor) -> PyResult<Vec<i64>> {
-    let ndim = usize::try_from(prototype.ndim).unwrap_or(usize::MAX);
-    let shape: Vec<i64> = if ndim == 0 || prototype.shape.is_null() || ndim > MAX_TENSOR_RANK {
+    let ndim = usize::try_from(prototype.ndim).map_err(|_| DlpackError::NegativeNdim { ndim: prototype.ndim })?;
+    if ndim > MAX_TENSOR_RANK {
+        return Err(DlpackError::UnsupportedRank { rank: ndim, max: MAX_TENSOR_RANK }.into());
+    }
+    let shape: Vec<i64> = if ndim == 0 || prototype.shape.is_null() {
         if ndim != 0 {
             return Err(DlpackError::NullShape.into());
         }

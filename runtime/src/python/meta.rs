@@ -84,7 +84,10 @@ impl Meta {
         options: ImportOptions,
         read_only: bool,
     ) -> Result<Self, DlpackError> {
-        if tensor.dtype.type_code().name().is_none() {
+        // Codes DLPack does not define, and codes whose width DLPack fixes given another (FP8, FP6,
+        // FP4 and bool: "the consumer must stop importing if the value is unexpected").
+        let code = tensor.dtype.type_code();
+        if code.name().is_none() || code.fixed_bits().is_some_and(|bits| bits != tensor.dtype.bits) {
             return Err(DlpackError::UnsupportedDtype { dtype: tensor.dtype });
         }
         let mut rebased = *tensor;
@@ -142,6 +145,22 @@ impl Meta {
     pub(crate) fn compact_bytes(&self) -> Option<usize> {
         let bytes = self.numel.checked_mul(self.bits)?.div_ceil(8);
         (bytes <= isize::MAX as usize).then_some(bytes)
+    }
+
+    /// The bytes to allocate for `bytes` bytes of this tensor's data (its compact bytes, or its
+    /// span when row-major): `bytes`, or for packed sub-byte data the size DLPack's header tells C
+    /// consumers to reckon with, `numel · ceil(bits / 8)` (its `GetDataSize`, which counts a byte
+    /// per value), when that is more and fits. A consumer that copies `GetDataSize` bytes then
+    /// reads only memory of the allocation (zeroed past the values), at the cost of a packed FP4
+    /// buffer as large as a padded one.
+    pub(crate) fn allocation_bytes(&self, bytes: usize) -> usize {
+        if self.bits % 8 == 0 {
+            return bytes;
+        }
+        match self.numel.checked_mul(self.bits.div_ceil(8)) {
+            Some(header) if header <= isize::MAX as usize => bytes.max(header),
+            _ => bytes,
+        }
     }
 
     /// The address of the element at index 0.
@@ -277,4 +296,28 @@ pub(crate) unsafe fn rebase(tensor: &mut DLTensor) {
     }
     tensor.data = tensor.data.cast::<u8>().wrapping_sub(shift).cast();
     tensor.byte_offset += shift as u64;
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ffi::{DLDataType, DLDataTypeCode};
+    use crate::python::device::CPU;
+    use crate::python::tensor::compact_meta;
+
+    #[test]
+    fn packed_allocations_cover_dlpacks_data_size() {
+        // Seven packed FP4 values take 4 bytes; DLPack's `GetDataSize` reckons 7.
+        let fp4 = DLDataType::new(DLDataTypeCode::kDLFloat4_e2m1fn, 4, 1);
+        let meta = compact_meta(&[7], fp4, CPU).unwrap();
+        assert_eq!((meta.span, meta.allocation_bytes(meta.span)), (4, 7));
+        let fp6 = DLDataType::new(DLDataTypeCode::kDLFloat6_e2m3fn, 6, 1);
+        let meta = compact_meta(&[3, 5], fp6, CPU).unwrap();
+        assert_eq!((meta.span, meta.allocation_bytes(meta.span)), (12, 15));
+        // Whole-byte elements: exactly the data.
+        let f32 = DLDataType::new(DLDataTypeCode::kDLFloat, 32, 1);
+        let meta = compact_meta(&[7], f32, CPU).unwrap();
+        assert_eq!(meta.allocation_bytes(meta.span), 28);
+        let empty = compact_meta(&[0], fp4, CPU).unwrap();
+        assert_eq!(empty.allocation_bytes(empty.span), 0);
+    }
 }

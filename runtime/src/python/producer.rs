@@ -169,7 +169,7 @@ pub(crate) fn copy_tensor<'py>(tensor: &Bound<'py, Tensor>) -> PyResult<Bound<'p
     wait_for_host(meta.device)?;
     // One element per index: a broadcast or overlapping tensor's copy is larger than its span.
     let bytes = meta.compact_bytes().ok_or(DlpackError::SpanOverflow).map_err(export_error)?;
-    let (owner, data) = zeroed_bytes(bytes).map_err(export_error)?;
+    let (owner, data) = zeroed_bytes(meta.allocation_bytes(bytes)).map_err(export_error)?;
     // The buffer is not shared yet: only its address crosses into a detached copy.
     let target = data as usize;
     let copy = || {

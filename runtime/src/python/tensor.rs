@@ -244,7 +244,7 @@ impl Tensor {
         let cpu = DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 };
         let mut meta = compact_meta(shape, dtype, cpu)?;
         // Row-major: the span is the compact size.
-        let (owner, data) = zeroed_bytes(meta.span)?;
+        let (owner, data) = zeroed_bytes(meta.allocation_bytes(meta.span))?;
         meta.data = data;
         Bound::new(py, Self::new(meta, Owner::Managed(owner)))
     }
@@ -279,7 +279,7 @@ impl Tensor {
                 meta.span
             )));
         }
-        let (owner, data) = zeroed_bytes(meta.span)?;
+        let (owner, data) = zeroed_bytes(meta.allocation_bytes(meta.span))?;
         if !bytes.is_empty() {
             // SAFETY: `data` holds `meta.span` writable bytes of a fresh buffer, as many as `bytes`.
             unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), data.cast::<u8>(), bytes.len()) };

@@ -140,6 +140,8 @@ impl Tensor {
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
+        // NumPy reads the memory on the host: pinned and managed memory after the device (rule Y16).
+        wait_for_host(slf.get().meta.device)?;
         let Some(array) = numpy_array(slf)? else {
             return Err(PyTypeError::new_err(format!("data type {} has no NumPy dtype", slf.get().meta.dtype)));
         };
