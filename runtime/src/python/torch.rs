@@ -110,7 +110,7 @@ fn read_direct<'py>(
         return Ok(None);
     }
     if mutable {
-        mark_written(object, direct.is_inference.call(object)?.is_truthy()?)?;
+        mark_written(object)?;
     }
     let storage = direct.storage.call(object)?;
     // The read the view is built from, checked against the storage.
@@ -135,8 +135,7 @@ fn read_through_python<'py>(
     check_lazy_bits(object, base, probe.dtype.code == DLDataTypeCode::kDLComplex.0)?;
     if mutable {
         check_grad(object)?;
-        let inference = base.bind(py).getattr(intern!(py, "is_inference"))?.call1((object,))?.is_truthy()?;
-        mark_written(object, inference)?;
+        mark_written(object)?;
     }
     let storage = base.bind(py).getattr(intern!(py, "untyped_storage"))?.call1((object,))?;
     // The read the view is built from. A `__torch_function__` mode may answer `untyped_storage()`
@@ -182,7 +181,7 @@ impl NoArgs {
     }
 }
 
-/// `TensorBase`'s `is_neg`, `is_inference` and `untyped_storage`, `StorageBase`'s `data_ptr` and
+/// `TensorBase`'s `is_neg` and `untyped_storage`, `StorageBase`'s `data_ptr` and
 /// `nbytes`, and `torch._C`'s `_is_torch_function_mode_enabled`, as C functions called directly: each
 /// call through Python looked the method up on the type and built an argument tuple (about 60 of the
 /// 110 ns each `TensorBase.is_neg(x)` cost). The methods come from `TensorBase` and `StorageBase` (static types:
@@ -192,7 +191,6 @@ impl NoArgs {
 #[derive(Clone, Copy)]
 struct Direct {
     is_neg: NoArgs,
-    is_inference: NoArgs,
     storage: NoArgs,
     data_ptr: NoArgs,
     nbytes: NoArgs,
@@ -254,7 +252,6 @@ impl Direct {
         let torch_c = check.bind(py).getattr(intern!(py, "__self__")).ok()?;
         let direct = Self {
             is_neg: method(base, intern!(py, "is_neg"), object)?,
-            is_inference: method(base, intern!(py, "is_inference"), object)?,
             storage: method(base, intern!(py, "untyped_storage"), object)?,
             data_ptr: method(storage_base, intern!(py, "data_ptr"), &storage)?,
             nbytes: method(storage_base, intern!(py, "nbytes"), &storage)?,
@@ -358,11 +355,14 @@ fn check_grad(object: &Bound<'_, PyAny>) -> PyResult<()> {
 ///
 /// An inference tensor has no version counter: inside `torch.inference_mode()` it is written as
 /// PyTorch writes it, and outside it is refused ([`ExchangeError::InferenceTensor`]), as PyTorch
-/// refuses an in-place update there. `inference` is `TensorBase.is_inference`'s answer (PyTorch's
-/// counter bump skips inference tensors without a word).
-fn mark_written(object: &Bound<'_, PyAny>, inference: bool) -> PyResult<()> {
+/// refuses an in-place update there. PyTorch's counter bump skips inference tensors without a word;
+/// they are told by their `_version`, which they refuse to give (a plain attribute read, cheaper
+/// than the dispatched `is_inference`), and confirmed by `is_inference`.
+fn mark_written(object: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = object.py();
-    if inference {
+    if object.getattr(intern!(py, "_version")).is_err()
+        && object.call_method0(intern!(py, "is_inference"))?.is_truthy()?
+    {
         let torch = py.import(intern!(py, "torch"))?;
         if torch.call_method0(intern!(py, "is_inference_mode_enabled"))?.is_truthy()? {
             return Ok(());
