@@ -253,6 +253,48 @@ def test_torch_lazy_bits_are_refused(torch):
     np.testing.assert_array_equal(np.asarray(dlspan.from_dlpack(c.conj().imag.resolve_neg())), [-2.0, 1.0])
 
 
+def test_torch_host_tensors_are_shared_holding_their_storage(torch):
+    """A PyTorch tensor in host memory is read as a view argument reads it, and the Tensor holds
+    its storage: `set_` pointing the PyTorch tensor at other memory frees nothing the Tensor reads
+    (through `__dlpack__`, whose export holds the same TensorImpl, and NumPy's views of it, the
+    old values were freed memory)."""
+    x = torch.arange(4.0) + 10
+    t = dlspan.from_dlpack(x)
+    assert np.asarray(t).ctypes.data == x.data_ptr(), "shared, not copied"
+    x.set_(torch.zeros(100))
+    gc.collect()
+    churn = [torch.full((4,), 7.0) for _ in range(64)]
+    assert t.tolist() == [10.0, 11.0, 12.0, 13.0]
+    del churn
+    # Strided, 0-d, empty, bool and bfloat16 tensors take the same path.
+    m = torch.arange(6.0).reshape(2, 3).t()
+    assert dlspan.from_dlpack(m).strides == (1, 3)
+    assert dlspan.from_dlpack(torch.tensor(5.0)).tolist() == 5.0
+    assert dlspan.from_dlpack(torch.ones(0, 3)).shape == (0, 3)
+    assert dlspan.from_dlpack(torch.tensor([True, False])).tolist() == [True, False]
+    assert dlspan.from_dlpack(torch.ones(2, dtype=torch.bfloat16)).dtype == "bfloat16"
+
+
+def test_torch_refusals_and_modes_stay_pytorchs(torch):
+    """What `torch.Tensor.__dlpack__` treats otherwise goes through it: its refusals are PyTorch's,
+    and a `__torch_function__` mode sees the call."""
+    with pytest.raises(BufferError, match="require gradient"):
+        dlspan.from_dlpack(torch.ones(3, requires_grad=True))
+    with pytest.raises(BufferError, match="strided"):
+        dlspan.from_dlpack(torch.eye(3).to_sparse())
+    seen = []
+
+    class Mode(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(getattr(func, "__name__", str(func)))
+            return func(*args, **(kwargs or {}))
+
+    x = torch.ones(2)
+    with Mode():
+        dlspan.from_dlpack(x)
+    assert "__dlpack__" in seen
+
+
 def test_jax_arrays_are_read_only(jnp):
     j = jnp.arange(6.0, dtype=jnp.float32)
     producer = Recorder(j)

@@ -163,7 +163,11 @@ impl Tensor {
     /// array, which keeps its memory in place while it lives (as NumPy's own export holds it).
     /// Read-only when the array is not writeable; an array NumPy's `__dlpack__` would refuse (a
     /// foreign byte order, a data type DLPack cannot describe, strides that are not whole elements)
-    /// goes through `__dlpack__`, which raises NumPy's error.
+    /// goes through `__dlpack__`, which raises NumPy's error. A PyTorch tensor in host memory
+    /// (no `stream` either) is read as a view argument reads it, and the tensor holds its storage
+    /// (`untyped_storage()`), which keeps the memory alive if the PyTorch tensor is later `set_` to
+    /// other memory (rule Y14); what `__dlpack__` treats otherwise (a `__torch_function__` mode,
+    /// `requires_grad`, complex, sparse or `meta` tensors, lazy bits) goes through the general path.
     ///
     /// # Errors
     ///
@@ -184,6 +188,16 @@ impl Tensor {
     pub fn from_dlpack<'py>(object: &Bound<'py, PyAny>, request: ImportRequest) -> PyResult<Bound<'py, Self>> {
         let py = object.py();
         let shared = request.copy != Some(true) && request.device.is_none_or(|device| device == CPU);
+        let plain = shared && request.stream.is_none() && !object.is_instance_of::<PyCapsule>();
+        if let (true, Dialect::Exchange { api, torch: Some(base) }) = (plain, dialect(object)?) {
+            if let Some(read) = super::torch::shared_host(object, api, base)? {
+                // SAFETY: the storage holds every byte the tensor reaches (proven by
+                // `shared_host`) and keeps them alive and in place while it lives (a growing
+                // `resize_` aside, rule Y14); the tensor's shape and strides are read during this
+                // call only. PyTorch tensors have no read-only state.
+                return unsafe { Self::from_object(py, read.storage.unbind(), &read.tensor, false) };
+            }
+        }
         if shared && !object.is_instance_of::<PyCapsule>() && matches!(dialect(object)?, Dialect::Numpy) {
             let mut strides = [0i64; MAX_TENSOR_RANK];
             // SAFETY: the dialect of exactly `numpy.ndarray`'s type; attached.

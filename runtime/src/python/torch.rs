@@ -53,7 +53,9 @@ pub(crate) fn read<'py>(object: &Bound<'py, PyAny>, api: Api, base: StaticType, 
 
 /// What `torch.Tensor.__dlpack__()` exports for a host tensor, taken through the exchange table's
 /// managed call instead of the Python method (a tenth of its cost: no argument parsing, no Python
-/// frame, no capsule): the same tensor, holding the same `at::Tensor`. `None` sends the caller to
+/// frame, no capsule): the same tensor, holding the same `at::Tensor` (and so, as the method's
+/// export, reading freed memory if the PyTorch tensor is `set_` to other memory while it lives:
+/// [`shared_host`] holds the storage instead). `None` sends the caller to
 /// `__dlpack__`, which raises PyTorch's own error or exports, for everything the method treats
 /// otherwise: a `__torch_function__` mode may be active (it answers the method) or the functions
 /// that check for one were not found, the tensor requires grad (which the method refuses), the table
@@ -83,6 +85,29 @@ pub(crate) fn managed_host(object: &Bound<'_, PyAny>, api: Api, base: StaticType
     // API's contract).
     let tensor = unsafe { ManagedTensor::from_raw_versioned(raw) }?;
     Ok((tensor.device().device_type == DLDeviceType::kDLCPU).then_some(tensor))
+}
+
+/// A PyTorch tensor in host memory as `dlspan.from_dlpack` shares it: read as a shared view
+/// argument reads it (the checks, then the tensor and the storage that holds it, rule Y14), for a
+/// `Tensor` that holds the storage rather than the tensor: a `set_` of the tensor afterwards leaves
+/// the `Tensor`'s memory alive, where `__dlpack__`'s export (and NumPy's views of it) would read
+/// freed memory. `None` sends the caller to `__dlpack__` for everything [`managed_host`] sends
+/// there, and for complex tensors, tensors with the lazy negation bit (refused there) and tensors
+/// whose read fails (a sparse tensor has no storage).
+///
+/// # Errors
+///
+/// What the mode check or the `requires_grad` property raises.
+pub(crate) fn shared_host<'py>(object: &Bound<'py, PyAny>, api: Api, base: StaticType) -> PyResult<Option<Read<'py>>> {
+    let py = object.py();
+    let Some(direct) = Direct::find(object, base) else { return Ok(None) };
+    if direct.modes_may_be_active(py)? || object.getattr(intern!(py, "requires_grad"))?.is_truthy()? {
+        return Ok(None);
+    }
+    // A tensor PyTorch cannot read this way (a sparse tensor has no storage) goes to `__dlpack__`,
+    // which raises PyTorch's own error for it.
+    let Ok(read) = read_direct(object, api, &direct, false) else { return Ok(None) };
+    Ok(read.filter(|read| read.tensor.device.device_type == DLDeviceType::kDLCPU))
 }
 
 /// [`read`] through `TensorBase`'s C functions, called directly; `None` sends the caller to the
