@@ -66,31 +66,29 @@ pub(crate) fn api_capsule(py: Python<'_>) -> PyResult<Bound<'_, PyCapsule>> {
     unsafe { PyCapsule::new_with_pointer(py, table, EXCHANGE_API_CAPSULE) }
 }
 
-/// Runs `f` attached to the interpreter (the caller holds the GIL; attaching through PyO3 rather
-/// than assuming it makes PyO3 release the references an error holds when it is dropped, not at the
-/// next call into dlspan: a C consumer looping on refused objects would otherwise grow), turning an
-/// error or a panic into the raised Python exception and -1.
+/// Runs `f` with the GIL the caller holds, turning an error or a panic into the raised Python
+/// exception and -1. The thread is assumed attached (PyO3's own attach costs more than a plain
+/// `DLTensor` fill); PyO3 then defers the release of any `Py` reference dropped meanwhile, which a
+/// refusal's error holds, so after a refusal the deferred releases are made at once
+/// ([`release_deferred`]): a C consumer looping on objects it is refused does not grow.
 fn guarded(f: impl for<'py> FnOnce(Python<'py>) -> PyResult<()>) -> c_int {
-    let Some(status) = Python::try_attach(|py| guarded_attached(py, f)) else {
-        // The interpreter is finalizing: no Python object can be reached or an exception raised.
-        return -1;
+    // SAFETY: the exchange API is called holding the GIL.
+    let py = unsafe { Python::assume_attached() };
+    let err = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(py))) {
+        Ok(Ok(())) => return 0,
+        Ok(Err(err)) => err,
+        Err(_) => pyo3::exceptions::PyRuntimeError::new_err("dlspan: a panic was caught at the DLPack exchange API"),
     };
-    status
+    // Before the exception is set: a release may run Python code (a finaliser).
+    release_deferred();
+    err.restore(py);
+    -1
 }
 
-fn guarded_attached(py: Python<'_>, f: impl for<'py> FnOnce(Python<'py>) -> PyResult<()>) -> c_int {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(py))) {
-        Ok(Ok(())) => 0,
-        Ok(Err(err)) => {
-            err.restore(py);
-            -1
-        }
-        Err(_) => {
-            pyo3::exceptions::PyRuntimeError::new_err("dlspan: a panic was caught at the DLPack exchange API")
-                .restore(py);
-            -1
-        }
-    }
+/// Makes the reference releases PyO3 deferred while the thread was assumed attached, by attaching
+/// through PyO3 (nothing when attaching is forbidden, as during a garbage collector's traversal).
+fn release_deferred() {
+    let _ = Python::try_attach(|_| ());
 }
 
 /// The `Tensor` behind an object of the table's type.
