@@ -143,7 +143,7 @@ def test_messages_speak_python(torch):
         (lambda: dlspan.examples.axpy(1.0, np.zeros(3), y), "expected a float32 array, got float64"),
         (lambda: dlspan.examples.det3(np.zeros((2, 3))), "expected 3 elements along axis 0, got 2"),
         (lambda: dlspan.examples.trace(np.zeros((3, 3)).T), "expected a C-contiguous (row-major) array"),
-        (lambda: dlspan.examples.trace(np.zeros((3, 3)).T), "np.ascontiguousarray(x) or x.copy()"),
+        (lambda: dlspan.examples.trace(np.zeros((3, 3)).T), "x.copy() in NumPy"),
         (lambda: dlspan.examples.det3(np.zeros((3, 3))[::-1]), "expected positive strides, got -3 on axis 0"),
         (lambda: dlspan.examples.axpy(1.0, y, torch.zeros(1).expand(3)), "elements may share memory"),
         (lambda: dlspan.zeros(1).__dlpack__(dl_device=(2, 0)), "a tensor on cpu cannot be delivered to cuda:0"),

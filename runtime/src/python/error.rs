@@ -444,16 +444,16 @@ fn python_message(err: &DlpackError) -> String {
             let (wanted, fix) = match layout {
                 LayoutKind::Left => (
                     "an F-contiguous (column-major) array",
-                    "np.asfortranarray(x) or np.array(x, order='F'), or x.mT.contiguous().mT",
+                    "np.array(x, order='F'), or for a PyTorch matrix x.mT.clone(memory_format=torch.contiguous_format).mT",
                 ),
                 _ => (
                     "a C-contiguous (row-major) array",
-                    "np.ascontiguousarray(x) or x.copy(), or x.clone(memory_format=torch.contiguous_format)",
+                    "x.copy() in NumPy, or x.clone(memory_format=torch.contiguous_format)",
                 ),
             };
             format!(
                 "expected {wanted}, got stride {found} on axis {axis} where {expected} is needed (in elements, \
-                 axes of extent 1 included); pass a contiguous copy: {fix} (NumPy's ascontiguousarray and \
+                 axes of extent 1 included); pass a copy: {fix} (np.ascontiguousarray, np.asfortranarray and \
                  PyTorch's contiguous() return an array as it is when only axes of extent 1 have other strides)"
             )
         }
