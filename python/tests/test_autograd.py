@@ -70,3 +70,23 @@ def test_inference_tensors_are_written_only_in_inference_mode(torch):
     assert dlspan.sum(t) == 6.0, "reading is allowed"
     with pytest.raises(RuntimeError, match="[Ii]nference"):
         t.mul_(2.0)  # PyTorch's own rule (it raises after its kernel wrote)
+
+
+def test_subclasses_read_through_dlpack_are_marked_written_too(torch):
+    """A subclass that overrides __torch_function__ is read through __dlpack__ (which honours the
+    override); writing it bumps its version counter as well."""
+    import dlspan
+
+    class Tagged(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    w = torch.ones(3, requires_grad=True)
+    base = torch.ones(3)
+    tagged = base.as_subclass(Tagged)
+    z = (w * base).sum()
+    dlspan.scale_(tagged, 2.0)
+    assert base.tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward()

@@ -251,6 +251,13 @@ impl Direct {
             return None;
         }
         let found = Self::look_up(object, base, check);
+        // The look-up takes this tensor's storage: a tensor without one (sparse, mkldnn) says
+        // nothing of the functions, and is no reason to read every later tensor through Python.
+        if found.is_none()
+            && base.bind(py).getattr(intern!(py, "untyped_storage")).and_then(|f| f.call1((object,))).is_err()
+        {
+            return None;
+        }
         let direct = found.as_ref().map(|(direct, _)| *direct);
         // Set once; a value found meanwhile (by Python code the look-up ran) is kept, and the
         // unused one dropped outside the lock (dropping may run Python code).
@@ -383,7 +390,7 @@ fn check_grad(object: &Bound<'_, PyAny>) -> PyResult<()> {
 /// refuses an in-place update there. PyTorch's counter bump skips inference tensors without a word;
 /// they are told by their `_version`, which they refuse to give (a plain attribute read, cheaper
 /// than the dispatched `is_inference`), and confirmed by `is_inference`.
-fn mark_written(object: &Bound<'_, PyAny>) -> PyResult<()> {
+pub(crate) fn mark_written(object: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = object.py();
     if object.getattr(intern!(py, "_version")).is_err()
         && object.call_method0(intern!(py, "is_inference"))?.is_truthy()?

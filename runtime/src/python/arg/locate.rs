@@ -8,7 +8,7 @@ use crate::ffi::{DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, DLPACK_FLAG_BITMASK
 use crate::owned::ManagedTensor;
 use crate::python::consumer::{ImportRequest, import};
 use crate::python::device::wait_for_host;
-use crate::python::dialect::{Dialect, Framework, dialect};
+use crate::python::dialect::{Dialect, Framework, StaticType, dialect};
 use crate::python::error::ExchangeError;
 use crate::python::meta::rebase;
 use crate::python::numpy;
@@ -147,6 +147,11 @@ pub(super) fn locate<'py>(
         Ok(Some(stream.dlpack_stream()))
     };
     let managed = import(object, ImportRequest::default(), choose, &mut sent)?;
+    // A PyTorch tensor read through `__dlpack__` (a subclass that overrides `__torch_function__`)
+    // is written as any PyTorch tensor is: autograd is told (rule Y7).
+    if mutable && StaticType::base_named(&object.get_type(), "torch._C.TensorBase")?.is_some() {
+        torch::mark_written(object)?;
+    }
     let device = managed.device();
     let stream = match chosen {
         // The producer exported on another device than it announced: the stream ordered nothing.
