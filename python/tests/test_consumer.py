@@ -325,3 +325,22 @@ def test_protocol_path_for_any_producer():
     t = dlspan.from_dlpack(Only(a))
     assert (t.shape, t.strides) == ((4,), (3,))
     np.testing.assert_array_equal(np.asarray(t), a)
+
+
+def test_pytorchs_read_only_wrapper_is_a_read_only_producer(torch):
+    """PyTorch's ReadOnlyTensorWrapper (2.15) exports through a read-only exchange table of its own
+    and raises for every other method: it is read through that table and `__dlpack__` as a producer
+    of its own, never written."""
+    wrapper = getattr(torch.utils.dlpack, "ReadOnlyTensorWrapper", None)
+    if wrapper is None:
+        pytest.skip(f"skipped: PyTorch {torch.__version__} has no torch.utils.dlpack.ReadOnlyTensorWrapper")
+    x = torch.arange(4.0)
+    ro = wrapper(x)
+    t = dlspan.from_dlpack(ro)
+    assert t.readonly and t.tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert np.asarray(t).ctypes.data == x.data_ptr(), "shared, not copied"
+    assert dlspan.sum(ro) == 6.0
+    with pytest.raises(ValueError) as err:
+        dlspan.scale_(ro, 2.0)
+    assert err.value.kind == "ReadOnly"
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0]

@@ -270,6 +270,14 @@ fn classify(ty: &Bound<'_, PyType>) -> PyResult<(Dialect, Option<Py<PyAny>>)> {
     // By PyTorch's static base type: a planted or missing `torch` module must not make a PyTorch
     // tensor take the path that does not hold its storage.
     let torch = StaticType::base_named(ty, "torch._C.TensorBase")?;
+    // PyTorch's table is `torch.Tensor`'s, a class whose base is `TensorBase`. A tensor class below
+    // it with a table of its own (PyTorch's `ReadOnlyTensorWrapper`: a read-only export whose every
+    // other method raises) is a producer of its own, read through its table and `__dlpack__` as
+    // any other: its flags say read-only, and PyTorch's methods are not its to answer.
+    let torch = match torch {
+        Some(base) if !owner.getattr(intern!(py, "__base__"))?.is(base.bind(py)) => None,
+        torch => torch,
+    };
     if !ty.is(&owner) {
         let dlpack = intern!(py, "__dlpack__");
         if !unwrapped(ty.getattr(dlpack)?)?.is(unwrapped(owner.getattr(dlpack)?)?) {
