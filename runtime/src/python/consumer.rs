@@ -188,25 +188,32 @@ impl Tensor {
     pub fn from_dlpack<'py>(object: &Bound<'py, PyAny>, request: ImportRequest) -> PyResult<Bound<'py, Self>> {
         let py = object.py();
         let shared = request.copy != Some(true) && request.device.is_none_or(|device| device == CPU);
-        let plain = shared && request.stream.is_none() && !object.is_instance_of::<PyCapsule>();
-        if let (true, Dialect::Exchange { api, torch: Some(base) }) = (plain, dialect(object)?) {
-            if let Some(read) = super::torch::shared_host(object, api, base)? {
-                // SAFETY: the storage holds every byte the tensor reaches (proven by
-                // `shared_host`) and keeps them alive and in place while it lives (a growing
-                // `resize_` aside, rule Y14); the tensor's shape and strides are read during this
-                // call only. PyTorch tensors have no read-only state.
-                return unsafe { Self::from_object(py, read.storage.unbind(), &read.tensor, false) };
-            }
-        }
-        if shared && !object.is_instance_of::<PyCapsule>() && matches!(dialect(object)?, Dialect::Numpy) {
-            let mut strides = [0i64; MAX_TENSOR_RANK];
-            // SAFETY: the dialect of exactly `numpy.ndarray`'s type; attached.
-            if let Some(array) = unsafe { numpy::read(object.as_ptr(), &mut strides, None) } {
-                // SAFETY: an array keeps its memory alive and in place while it lives (a resize
-                // that skips NumPy's reference check aside, rule Y14), holding values of its data
-                // type; the tensor's shape (the array's) and strides (ours) are read during this
-                // call only. A non-writeable array gives a read-only tensor.
-                return unsafe { Self::from_object(py, object.clone().unbind(), &array.tensor, !array.writeable) };
+        if shared && !object.is_instance_of::<PyCapsule>() {
+            match dialect(object)? {
+                Dialect::Exchange { api, torch: Some(base) } if request.stream.is_none() => {
+                    if let Some(read) = super::torch::shared_host(object, api, base)? {
+                        // SAFETY: the storage holds every byte the tensor reaches (proven by
+                        // `shared_host`) and keeps them alive and in place while it lives (a
+                        // growing `resize_` aside, rule Y14); the tensor's shape and strides are
+                        // read during this call only. PyTorch tensors have no read-only state.
+                        return unsafe { Self::from_object(py, read.storage.unbind(), &read.tensor, false) };
+                    }
+                }
+                Dialect::Numpy => {
+                    let mut strides = [0i64; MAX_TENSOR_RANK];
+                    // SAFETY: the dialect of exactly `numpy.ndarray`'s type; attached.
+                    if let Some(array) = unsafe { numpy::read(object.as_ptr(), &mut strides, None) } {
+                        // SAFETY: an array keeps its memory alive and in place while it lives (a
+                        // resize that skips NumPy's reference check aside, rule Y14), holding
+                        // values of its data type; the tensor's shape (the array's) and strides
+                        // (ours) are read during this call only. A non-writeable array gives a
+                        // read-only tensor.
+                        return unsafe {
+                            Self::from_object(py, object.clone().unbind(), &array.tensor, !array.writeable)
+                        };
+                    }
+                }
+                _ => {}
             }
         }
         let managed = from_dlpack(object, request)?;

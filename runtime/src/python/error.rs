@@ -136,7 +136,8 @@ impl fmt::Display for ExchangeError {
                 "tensor requires grad: no mutable view while gradients are recorded (use torch.no_grad() or detach())",
             ),
             Self::InferenceTensor => f.write_str(
-                "an inference tensor cannot be written outside torch.inference_mode() (PyTorch allows no in-place update of one there): clone() it, or call inside inference mode",
+                "an inference tensor cannot be written outside torch.inference_mode() (PyTorch allows no \
+                 in-place update of one there): clone() it, or call inside inference mode",
             ),
             Self::ConjugateBit => f.write_str("tensor has the lazy conjugate bit set; call resolve_conj() first"),
             Self::NegativeBit => f.write_str("tensor has the lazy negation bit set; call resolve_neg() first"),

@@ -68,8 +68,7 @@ pub(crate) fn read<'py>(object: &Bound<'py, PyAny>, api: Api, base: StaticType, 
 /// for a managed tensor the table hands out that dlspan cannot take (a major version other than 1).
 pub(crate) fn managed_host(object: &Bound<'_, PyAny>, api: Api, base: StaticType) -> PyResult<Option<ManagedTensor>> {
     let py = object.py();
-    let Some(direct) = Direct::find(object, base) else { return Ok(None) };
-    if direct.modes_may_be_active(py)? || object.getattr(intern!(py, "requires_grad"))?.is_truthy()? {
+    if exported_as_is(object, base)?.is_none() {
         return Ok(None);
     }
     let Some(managed) = api.table().managed_tensor_from_py_object_no_sync else { return Ok(None) };
@@ -99,15 +98,23 @@ pub(crate) fn managed_host(object: &Bound<'_, PyAny>, api: Api, base: StaticType
 ///
 /// What the mode check or the `requires_grad` property raises.
 pub(crate) fn shared_host<'py>(object: &Bound<'py, PyAny>, api: Api, base: StaticType) -> PyResult<Option<Read<'py>>> {
+    let Some(direct) = exported_as_is(object, base)? else { return Ok(None) };
+    // A tensor PyTorch cannot read this way (a sparse tensor has no storage) goes to `__dlpack__`,
+    // which raises PyTorch's own error for it.
+    let Ok(read) = read_direct(object, api, &direct, false) else { return Ok(None) };
+    Ok(read.filter(|read| read.tensor.device.device_type == DLDeviceType::kDLCPU))
+}
+
+/// PyTorch's functions, called directly, when `torch.Tensor.__dlpack__` would export `object` as
+/// it is: `None` when a `__torch_function__` mode may answer the method (or the functions that
+/// check for one were not found) or the tensor requires grad (which the method refuses).
+fn exported_as_is(object: &Bound<'_, PyAny>, base: StaticType) -> PyResult<Option<Direct>> {
     let py = object.py();
     let Some(direct) = Direct::find(object, base) else { return Ok(None) };
     if direct.modes_may_be_active(py)? || object.getattr(intern!(py, "requires_grad"))?.is_truthy()? {
         return Ok(None);
     }
-    // A tensor PyTorch cannot read this way (a sparse tensor has no storage) goes to `__dlpack__`,
-    // which raises PyTorch's own error for it.
-    let Ok(read) = read_direct(object, api, &direct, false) else { return Ok(None) };
-    Ok(read.filter(|read| read.tensor.device.device_type == DLDeviceType::kDLCPU))
+    Ok(Some(direct))
 }
 
 /// [`read`] through `TensorBase`'s C functions, called directly; `None` sends the caller to the
@@ -206,10 +213,10 @@ impl NoArgs {
     }
 }
 
-/// `TensorBase`'s `is_neg` and `untyped_storage`, `StorageBase`'s `data_ptr` and
-/// `nbytes`, and `torch._C`'s `_is_torch_function_mode_enabled`, as C functions called directly: each
-/// call through Python looked the method up on the type and built an argument tuple (about 60 of the
-/// 110 ns each `TensorBase.is_neg(x)` cost). The methods come from `TensorBase` and `StorageBase` (static types:
+/// `TensorBase`'s `is_neg` and `untyped_storage`, `StorageBase`'s `data_ptr` and `nbytes`, and
+/// `torch._C`'s `_is_torch_function_mode_enabled`, as C functions called directly: each call through
+/// Python looked the method up on the type and built an argument tuple (about 60 of the 110 ns each
+/// `TensorBase.is_neg(x)` cost). The methods come from `TensorBase` and `StorageBase` (static types:
 /// their attributes cannot be replaced), bound as `TensorBase.is_neg.__get__(x)` binds them; they
 /// take any object of their type as `self`, and answer for themselves when no `__torch_function__`
 /// mode is active (the dialect admits no subclass that overrides `__torch_function__`).
