@@ -150,6 +150,26 @@ def test_borrow_conflicts(torch):
     assert dlspan.diagnostics.live_borrows() == 0
 
 
+@pytest.mark.parametrize("framework", ["numpy", "torch"])
+def test_blocks_of_columns_do_not_conflict(framework, torch):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    m = x if framework == "numpy" else torch.from_numpy(x)
+    dlspan.add(m[:, :2], m[:, :2], m[:, 2:])  # the left half doubled into the right half
+    np.testing.assert_array_equal(x[:, 2:], 2 * x[:, :2])
+    dlspan.add(m[:, 0], m[:, 1], m[:, 3])  # single columns
+    np.testing.assert_array_equal(x[:, 3], x[:, 0] + x[:, 1])
+    dlspan.add(m.T[:2], m.T[:2], m.T[2:])  # rows of the transpose: the same blocks
+    np.testing.assert_array_equal(x[:, 2:], 2 * x[:, :2])
+    if framework == "numpy":  # columns 1, 0 (reversed) and 0, 1 into 2, 3
+        dlspan.add(x[:, 1::-1], x[:, :2], x[:, 2:])
+        np.testing.assert_array_equal(x[:, 2:], x[:, [1, 0]] + x[:, :2])
+    # Blocks sharing a column still conflict.
+    with pytest.raises(ValueError) as err:
+        dlspan.add(m[:, :3], m[:, :3], m[:, 1:])
+    assert err.value.kind == "BorrowConflict"
+    assert dlspan.diagnostics.live_borrows() == 0
+
+
 def test_requires_grad_policy(torch):
     w = torch.nn.Parameter(torch.ones(3))
     g = torch.ones(3, requires_grad=True)

@@ -4,9 +4,11 @@
 //!
 //! Borrows are keyed by address, not by Python object, so aliasing across frameworks (a torch
 //! tensor made from a NumPy array, two NumPy views of one buffer) is caught too. Interleaved views
-//! (`x[::2]` and `x[1::2]`) are told apart: every element of a strided view starts at an address
-//! congruent to its first element modulo the gcd of its byte strides, and two views whose element
-//! starts fall in different residue classes far enough apart never share a byte.
+//! (`x[::2]` and `x[1::2]`) and blocks of columns (`x[:, :2]` and `x[:, 2:]`) are told apart: every
+//! byte a view reaches lies in a window of bytes repeated with a period (a [`Lattice`]: the element
+//! itself repeated with the gcd of the byte strides, or a block of the inner axes repeated with an
+//! outer axis's stride), and two views whose windows fall in different residue classes far enough
+//! apart never share a byte.
 //!
 //! Each borrow remembers the object it views and, when it was extracted by
 //! [`extract_argument`](super::extract_argument), the argument's name, so that a conflict names
@@ -46,18 +48,19 @@ pub(crate) struct Footprint {
     pub(crate) low: usize,
     /// One past the highest byte address reached.
     pub(crate) high: usize,
-    /// The address of one element (every element starts at `anchor + k · period`).
+    /// Where a window starts: every byte reached is at `anchor + k · period + j` for some integer
+    /// `k` and some `0 ≤ j < size`.
     pub(crate) anchor: usize,
-    /// The gcd of the byte strides of the axes with more than one index; 0 for a single element.
+    /// The period of the windows (see [`Lattice`]); 0 for a single element.
     pub(crate) period: usize,
-    /// Bytes of one element.
+    /// Bytes of one window: one element, or a block of them (see [`Lattice`]).
     pub(crate) size: usize,
 }
 
 impl Footprint {
     /// The footprint of a non-empty view on `device`: the bytes `range` it reaches, the address
-    /// `anchor` of one element, the gcd `period` of its byte strides (see [`period`]) and its
-    /// element size.
+    /// `anchor` of a window, and the `period` and `size` of the windows (every byte reached is at
+    /// `anchor + k · period + j` with `0 ≤ j < size`).
     pub(crate) fn new(
         device: DLDevice,
         range: core::ops::Range<usize>,
@@ -66,6 +69,12 @@ impl Footprint {
         size: usize,
     ) -> Self {
         Self { space: address_space(device), low: range.start, high: range.end, anchor, period, size }
+    }
+
+    /// The footprint of a non-empty view on `device` reaching the bytes `range`, whose first element
+    /// (the one at index 0) is at `first`, its bytes laid out as `lattice` says.
+    pub(crate) fn of(device: DLDevice, range: core::ops::Range<usize>, first: usize, lattice: Lattice) -> Self {
+        Self::new(device, range, first.wrapping_sub(lattice.below), lattice.period, lattice.window)
     }
 
     /// Whether some byte may belong to both footprints (never `false` when one does).
@@ -77,8 +86,9 @@ impl Footprint {
         if period == 0 {
             return true; // two single elements in overlapping ranges
         }
-        // Element starts differ by `d + k·period` for some k; the elements (of `self.size` and
-        // `other.size` bytes) are disjoint for every k iff `d` leaves room on both sides.
+        // Window starts differ by `d + k·period` for some k (any k: the gcd of two periods is an
+        // integer combination of them); the windows (of `self.size` and `other.size` bytes) are
+        // disjoint for every k iff `d` leaves room on both sides.
         let d = if other.anchor >= self.anchor {
             (other.anchor - self.anchor) % period
         } else {
@@ -88,21 +98,84 @@ impl Footprint {
     }
 }
 
-/// The gcd of the byte strides of the axes with more than one index (0 for a single element): every
-/// element of a view starts a multiple of it away from any other.
-pub(crate) fn period(
+/// Where the bytes of a view lie, relative to its first element: each byte it reaches is
+/// `k · period + j − below` bytes from that element's start, for some integer `k` and
+/// `0 ≤ j < window`.
+///
+/// The element itself repeated with the gcd of the byte strides (`x[::2]` of float32: 4 bytes of
+/// every 8), unless those windows cover every byte; then the block of inner axes, repeated with the
+/// stride of an outer axis that every other axis's stride is a multiple of, that covers the smallest
+/// share of the bytes (`x[:, :2]` of a 4-column float32 array: 8 bytes of every 16, where the gcd,
+/// 4, covers every byte).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Lattice {
+    /// Bytes from the first element's start back to a window's start.
+    pub(crate) below: usize,
+    /// The windows' period in bytes; 0 for a single element (or one repeated by zero strides).
+    pub(crate) period: usize,
+    /// Bytes of one window (at least an element's).
+    pub(crate) window: usize,
+}
+
+/// Axes up to which [`lattice`] looks for a block layout (a view with more keeps the gcd's).
+const LATTICE_AXES: usize = 8;
+
+/// The [`Lattice`] of a view of `size`-byte elements with these extents and strides (in elements).
+/// The view's byte span must fit `isize` (every validated view's does), so that no term overflows.
+pub(crate) fn lattice(
     extents: impl IntoIterator<Item = usize>,
     strides: impl IntoIterator<Item = isize>,
     size: usize,
-) -> usize {
-    extents.into_iter().zip(strides).filter(|&(e, _)| e > 1).fold(0, |g, (_, s)| add_period(g, s, size))
-}
-
-/// `period` with one more axis of byte stride `stride · size`.
-#[inline]
-fn add_period(period: usize, stride: isize, size: usize) -> usize {
-    let step = stride.unsigned_abs() * size;
-    if period == 0 { step } else { gcd(period, step) }
+) -> Lattice {
+    // Per axis of more than one index: its byte stride's magnitude, its reach (extent − 1 strides,
+    // in bytes) and whether it reaches down.
+    let mut axes = [(0usize, 0usize, false); LATTICE_AXES];
+    let (mut count, mut gcd_bytes, mut overflow) = (0, 0, false);
+    for (extent, stride) in extents.into_iter().zip(strides) {
+        if extent <= 1 {
+            continue;
+        }
+        let step = stride.unsigned_abs() * size;
+        gcd_bytes = gcd(gcd_bytes, step);
+        match axes.get_mut(count) {
+            Some(axis) => *axis = (step, (extent - 1) * step, stride < 0),
+            None => overflow = true,
+        }
+        count += 1;
+    }
+    let mut best = Lattice { below: 0, period: gcd_bytes, window: size };
+    // The gcd's windows leave gaps between them (or there is one element): kept, as before there
+    // were blocks, so that every pair of views told apart then still is.
+    if count < 2 || overflow || gcd_bytes == 0 || gcd_bytes > size {
+        return best;
+    }
+    let axes = &axes[..count];
+    for (outer, &(period, _, _)) in axes.iter().enumerate() {
+        if period == 0 {
+            continue;
+        }
+        let (mut window, mut below, mut fits) = (size, 0usize, true);
+        for (axis, &(step, reach, down)) in axes.iter().enumerate() {
+            if axis == outer {
+                continue;
+            }
+            if step >= period {
+                // An outer axis: it moves windows by whole periods, or the block is no lattice.
+                fits &= step % period == 0;
+            } else {
+                window += reach;
+                below += if down { reach } else { 0 };
+            }
+        }
+        // Covers a smaller share of the bytes: window / period < best.window / best.period.
+        if fits
+            && window < period
+            && (window as u128) * (best.period as u128) < (best.window as u128) * (period as u128)
+        {
+            best = Lattice { below, period, window };
+        }
+    }
+    best
 }
 
 const fn gcd(mut a: usize, mut b: usize) -> usize {
@@ -119,12 +192,11 @@ pub(crate) fn footprint<T, const R: usize, E: Extents<R>, L: Layout, S: MemorySp
     let mapping = view.mapping();
     let size = core::mem::size_of::<T>();
     let base = view.data_handle() as usize;
-    Footprint::new(
+    Footprint::of(
         view.device(),
         base..base + mapping.required_span_size() * size,
         base + mapping.offset() * size,
-        period(mapping.extents(), mapping.strides(), size),
-        size,
+        lattice(mapping.extents(), mapping.strides(), size),
     )
 }
 
@@ -137,12 +209,11 @@ pub(crate) fn dyn_footprint<S: MemorySpace>(view: &DynMdspan<'_, S>) -> Footprin
     }
     let anchor = (view.data_handle() as usize).wrapping_add(view.byte_offset() as usize);
     let size = bits / 8;
-    Footprint::new(
+    Footprint::of(
         view.device(),
         range,
         anchor,
-        period(view.shape().iter().copied(), view.strides().iter().copied(), size),
-        size,
+        lattice(view.shape().iter().copied(), view.strides().iter().copied(), size),
     )
 }
 
@@ -161,20 +232,13 @@ pub(crate) fn quick_footprint(tensor: &DLTensor, shape: &[i64], strides: &[i64])
         return None;
     }
     let size = (bits / 8) as usize;
-    let (mut low, mut high, mut steps) = (0i64, 0i64, 0usize);
+    let (mut low, mut high) = (0i64, 0i64);
     for (&extent, &stride) in shape.iter().zip(strides) {
         if !(1..BOUND).contains(&extent) || !(-BOUND..BOUND).contains(&stride) {
             return None;
         }
         let reach = (extent - 1) * stride;
-        if reach < 0 {
-            low += reach
-        } else {
-            high += reach
-        }
-        if extent > 1 {
-            steps = add_period(steps, stride as isize, size);
-        }
+        if reach < 0 { low += reach } else { high += reach }
     }
     let first = (tensor.data as usize).checked_add(usize::try_from(tensor.byte_offset).ok()?)?;
     let start = first.checked_sub((low.unsigned_abs() as usize).checked_mul(size)?)?;
@@ -182,7 +246,9 @@ pub(crate) fn quick_footprint(tensor: &DLTensor, shape: &[i64], strides: &[i64])
     if end - start > isize::MAX as usize {
         return None;
     }
-    Some(Footprint::new(tensor.device, start..end, first, steps, size))
+    // The span fits `isize`, and so does every term of the lattice.
+    let lattice = lattice(shape.iter().map(|&e| e as usize), strides.iter().map(|&s| s as isize), size);
+    Some(Footprint::of(tensor.device, start..end, first, lattice))
 }
 
 struct Entry {
@@ -406,7 +472,7 @@ mod tests {
 
     fn f(low: usize, count: usize, stride: usize, size: usize) -> Footprint {
         let high = low + ((count - 1) * stride + 1) * size;
-        Footprint::new(CPU, low..high, low, period([count], [stride as isize], size), size)
+        Footprint::of(CPU, low..high, low, lattice([count], [stride as isize], size))
     }
 
     #[test]
@@ -437,12 +503,106 @@ mod tests {
     fn ranges_and_single_elements() {
         assert!(!f(0, 4, 1, 4).may_overlap(&f(16, 4, 1, 4)), "adjacent ranges");
         assert!(f(0, 4, 1, 4).may_overlap(&f(12, 4, 1, 4)));
-        let one = Footprint::new(CPU, 8..12, 8, period([1], [1], 4), 4);
+        let one = Footprint::of(CPU, 8..12, 8, lattice([1], [1], 4));
         assert!(one.may_overlap(&f(0, 4, 1, 4)));
         assert!(!one.may_overlap(&f(0, 2, 1, 4)));
         // Record fields: 24-byte records, a float at byte 12 and an int at byte 16.
         let mass = f(12, 10, 6, 4);
         let id = f(16, 10, 6, 4);
         assert!(!mass.may_overlap(&id) && !id.may_overlap(&mass));
+    }
+
+    /// A view's footprint from its byte offset into a buffer at 4096, extents and strides (elements).
+    fn view(offset: usize, extents: &[usize], strides: &[isize], size: usize) -> Footprint {
+        let first = 4096 + offset;
+        let (mut low, mut high) = (first as isize, first as isize);
+        for (&e, &s) in extents.iter().zip(strides) {
+            let reach = (e as isize - 1) * s * size as isize;
+            if reach < 0 { low += reach } else { high += reach }
+        }
+        let lattice = lattice(extents.iter().copied(), strides.iter().copied(), size);
+        Footprint::of(CPU, low as usize..high as usize + size, first, lattice)
+    }
+
+    /// The bytes a view reaches.
+    fn bytes(offset: usize, extents: &[usize], strides: &[isize], size: usize) -> Vec<usize> {
+        let mut starts = vec![4096 + offset as isize];
+        for (&e, &s) in extents.iter().zip(strides) {
+            starts = starts.iter().flat_map(|&p| (0..e as isize).map(move |i| p + i * s * size as isize)).collect();
+        }
+        let mut bytes: Vec<usize> = starts.iter().flat_map(|&p| (0..size).map(move |j| p as usize + j)).collect();
+        bytes.sort_unstable();
+        bytes.dedup();
+        bytes
+    }
+
+    #[test]
+    fn blocks_of_columns_do_not_overlap() {
+        // x[:, :2] and x[:, 2:] of a 5×4 float32 array: 8 bytes of every 16 each, 8 bytes apart.
+        let left = view(0, &[5, 2], &[4, 1], 4);
+        let right = view(8, &[5, 2], &[4, 1], 4);
+        assert_eq!((left.period, left.size, right.period, right.size), (16, 8, 16, 8));
+        assert!(!left.may_overlap(&right) && !right.may_overlap(&left));
+        // x[:, 1:3] shares a column with each.
+        let middle = view(4, &[5, 2], &[4, 1], 4);
+        assert!(middle.may_overlap(&left) && middle.may_overlap(&right));
+        // Columns 3, 2 (reversed) and columns 0, 1: `x[:, ::-1][:, :2]` and `x[:, :2]`.
+        let reversed = view(12, &[5, 2], &[4, -1], 4);
+        assert!(!reversed.may_overlap(&left) && reversed.may_overlap(&right));
+        // The transpose of a block (rows of `x.T`): the same bytes.
+        assert!(!view(0, &[2, 5], &[1, 4], 4).may_overlap(&right));
+        // A 3-d block: x[:, :, :2] and x[:, :, 2:] of a 3×5×4 array.
+        let low = view(0, &[3, 5, 2], &[20, 4, 1], 4);
+        assert!(!low.may_overlap(&view(8, &[3, 5, 2], &[20, 4, 1], 4)));
+        // Rows of blocks: x[::2, :2] and x[1::2, 2:] never meet, nor do x[::2, :] and x[1::2, :].
+        assert!(!view(0, &[3, 2], &[8, 1], 4).may_overlap(&view(24, &[2, 2], &[8, 1], 4)));
+        assert!(!view(0, &[3, 4], &[8, 1], 4).may_overlap(&view(16, &[2, 4], &[8, 1], 4)));
+        // Interleaved columns within a block of an 8-column array keep the gcd's windows, which tell
+        // x[:, 0:4:2] from x[:, 1:4:2] (a block of columns 0-2 would not).
+        let even = view(0, &[5, 2], &[8, 2], 4);
+        assert_eq!((even.period, even.size), (8, 4));
+        assert!(!even.may_overlap(&view(4, &[5, 2], &[8, 2], 4)));
+        // One window each cannot tell x[:, :2] from x[:, 2:6:2]: they conflict, conservatively.
+        assert!(view(0, &[5, 2], &[8, 1], 4).may_overlap(&view(8, &[5, 2], &[8, 2], 4)));
+    }
+
+    #[test]
+    fn footprints_cover_every_byte_and_find_every_overlap() {
+        // Random views of a small buffer (a fixed xorshift sequence): each footprint's windows hold
+        // every byte its view reaches, and any two views sharing a byte may overlap.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut views = Vec::new();
+        for _ in 0..400 {
+            let size = [1, 2, 4, 8][next(4)];
+            let rank = 1 + next(3);
+            let extents: Vec<usize> = (0..rank).map(|_| 1 + next(4)).collect();
+            let strides: Vec<isize> = (0..rank).map(|_| next(13) as isize - 4).collect();
+            let below: isize = extents.iter().zip(&strides).map(|(&e, &s)| (e as isize - 1) * s.min(0)).sum();
+            let offset = (-below) as usize * size + next(16);
+            let footprint = view(offset, &extents, &strides, size);
+            let reached = bytes(offset, &extents, &strides, size);
+            for &b in &reached {
+                let from = b.wrapping_sub(footprint.anchor) as isize;
+                let j = if footprint.period == 0 { from } else { from.rem_euclid(footprint.period as isize) };
+                assert!(
+                    (0..footprint.size as isize).contains(&j),
+                    "{extents:?} {strides:?} {size}: byte {b} of {footprint:?}"
+                );
+                assert!((footprint.low..footprint.high).contains(&b));
+            }
+            views.push((footprint, reached));
+        }
+        for (a, bytes_a) in &views {
+            for (b, bytes_b) in &views {
+                let shared = bytes_a.iter().any(|x| bytes_b.binary_search(x).is_ok());
+                assert!(!shared || a.may_overlap(b), "{a:?} and {b:?} share a byte");
+            }
+        }
     }
 }

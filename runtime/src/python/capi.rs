@@ -39,11 +39,13 @@ pub(crate) struct CFootprint {
     pub(crate) low: u64,
     /// One past the highest byte address reached.
     pub(crate) high: u64,
-    /// The address of one element.
+    /// Where a window of reached bytes starts: every byte reached is `anchor + k · period + j`
+    /// for an integer `k` and `0 ≤ j < size`.
     pub(crate) anchor: u64,
-    /// The gcd of the byte strides of the axes with more than one index (0: a single element).
+    /// The windows' period (0: a single element). Builds before the block windows sent the gcd of
+    /// the byte strides, with windows of one element: the same statement, so the test is shared.
     pub(crate) period: u64,
-    /// Bytes of one element.
+    /// Bytes of one window: one element, or a block of elements of the inner axes.
     pub(crate) size: u64,
 }
 
