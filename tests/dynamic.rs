@@ -231,10 +231,20 @@ fn every_construction_rule_has_its_error() {
         DLDataType { code: 2, bits: 0, lanes: 1 },
         DLDataType { code: 2, bits: 32, lanes: 0 },
         DLDataType { code: 2, bits: 12, lanes: 1 },
+        // Codes DLPack gives one width, at another ("the consumer must stop importing"), in the
+        // fast path's whole bytes and below them, and a code DLPack does not define.
+        DLDataType::new(DLDataTypeCode::kDLFloat4_e2m1fn, 8, 1),
+        DLDataType::new(DLDataTypeCode::kDLFloat6_e2m3fn, 8, 1),
+        DLDataType::new(DLDataTypeCode::kDLFloat6_e3m2fn, 4, 1),
+        DLDataType::new(DLDataTypeCode::kDLFloat8_e4m3fn, 16, 1),
+        DLDataType::new(DLDataTypeCode::kDLFloat8_e5m2, 4, 1),
+        DLDataType::new(DLDataTypeCode::kDLBool, 1, 1),
+        DLDataType::new(DLDataTypeCode::kDLBool, 16, 1),
+        DLDataType { code: 99, bits: 16, lanes: 1 },
     ] {
         let mut t = good();
         t.dtype = dtype;
-        assert_eq!(dynamic(&t.tensor()).unwrap_err(), DlpackError::UnsupportedDtype { dtype });
+        assert_eq!(dynamic(&t.tensor()).unwrap_err(), DlpackError::UnsupportedDtype { dtype }, "{dtype:?}");
     }
     let mut t = good();
     t.data = std::ptr::null_mut();

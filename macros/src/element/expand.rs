@@ -105,6 +105,12 @@ fn explicit_dtype(input: &Input<'_>, explicit: &Explicit, krate: &Path) -> Token
             "the size of this type does not match its #[dl] data type: size in bits must equal bits x lanes (or, for padded sub-byte storage, bits < 8 and one byte per lane)",
         );
     };
+    let width = quote_spanned! {explicit.span=>
+        ::core::assert!(
+            #krate::__private::width_matches(__dlspan_dtype),
+            "DLPack gives this type code one width, and consumers must refuse any other: bits = 8 for kDLBool and the FP8 codes, 6 for FP6, 4 for FP4",
+        );
+    };
     // The `unsafe impl` below is sound because: the struct is `#[repr(C)]` or `#[repr(transparent)]`
     // (checked by the macro) over fields that accept every bit pattern and have no padding or
     // interior mutability of their own (`assert_plain_bits`), with no padding between or after them
@@ -114,7 +120,7 @@ fn explicit_dtype(input: &Input<'_>, explicit: &Explicit, krate: &Path) -> Token
     // the `#[dl]` attribute, which cannot break validity. The proofs use only `::core` and the real
     // runtime crate (`::dlspan`, never a user-supplied path). Every byte is valid: the default
     // `VALIDITY`, `AnyBits`, holds.
-    let proofs = quote!(#(#plain)* #no_padding #size_matches);
+    let proofs = quote!(#(#plain)* #no_padding #size_matches #width);
     let value = quote!(#krate::ffi::DLDataType::new(#code, #bits, #lanes));
     with_proofs(ident, krate, &proofs, &value, None, &[])
 }

@@ -5,7 +5,7 @@
 
 use super::import::ImportOptions;
 use crate::check;
-use crate::dtype::storage_bits;
+use crate::dtype::{defined, storage_bits};
 use crate::error::{DlpackError, LayoutKind};
 use crate::ffi::DLTensor;
 use crate::index::{Axes, INLINE_AXES};
@@ -13,7 +13,7 @@ use crate::space::MemorySpace;
 use crate::view::DynParts;
 
 /// Validates a `DLTensor` by every rule of the typed import that does not need the element type,
-/// in the same order: device, `ndim >= 0`, a dtype with a storage layout, null data, shape,
+/// in the same order: device, `ndim >= 0`, a defined dtype with a storage layout, null data, shape,
 /// extents, strides (null by version), where the elements lie ([`locate`](DynParts::locate), which
 /// covers the byte offset); with `unique`, also that no two indices share an element.
 ///
@@ -51,7 +51,11 @@ unsafe fn import_fast<S: MemorySpace>(tensor: &DLTensor, unique: bool) -> Option
     let ordinal = S::fast_accept(tensor.device)?;
     let rank = usize::try_from(tensor.ndim).ok().filter(|&rank| rank <= INLINE_AXES)?;
     let dtype = tensor.dtype;
-    // Whole bytes, and no sub-byte lanes (whose padding only the ordered path considers).
+    // A defined data type of whole bytes, and no sub-byte lanes (whose padding only the ordered
+    // path considers).
+    if !defined(dtype) {
+        return None;
+    }
     let bits = storage_bits(dtype, false).filter(|bits| bits % 8 == 0 && dtype.bits >= 8)?;
     let arrays_null = rank > 0 && (tensor.shape.is_null() || tensor.strides.is_null());
     if tensor.data.is_null() || arrays_null || tensor.byte_offset >= 1 << 32 {
@@ -116,7 +120,7 @@ unsafe fn import_ordered<S: MemorySpace>(
     let rank = usize::try_from(tensor.ndim).map_err(|_| DlpackError::NegativeNdim { ndim: tensor.ndim })?;
     let dtype = tensor.dtype;
     let padded = options.subbyte_padded && dtype.bits < 8;
-    if storage_bits(dtype, padded).is_none() {
+    if !defined(dtype) || storage_bits(dtype, padded).is_none() {
         return Err(DlpackError::UnsupportedDtype { dtype });
     }
     let shape = if rank == 0 || tensor.shape.is_null() {

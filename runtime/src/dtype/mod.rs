@@ -225,6 +225,21 @@ pub const fn is_padded_subbyte<T: DlElement>() -> bool {
     (T::DTYPE.bits as usize) * (T::DTYPE.lanes as usize) < 8 * size_of::<T>()
 }
 
+/// Whether a consumer may import `dtype` without knowing a Rust type for it: a code DLPack defines,
+/// at the width DLPack gives it when it gives one (8 bits for `bool` and the FP8 codes, 6 for FP6, 4
+/// for FP4: DLPack says "the consumer must stop importing if the value is unexpected"). Dynamic
+/// views and the Python layer import only these; a typed view imports its type's own data type.
+pub(crate) const fn defined(dtype: DLDataType) -> bool {
+    let code = dtype.type_code();
+    if code.name().is_none() {
+        return false;
+    }
+    match code.fixed_bits() {
+        Some(bits) => bits == dtype.bits,
+        None => true,
+    }
+}
+
 /// The bits one element of `dtype` occupies in memory: `bits · lanes` (whole bytes, or packed
 /// sub-byte values, DLPack's default), or one byte per lane for padded sub-byte storage
 /// (`IS_SUBBYTE_TYPE_PADDED`). `None` where DLPack defines no storage: zero bits or lanes, or a

@@ -85,9 +85,9 @@ impl Meta {
         read_only: bool,
     ) -> Result<Self, DlpackError> {
         // Codes DLPack does not define, and codes whose width DLPack fixes given another (FP8, FP6,
-        // FP4 and bool: "the consumer must stop importing if the value is unexpected").
-        let code = tensor.dtype.type_code();
-        if code.name().is_none() || code.fixed_bits().is_some_and(|bits| bits != tensor.dtype.bits) {
+        // FP4 and bool: "the consumer must stop importing if the value is unexpected"), before
+        // anything else of the tensor is read.
+        if !crate::dtype::defined(tensor.dtype) {
             return Err(DlpackError::UnsupportedDtype { dtype: tensor.dtype });
         }
         let mut rebased = *tensor;
