@@ -87,6 +87,27 @@ def test_a_dtype_the_framework_cannot_hold_gives_a_dlspan_tensor(torch, jnp):
     assert type(out) is np.ndarray and out.dtype == ml_dtypes.bfloat16 and out.tolist() == [0.0, 1.0, 2.0]
 
 
+def test_ml_dtypes_arrays_are_read_back(torch):
+    # dlspan hands NumPy callers ml_dtypes arrays (bfloat16, FP8): it reads them back too, though
+    # NumPy's own __dlpack__ refuses them.
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    a = dlspan.arange(3, "bfloat16", like=np.zeros(1))
+    b = np.asarray(dlspan.arange(3, "bfloat16"))
+    assert dlspan.sum(b) == 3.0
+    out = dlspan.add(a, b)
+    assert type(out) is np.ndarray and out.dtype == ml_dtypes.bfloat16 and out.tolist() == [0.0, 2.0, 4.0]
+    t = dlspan.from_dlpack(b[::-1])
+    assert t.dtype == "bfloat16" and t.tolist() == [2.0, 1.0, 0.0]
+    dlspan.scale_(b, 2.0)  # written in place, zero-copy
+    assert b.tolist() == [0.0, 2.0, 4.0]
+    fp8 = np.array([1.0, -0.5, 448.0], dtype=ml_dtypes.float8_e4m3fn)
+    assert dlspan.from_dlpack(fp8).dtype == "float8_e4m3fn" and dlspan.sum(fp8) == 448.5
+    assert torch.equal(torch.from_dlpack(dlspan.from_dlpack(a)), torch.arange(3, dtype=torch.bfloat16))
+    # ml_dtypes' sub-byte types take a byte per value, which a plain DLPack tensor cannot say.
+    with pytest.raises(BufferError):
+        dlspan.from_dlpack(np.zeros(2, dtype=ml_dtypes.float4_e2m1fn))
+
+
 def test_like_and_out_keep_their_meaning(torch, jnp):
     x = np.arange(4, dtype=np.float32)
     for like, kind in ((x, np.ndarray), (torch.zeros(1), torch.Tensor), (jnp.zeros(1), type(jnp.zeros(1)))):

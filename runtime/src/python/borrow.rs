@@ -123,33 +123,42 @@ const LATTICE_AXES: usize = 8;
 /// The [`Lattice`] of a view of `size`-byte elements with these extents and strides (in elements).
 /// The view's byte span must fit `isize` (every validated view's does), so that no term overflows.
 pub(crate) fn lattice(
-    extents: impl IntoIterator<Item = usize>,
-    strides: impl IntoIterator<Item = isize>,
+    extents: impl IntoIterator<Item = usize, IntoIter: Clone>,
+    strides: impl IntoIterator<Item = isize, IntoIter: Clone>,
     size: usize,
 ) -> Lattice {
-    // Per axis of more than one index: its byte stride's magnitude, its reach (extent − 1 strides,
-    // in bytes) and whether it reaches down.
-    let mut axes = [(0usize, 0usize, false); LATTICE_AXES];
-    let (mut count, mut gcd_bytes, mut overflow) = (0, 0, false);
-    for (extent, stride) in extents.into_iter().zip(strides) {
-        if extent <= 1 {
-            continue;
-        }
+    let axes = extents.into_iter().zip(strides).filter(|&(extent, _)| extent > 1);
+    // The gcd first (one pass, no division for a single axis): most views stop at it.
+    let (mut count, mut gcd_bytes) = (0usize, 0usize);
+    for (_, stride) in axes.clone() {
         let step = stride.unsigned_abs() * size;
-        gcd_bytes = gcd(gcd_bytes, step);
-        match axes.get_mut(count) {
-            Some(axis) => *axis = (step, (extent - 1) * step, stride < 0),
-            None => overflow = true,
-        }
+        gcd_bytes = if count == 0 { step } else { gcd(gcd_bytes, step) };
         count += 1;
     }
-    let mut best = Lattice { below: 0, period: gcd_bytes, window: size };
+    let by_gcd = Lattice { below: 0, period: gcd_bytes, window: size };
     // The gcd's windows leave gaps between them (or there is one element): kept, as before there
     // were blocks, so that every pair of views told apart then still is.
-    if count < 2 || overflow || gcd_bytes == 0 || gcd_bytes > size {
-        return best;
+    if !(2..=LATTICE_AXES).contains(&count) || gcd_bytes == 0 || gcd_bytes > size {
+        return by_gcd;
     }
-    let axes = &axes[..count];
+    block_lattice(axes, size, by_gcd)
+}
+
+/// [`lattice`]'s blocks: the block of inner axes, repeated with the stride of an outer axis that
+/// every other axis's stride is a multiple of, covering the smallest share of the bytes (`best`
+/// when none covers less).
+#[inline(never)]
+fn block_lattice(axes: impl Iterator<Item = (usize, isize)>, size: usize, mut best: Lattice) -> Lattice {
+    // Per axis of more than one index (at most LATTICE_AXES): its byte stride's magnitude, its
+    // reach (extent − 1 strides, in bytes) and whether it reaches down.
+    let mut table = [(0usize, 0usize, false); LATTICE_AXES];
+    let mut count = 0;
+    for ((extent, stride), slot) in axes.zip(&mut table) {
+        let step = stride.unsigned_abs() * size;
+        *slot = (step, (extent - 1) * step, stride < 0);
+        count += 1;
+    }
+    let axes = &table[..count];
     for (outer, &(period, _, _)) in axes.iter().enumerate() {
         if period == 0 {
             continue;

@@ -202,7 +202,7 @@ impl Tensor {
                 Dialect::Numpy => {
                     let mut strides = [0i64; MAX_TENSOR_RANK];
                     // SAFETY: the dialect of exactly `numpy.ndarray`'s type; attached.
-                    if let Some(array) = unsafe { numpy::read(object.as_ptr(), &mut strides, None) } {
+                    if let Some(array) = unsafe { numpy::read(py, object.as_ptr(), &mut strides, None) } {
                         // SAFETY: an array keeps its memory alive and in place while it lives (a
                         // resize that skips NumPy's reference check aside, rule Y14), holding
                         // values of its data type; the tensor's shape (the array's) and strides

@@ -4,14 +4,17 @@
 //! structs as part of its ABI).
 //!
 //! Only exact `numpy.ndarray` objects take this path (subclasses may override `__dlpack__`), and
-//! only arrays DLPack can describe: a data type NumPy's own `__dlpack__` exports, native byte
-//! order, strides that are whole elements. Anything else goes through `__dlpack__`, where NumPy
-//! raises its own `BufferError`.
+//! only arrays DLPack can describe: a data type NumPy's own `__dlpack__` exports, or one of
+//! ml_dtypes' whole-byte types (`bfloat16`, the FP8 types: NumPy's `__dlpack__` refuses them, and
+//! dlspan hands them to NumPy callers, rule Y19), native byte order, strides that are whole
+//! elements. Anything else goes through `__dlpack__`, where NumPy raises its own `BufferError`.
 
+use super::gil::Shared;
 use super::meta::rebase;
 use crate::ffi::{DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLTensor};
 use core::ffi::{c_char, c_int, c_long, c_void};
-use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::{ffi, intern};
 
 /// The head of NumPy's `PyArrayObject_fields`.
 #[repr(C)]
@@ -68,6 +71,40 @@ fn dtype(type_num: c_int) -> Option<DLDataType> {
     Some(DLDataType::new(code, bits, 1))
 }
 
+/// NumPy's first type number for types registered by other packages (`NPY_USERDEF`).
+const USER_TYPES: c_int = 256;
+
+/// The type numbers of registered types seen so far, with their DLPack data types (`None`: not one
+/// of ml_dtypes' whole-byte types). A process registers a handful.
+static REGISTERED: Shared<Vec<(c_int, Option<DLDataType>)>> = Shared::new(Vec::new());
+
+/// The DLPack data type of a registered NumPy type (`descr`, of number `type_num`): ml_dtypes'
+/// whole-byte scalar types, by name (`bfloat16`, `float8_e4m3fn`, …), when their scalar type comes
+/// from `ml_dtypes`, their item size is the data type's and DLPack defines it. Its sub-byte types
+/// (`float4_e2m1fn`, `int4`) take a byte per value, which a plain DLPack tensor cannot say.
+fn registered_dtype(py: Python<'_>, descr: &Bound<'_, PyAny>, type_num: c_int) -> Option<DLDataType> {
+    if let Some(known) = REGISTERED.with(py, |seen| seen.iter().find(|(num, _)| *num == type_num).map(|&(_, d)| d)) {
+        return known;
+    }
+    let found = (|| -> PyResult<Option<DLDataType>> {
+        let module: String = descr.getattr(intern!(py, "type"))?.getattr(intern!(py, "__module__"))?.extract()?;
+        if module != "ml_dtypes" && !module.starts_with("ml_dtypes.") {
+            return Ok(None);
+        }
+        let name: String = descr.getattr(intern!(py, "name"))?.extract()?;
+        let itemsize: usize = descr.getattr(intern!(py, "itemsize"))?.extract()?;
+        Ok(super::dtype::dtype_from_name(&name).filter(|dtype| {
+            dtype.lanes == 1
+                && dtype.bits % 8 == 0
+                && usize::from(dtype.bits / 8) == itemsize
+                && crate::dtype::defined(*dtype)
+        }))
+    })()
+    .unwrap_or(None);
+    REGISTERED.with(py, |seen| seen.push((type_num, found)));
+    found
+}
+
 /// An array's `DLTensor` fields, read from NumPy's struct: strides converted to elements into the
 /// caller's buffer.
 pub(crate) struct Array {
@@ -84,23 +121,48 @@ pub(crate) struct Array {
 ///
 /// # Safety
 ///
-/// `object` is a live object whose type is exactly `numpy.ndarray`, and the thread is attached.
-/// The returned tensor's shape points into the array, alive while it is.
-pub(crate) unsafe fn read(object: *mut ffi::PyObject, strides: &mut [i64], rank: Option<usize>) -> Option<Array> {
+/// `object` is a live object whose type is exactly `numpy.ndarray`. The returned tensor's shape
+/// points into the array, alive while it is.
+pub(crate) unsafe fn read(
+    py: Python<'_>,
+    object: *mut ffi::PyObject,
+    strides: &mut [i64],
+    rank: Option<usize>,
+) -> Option<Array> {
     // `npy_intp` dimensions are read as `int64_t`: 64-bit targets only.
     if cfg!(not(target_pointer_width = "64")) {
         return None;
     }
-    // SAFETY: an ndarray object starts with `PyArrayObject_fields` (caller).
-    let fields = unsafe { &*object.cast::<ArrayFields>() };
-    // SAFETY: every array has a live descriptor, which starts with these fields.
-    let descr = unsafe { &*fields.descr };
+    let array = object.cast::<ArrayFields>();
+    // SAFETY: an ndarray object starts with `PyArrayObject_fields` (caller); a raw read, as the
+    // look-up of a registered type below runs Python code, during which the array may change.
+    let descr_ptr = unsafe { (*array).descr };
+    // SAFETY: every array has a live descriptor, which starts with these fields; a descriptor's
+    // type number and byte order never change.
+    let head = unsafe { &*descr_ptr };
+    let (type_num, byteorder) = (head.type_num, head.byteorder);
     // '>' is big-endian, '<' little-endian, '=' native, '|' not applicable.
     let foreign_order = if cfg!(target_endian = "little") { b'>' } else { b'<' };
-    if descr.byteorder as u8 == foreign_order {
+    if byteorder as u8 == foreign_order {
         return None;
     }
-    let dtype = dtype(descr.type_num)?;
+    let dtype = match dtype(type_num) {
+        Some(dtype) => dtype,
+        None if type_num >= USER_TYPES => {
+            // SAFETY: the array's descriptor, a live Python object, held from here on.
+            let descr = unsafe { Bound::from_borrowed_ptr(py, descr_ptr.cast_mut().cast()) };
+            registered_dtype(py, &descr, type_num)?
+        }
+        None => return None,
+    };
+    // SAFETY: as above; no Python code runs from here on while `fields` lives.
+    let fields = unsafe { &*array };
+    // The first look-up of a registered type read Python attributes: should another thread have
+    // given the array another descriptor meanwhile (`x.dtype = …`), the type found is not the
+    // array's.
+    if !core::ptr::eq(fields.descr, descr_ptr) {
+        return None;
+    }
     let size = isize::from(dtype.bits / 8);
     let nd = usize::try_from(fields.nd).ok()?;
     if nd > strides.len() {

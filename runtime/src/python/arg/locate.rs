@@ -89,7 +89,7 @@ pub(super) fn locate<'py>(
         }
         Dialect::Numpy => {
             // SAFETY: the dialect of exactly `numpy.ndarray`'s type; attached.
-            if let Some(array) = unsafe { numpy::read(object.as_ptr(), strides, rank) } {
+            if let Some(array) = unsafe { numpy::read(object.py(), object.as_ptr(), strides, rank) } {
                 return Ok(found(array.tensor, ImportOptions::CURRENT, !array.writeable));
             }
         }
