@@ -26,8 +26,10 @@ macro_rules! to_mdspan {
         /// # Errors
         ///
         /// The first rule of [section I](crate::rules#i) that fails, as a [`DlpackError`] variant, in
-        /// this order: device type, device id, rank, data type, null data, byte offset, alignment,
-        /// shape, strides, overflow.
+        /// the rules' order: device type (I1), device id (I2), rank (I3), data type (I4), sub-byte
+        /// packing (I5), null data (I6), byte offset (I7), alignment (I8), shape (I10), null strides
+        /// (I11), static extents (I12), the layout's strides (I13), span (I14), no reach below the
+        /// base (I15); then, for `bool` element types, the bytes (I18).
         ///
         /// # Safety
         ///

@@ -314,7 +314,9 @@ impl fmt::Display for DlpackError {
             Self::NullStrides { version } => write!(
                 f,
                 "tensor strides are null, which producers of DLPack 1.2 or later may not send for rank > 0 \
-                 (this one is {}.{})",
+                 (read as version {}.{}; a bare DLTensor is read as the current version: one from an older \
+                 producer, such as a legacy DLManagedTensor, whose null strides mean row-major, is imported \
+                 with ImportOptions::legacy() or through ManagedTensor)",
                 version.major, version.minor
             ),
             Self::StridesIncompatible { layout, axis, expected, found, accepted_by } => {
@@ -337,8 +339,9 @@ impl fmt::Display for DlpackError {
                 write!(f, "strides reach element offset {lowest}, below the base pointer")
             }
             Self::OverlappingStrides => f.write_str(
-                "strides not proven unique (an axis' stride does not exceed what the smaller axes reach), \
-                 so no mutable view",
+                "two indices may reach the same element (an axis of extent > 1 with a zero stride, as a \
+                 broadcast has, or a stride that does not exceed what the axes of smaller strides reach), \
+                 so no mutable view: write to a copy",
             ),
             Self::InvalidBool { found } => write!(
                 f,
