@@ -242,3 +242,88 @@ def test_meta_tensors_are_refused_cleanly(torch):
         message = str(err.value)
         assert "meta device" in message and "\n" not in message and "frame #" not in message, message
         assert err.value.__cause__ is None and err.value.__context__ is None
+
+
+def _guarded_int64_pair():
+    """Two int64 values (an extent and a stride) ending right before a page nothing may read."""
+    import mmap
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    page = mmap.PAGESIZE
+    base = libc.mmap(None, 2 * page, 3, 0x22, -1, 0)  # read-write, private and anonymous
+    assert base not in (None, ctypes.c_void_p(-1).value) and libc.mprotect(base + page, page, 0) == 0
+    shape, strides = base + page - 16, base + page - 8
+    ctypes.c_int64.from_address(shape).value = 4
+    ctypes.c_int64.from_address(strides).value = 1
+    return shape, strides
+
+
+@pytest.mark.parametrize("entry", ["from_dlpack", "sum", "scale_", "add", "typed"])
+def test_a_rank_beyond_the_limit_is_refused_before_its_arrays_are_read(entry):
+    # A producer claiming 100 axes whose shape and strides hold one entry each, at the end of
+    # readable memory: reading 100 entries would fault. The rank alone refuses it (UnsupportedRank).
+    shape, strides = _guarded_int64_pair()
+    crafted = Crafted(shape=[4], strides=[1], ndim=100)
+    t = crafted.managed.dl_tensor
+    t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+    t.strides = ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64))
+
+    class Producer:
+        def __dlpack_device__(self):
+            return (1, 0)
+
+        def __dlpack__(self, **kwargs):
+            return crafted.capsule
+
+    call = {
+        "from_dlpack": dlspan.from_dlpack,
+        "sum": dlspan.sum,
+        "scale_": lambda x: dlspan.scale_(x, 2.0),
+        "add": lambda x: dlspan.add(x, x),
+        "typed": lambda x: dlspan.examples.axpy(1.0, x, np.zeros(4, np.float32)),
+    }[entry]
+    with pytest.raises(TypeError) as err:
+        call(Producer())
+    assert err.value.kind == "UnsupportedRank"
+    assert crafted.deleted == 1
+
+
+@pytest.mark.parametrize("returned", ["cpu", None, [1, 0], (1,), (1, 0, 0), (1, 2**40), (1.0, 0)])
+def test_a_malformed_dlpack_device_is_a_type_error_with_a_kind(returned):
+    crafted = Crafted(shape=[2], strides=[1])
+
+    class Producer:
+        def __dlpack_device__(self):
+            return returned
+
+        def __dlpack__(self, **kwargs):
+            return crafted.capsule
+
+    for call in (dlspan.from_dlpack, dlspan.sum):
+        with pytest.raises(TypeError) as err:
+            call(Producer())
+        assert err.value.kind == "NotADevice"
+        assert any(repr(returned)[:20] in note for note in err.value.__notes__), err.value.__notes__
+
+
+def test_host_memory_of_any_device_id_is_delivered_to_the_host():
+    # Rule I2: a host device's id names no other memory (JAX numbers its host devices).
+    for asked in ("cpu", (1, 0)):
+        crafted = Crafted(shape=[2], strides=[1])
+        crafted.managed.dl_tensor.device_id = 1
+
+        class Producer:
+            def __dlpack_device__(self):
+                return (1, 1)
+
+            def __dlpack__(self, **kwargs):
+                assert "dl_device" not in kwargs, "no move asked between ids of the host"
+                return crafted.capsule
+
+        t = dlspan.from_dlpack(Producer(), device=asked)
+        assert t.shape == (2,)
+        del t
+        assert crafted.deleted == 1

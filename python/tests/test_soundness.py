@@ -177,6 +177,43 @@ def test_exchange_tables_of_other_producers_keep_read_only(with_managed):
         assert len(deleted) == 1, "the managed tensor taken for the check was released once"
 
 
+def test_reversed_axes_read_through_a_table_as_through_dlpack():
+    # Rule Y5: every path gives the same view. A table describing a reversed axis with `data` at
+    # index 0 (the highest address) and stride -1, as NumPy's `__dlpack__` does, is rebased too.
+    values = np.array([1.0, 2.0, 3.0, 4.0])
+    dims = []
+
+    @_FILL
+    def fill(obj, out):
+        shape, strides = (ctypes.c_int64 * 1)(4), (ctypes.c_int64 * 1)(-1)
+        dims.append((shape, strides))
+        t = out.contents
+        t.data, t.device_type, t.device_id, t.ndim = values.ctypes.data + 24, 1, 0, 1
+        t.code, t.bits, t.lanes = 2, 64, 1
+        t.shape, t.strides, t.byte_offset = shape, strides, 0
+        return 0
+
+    table = _Table(major=1, minor=3)
+    table.dltensor_from_py_object_no_sync = ctypes.cast(fill, ctypes.c_void_p)
+    new_capsule = ctypes.pythonapi.PyCapsule_New
+    new_capsule.restype, new_capsule.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+    class Reversed:
+        __dlpack_c_exchange_api__ = new_capsule(ctypes.addressof(table), b"dlpack_exchange_api", None)
+        _keep = (table, fill)
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+        def __dlpack__(self, **kwargs):
+            return values[::-1].__dlpack__(**kwargs)
+
+    x = Reversed()
+    assert dlspan.sum(x) == 10.0
+    assert dlspan.add(x, x).tolist() == [8.0, 6.0, 4.0, 2.0]
+    assert dlspan.from_dlpack(x).tolist() == [4.0, 3.0, 2.0, 1.0]
+
+
 def test_negation_bit_is_refused_on_real_dtypes(torch):
     z = torch.tensor([1 + 2j, 3 - 1j, 2 + 5j])
     imag = z.conj().imag

@@ -21,7 +21,7 @@
 //! the producer.
 
 use super::capsule::take_capsule;
-use super::device::{CPU, device_of, host_readable, wait_for_host};
+use super::device::{CPU, device_of, host_readable, same_memory, wait_for_host};
 use super::dialect::{Dialect, dialect};
 use super::error::ExchangeError;
 use super::meta::MAX_TENSOR_RANK;
@@ -130,13 +130,15 @@ pub(crate) fn import(
             _ => tensor,
         }
     };
-    // SAFETY: a managed tensor's shape and strides (its producer's contract).
+    super::meta::check_rank(tensor.dl_tensor())?;
+    // SAFETY: a managed tensor's shape and strides (its producer's contract), of at most
+    // MAX_TENSOR_RANK entries.
     if let Some(err) = unsafe { super::meta::unsigned_stride(tensor.dl_tensor()) } {
         return Err(err.into());
     }
     let device = tensor.device();
     match request.device {
-        Some(requested) if requested != device => {
+        Some(requested) if !same_memory(requested, device) => {
             return Err(ExchangeError::DeviceUnavailable { requested, found: device }.into());
         }
         _ => {}
@@ -284,7 +286,7 @@ fn import_protocol(
         }
     }
     match request.device {
-        Some(requested) if Some(requested) != device => {
+        Some(requested) if !device.is_some_and(|device| same_memory(requested, device)) => {
             full.set_item(intern!(py, "dl_device"), (requested.device_type.0, requested.device_id))?;
         }
         _ => {}

@@ -40,7 +40,26 @@ pub(crate) fn wait_for_host(device: DLDevice) -> PyResult<()> {
 }
 
 /// A device as `__dlpack_device__` returns it.
+///
+/// # Errors
+///
+/// [`ExchangeError::NotADevice`] (`TypeError`) for anything but a pair of 32-bit integers, with
+/// the value shown in a note.
 pub(crate) fn device_of(value: &Bound<'_, PyAny>) -> PyResult<DLDevice> {
-    let (device_type, device_id): (i32, i32) = value.extract()?;
-    Ok(DLDevice { device_type: DLDeviceType(device_type), device_id })
+    match value.extract::<(i32, i32)>() {
+        Ok((device_type, device_id)) => Ok(DLDevice { device_type: DLDeviceType(device_type), device_id }),
+        Err(_) => {
+            let err = PyErr::from(ExchangeError::NotADevice);
+            let shown = value.repr().map_or_else(|_| "an object without a repr".to_owned(), |r| r.to_string());
+            let note = format!("__dlpack_device__ returned {}", shown.chars().take(200).collect::<String>());
+            err.value(value.py()).call_method1(pyo3::intern!(value.py(), "add_note"), (note,))?;
+            Err(err)
+        }
+    }
+}
+
+/// Whether two devices name the same memory: the same device, or the host by any id (rule I2: the
+/// id of host memory changes nothing, and JAX numbers its host devices).
+pub(crate) fn same_memory(a: DLDevice, b: DLDevice) -> bool {
+    a == b || (a.device_type == DLDeviceType::kDLCPU && b.device_type == DLDeviceType::kDLCPU)
 }

@@ -66,6 +66,9 @@ pub enum ExchangeError {
     /// An object given as a DLPack capsule that is not a `dltensor` or `dltensor_versioned`
     /// capsule.
     NotDlpackCapsule,
+    /// A producer's `__dlpack_device__` returned something other than a `(device_type, device_id)`
+    /// pair of 32-bit integers.
+    NotADevice,
     /// A `stream` the tensor's device cannot honour (host memory takes none or -1; 0 is never
     /// valid).
     InvalidStream {
@@ -143,6 +146,9 @@ impl fmt::Display for ExchangeError {
             Self::NegativeBit => f.write_str("tensor has the lazy negation bit set; call resolve_neg() first"),
             Self::CapsuleConsumed => f.write_str("the DLPack capsule was already consumed"),
             Self::NotDlpackCapsule => f.write_str("not a DLPack capsule (named dltensor or dltensor_versioned)"),
+            Self::NotADevice => {
+                f.write_str("__dlpack_device__ returned no (device_type, device_id) pair of 32-bit integers")
+            }
             Self::InvalidStream { stream } => write!(f, "stream {stream} is not valid for this tensor's device"),
             Self::DeviceUnavailable { requested, found } => write!(
                 f,
@@ -234,7 +240,7 @@ fn class(err: &DlpackError) -> Class {
 fn exchange_class(err: &ExchangeError) -> Class {
     use ExchangeError as E;
     match err {
-        E::NotDlpackCapsule => Class::Type,
+        E::NotDlpackCapsule | E::NotADevice => Class::Type,
         E::BorrowConflict { .. }
         | E::RequiresGrad
         | E::InferenceTensor
@@ -273,7 +279,7 @@ variant_names!(kind, DlpackError:
 );
 
 variant_names!(exchange_kind, ExchangeError:
-    BorrowConflict, RequiresGrad, InferenceTensor, ConjugateBit, NegativeBit, CapsuleConsumed, NotDlpackCapsule, InvalidStream,
+    BorrowConflict, RequiresGrad, InferenceTensor, ConjugateBit, NegativeBit, CapsuleConsumed, NotDlpackCapsule, NotADevice, InvalidStream,
     DeviceUnavailable, HostAccessUnordered, StorageMismatch, MetaTensor, DevicesDiffer,
     NoCurrentStream, UnsignedStride,
 );

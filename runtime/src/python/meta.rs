@@ -90,13 +90,11 @@ impl Meta {
         if !crate::dtype::defined(tensor.dtype) {
             return Err(DlpackError::UnsupportedDtype { dtype: tensor.dtype });
         }
+        check_rank(tensor)?;
         let mut rebased = *tensor;
         // SAFETY: the producer's contract on shape and strides, which `summary` relies on too.
         unsafe { rebase(&mut rebased) };
         let tensor = &rebased;
-        if usize::try_from(tensor.ndim).is_ok_and(|ndim| ndim > MAX_TENSOR_RANK) {
-            return Err(DlpackError::UnsupportedRank { rank: tensor.ndim as usize, max: MAX_TENSOR_RANK });
-        }
         let (shape, strides, numel, bits, span) = match tensor.device.device_type {
             DLDeviceType::kDLCUDA => summary::<crate::Device>(tensor, options)?,
             DLDeviceType::kDLCUDAManaged => summary::<crate::Managed>(tensor, options)?,
@@ -236,7 +234,7 @@ impl Meta {
 /// `tensor.shape` and `tensor.strides`, when non-null and `ndim > 0`, point to `ndim` readable
 /// `int64_t`.
 pub(crate) unsafe fn unsigned_stride(tensor: &DLTensor) -> Option<ExchangeError> {
-    let rank = usize::try_from(tensor.ndim).ok().filter(|&r| r > 0)?;
+    let rank = usize::try_from(tensor.ndim).ok().filter(|&r| r > 0 && r <= MAX_TENSOR_RANK)?;
     let bits = u64::from(tensor.dtype.bits) * u64::from(tensor.dtype.lanes);
     if tensor.shape.is_null() || tensor.strides.is_null() || bits % 8 != 0 || bits < 16 {
         return None;
@@ -258,6 +256,17 @@ pub(crate) unsafe fn unsigned_stride(tensor: &DLTensor) -> Option<ExchangeError>
     })
 }
 
+/// Refuses a tensor of more than [`MAX_TENSOR_RANK`] axes ([`DlpackError::UnsupportedRank`]) on its
+/// `ndim` alone, before anything reads its shape or strides: no framework makes such tensors, and
+/// a producer that misstates `ndim` hands out arrays shorter than it says, which reading `ndim`
+/// entries would overrun.
+pub(crate) fn check_rank(tensor: &DLTensor) -> Result<(), DlpackError> {
+    match usize::try_from(tensor.ndim) {
+        Ok(rank) if rank > MAX_TENSOR_RANK => Err(DlpackError::UnsupportedRank { rank, max: MAX_TENSOR_RANK }),
+        _ => Ok(()),
+    }
+}
+
 /// Re-expresses a tensor whose negative strides reach below `data` (NumPy exports reversed axes
 /// that way, with `byte_offset` 0) so that `data` is its lowest element and `byte_offset` leads
 /// to index 0 — the same elements, in the form dlspan's views require (rules I7 and I15: the
@@ -269,7 +278,8 @@ pub(crate) unsafe fn unsigned_stride(tensor: &DLTensor) -> Option<ExchangeError>
 /// `tensor.shape` and `tensor.strides`, when non-null and `ndim > 0`, point to `ndim` readable
 /// `int64_t`.
 pub(crate) unsafe fn rebase(tensor: &mut DLTensor) {
-    let Ok(rank) = usize::try_from(tensor.ndim) else { return };
+    // Beyond MAX_TENSOR_RANK the tensor is refused (`check_rank`) before anything reads its arrays.
+    let Some(rank) = usize::try_from(tensor.ndim).ok().filter(|&rank| rank <= MAX_TENSOR_RANK) else { return };
     let bits = u32::from(tensor.dtype.bits) * u32::from(tensor.dtype.lanes);
     if rank == 0 || tensor.shape.is_null() || tensor.strides.is_null() || bits % 8 != 0 || tensor.data.is_null() {
         return;

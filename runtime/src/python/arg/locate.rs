@@ -10,7 +10,7 @@ use crate::python::consumer::{ImportRequest, import};
 use crate::python::device::wait_for_host;
 use crate::python::dialect::{Dialect, Framework, StaticType, dialect};
 use crate::python::error::ExchangeError;
-use crate::python::meta::rebase;
+use crate::python::meta::{check_rank, rebase};
 use crate::python::numpy;
 use crate::python::stream::{self, CallerStream, on_stream};
 use crate::python::tensor::Tensor;
@@ -43,7 +43,23 @@ pub(super) struct Located<'py> {
 
 /// Finds `object`'s tensor in its type's dialect. For NumPy arrays, `strides` receives the strides
 /// in elements (the tensor points into it); `rank`, when known, is the rank the caller expects.
+/// A tensor of more than `MAX_TENSOR_RANK` axes is refused before anything reads its shape or
+/// strides ([`check_rank`]).
+#[inline]
 pub(super) fn locate<'py>(
+    object: &Bound<'py, PyAny>,
+    mutable: bool,
+    strides: &mut [i64],
+    rank: Option<usize>,
+) -> PyResult<Located<'py>> {
+    let located = find(object, mutable, strides, rank)?;
+    check_rank(&located.tensor)?;
+    Ok(located)
+}
+
+/// [`locate`] but for the rank check.
+#[inline]
+fn find<'py>(
     object: &Bound<'py, PyAny>,
     mutable: bool,
     strides: &mut [i64],
@@ -130,6 +146,9 @@ pub(super) fn locate<'py>(
             if unsafe { fill(object.as_ptr().cast(), &mut tensor) } != 0 {
                 return Err(PyErr::fetch(py));
             }
+            // Reversed axes as the other paths take them (rule Y5: every path gives the same view).
+            // SAFETY: the table's shape and strides, valid while the object lives (its contract).
+            unsafe { rebase(&mut tensor) };
             let stream = current(tensor.device)?;
             return Ok(Located { stream, ..found(tensor, ImportOptions::CURRENT, false) });
         }
