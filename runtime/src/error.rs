@@ -202,6 +202,18 @@ pub enum DlpackError {
         /// The other view's extent.
         found: usize,
     },
+    /// The last axis of a view cannot become the lanes of one element
+    /// ([`Mdspan::group_lanes`](crate::Mdspan::group_lanes)): its values are not adjacent (the
+    /// last axis's stride is not 1, or it has no values), or another axis's stride is not a whole
+    /// number of groups.
+    LanesNotGroupable {
+        /// The axis whose stride does not fit.
+        axis: usize,
+        /// Its stride, in elements.
+        stride: i64,
+        /// The values per group: the last axis's extent.
+        lanes: usize,
+    },
     /// A sub-view range is reversed or exceeds its axis.
     SubviewOutOfBounds {
         /// The axis.
@@ -357,6 +369,12 @@ impl fmt::Display for DlpackError {
             Self::ShapeMismatch { axis, expected, found } => {
                 write!(f, "the views' extents differ on axis {axis}: {expected} here, {found} in the other view")
             }
+            Self::LanesNotGroupable { axis, stride, lanes } => write!(
+                f,
+                "axis {axis} has stride {stride}: the last axis's {lanes} values become one element only when \
+                 they are adjacent (stride 1) and every other stride is a whole number of groups of {lanes}; \
+                 copy the view into a compact one first"
+            ),
             Self::SubviewOutOfBounds { axis, start, end, extent } => {
                 if start > end {
                     write!(f, "sub-view range {start}..{end} of axis {axis} is reversed")

@@ -245,6 +245,19 @@ fn produced() -> Vec<DlpackError> {
     let view = HostMdspanMut::<i32, 1>::from_slice(&mut data, [4]).unwrap();
     errors.push(view.try_into_subview((3..5,)).map(|_| ()).unwrap_err());
 
+    // LanesNotGroupable: the last axis strided, another axis not a whole number of groups.
+    let twelve = [0i32; 12];
+    let image = HostMdspan::<i32, 3>::from_slice(&twelve, [2, 2, 3]).unwrap();
+    let strided = HostMdspan::<i32, 2, LayoutStride>::from_slice_strided(&twelve, [2, 2], [6, 2]).unwrap();
+    errors.push(strided.group_lanes::<crate::dtype::I32x2, 1, crate::Dims<1>, LayoutStride>().map(|_| ()).unwrap_err());
+    errors.push(
+        image
+            .subview((.., .., 0..2))
+            .group_lanes::<crate::dtype::I32x2, 2, crate::Dims<2>, LayoutStride>()
+            .map(|_| ())
+            .unwrap_err(),
+    );
+
     // PaddedSubbyteExport.
     let padded = [Float4E2m1fn::from_bits(1); 2];
     let view = HostMdspan::<Float4E2m1fn, 1>::from_slice(&padded, [2]).unwrap();
@@ -521,11 +534,18 @@ fn claims(err: &DlpackError) -> usize {
             assert!(text.contains("Bool"), "{text:?} does not name the type that takes any byte");
             34
         }
+        DlpackError::LanesNotGroupable { axis, stride, lanes } => {
+            names(&axis);
+            names(&stride);
+            names(&lanes);
+            assert!(text.contains("adjacent") && text.contains("copy"), "{text:?}");
+            35
+        }
     }
 }
 
 /// The number of variants: the arms of `claims`.
-const VARIANTS: usize = 35;
+const VARIANTS: usize = 36;
 
 #[test]
 fn every_variant_is_produced_and_its_message_holds() {

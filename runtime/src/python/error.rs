@@ -215,6 +215,7 @@ fn class(err: &DlpackError) -> Class {
         | E::PackedByteLength { .. }
         | E::TooFewElements { .. }
         | E::ShapeMismatch { .. }
+        | E::LanesNotGroupable { .. }
         | E::SubviewOutOfBounds { .. }
         | E::ReadOnly
         | E::Aliased
@@ -273,7 +274,7 @@ variant_names!(kind, DlpackError:
     DeviceMismatch, NegativeDeviceId, Underaligned, RankMismatch, DtypeMismatch, SubbytePacking, NullData, ByteOffsetOverflow,
     ByteOffsetNotElementMultiple, Misaligned, NullShape, NegativeExtent, ExtentMismatch, NullStrides,
     StridesIncompatible, NonPositiveStride, SpanOverflow, NegativeReach, OverlappingStrides, InvalidBool, LengthMismatch,
-    TooFewElements, ShapeMismatch, SubviewOutOfBounds, PaddedSubbyteExport, UnsupportedVersion,
+    TooFewElements, ShapeMismatch, LanesNotGroupable, SubviewOutOfBounds, PaddedSubbyteExport, UnsupportedVersion,
     NullManagedTensor, ReadOnly, CopyRequired, AllocationFailed, UnsupportedDtype, UnsupportedRank, NegativeNdim,
     PackedByteLength, Aliased,
 );
@@ -484,6 +485,10 @@ fn python_message(err: &DlpackError) -> String {
         }
         E::ShapeMismatch { axis, expected, found } => format!(
             "extent {found} on axis {axis} does not match the extent {expected} of the array it is combined with"
+        ),
+        E::LanesNotGroupable { axis, stride, lanes } => format!(
+            "stride {stride} on axis {axis}: the last axis's {lanes} values become one element only when they \
+             are adjacent and every other stride is a multiple of {lanes}; pass a copy"
         ),
         E::SubviewOutOfBounds { axis, start, end, extent } => {
             if start > end {
