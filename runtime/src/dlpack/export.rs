@@ -51,7 +51,10 @@ pub struct DlpackTensor<'a, const R: usize> {
 /// pointer it takes.
 ///
 /// The consumer must not write through `shape` or `strides`, and must not write elements of a
-/// tensor exported from a shared view.
+/// tensor exported from a shared view. A tensor exported from a mutable view (`MdspanMut`, held
+/// borrowed by the export) may have its elements written by the consumer while the export lives:
+/// the export borrows the view, so nothing else reads or writes them meanwhile, and the view sees
+/// the writes once the export is dropped.
 ///
 /// The handle is what the borrow tracks: a `DLTensor` copied out of it (`*handle`; every C struct
 /// of [`ffi`](crate::ffi) is `Copy`) holds raw pointers into the export and the view, valid only
