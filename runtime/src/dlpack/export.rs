@@ -51,10 +51,10 @@ pub struct DlpackTensor<'a, const R: usize> {
 /// pointer it takes.
 ///
 /// The consumer must not write through `shape` or `strides`, and must not write elements of a
-/// tensor exported from a shared view. A tensor exported from a mutable view (`MdspanMut`, held
-/// borrowed by the export) may have its elements written by the consumer while the export lives:
-/// the export borrows the view, so nothing else reads or writes them meanwhile, and the view sees
-/// the writes once the export is dropped.
+/// tensor exported from a shared view. The elements of a tensor exported from a mutable view
+/// (`MdspanMut`) may be written by the consumer: they are that view's alone. The export borrows the
+/// view shared, though, so Rust code may still read the view meanwhile: writes from C must not
+/// overlap such reads (a C call that writes and returns before the view is read again, as usual).
 ///
 /// The handle is what the borrow tracks: a `DLTensor` copied out of it (`*handle`; every C struct
 /// of [`ffi`](crate::ffi) is `Copy`) holds raw pointers into the export and the view, valid only
