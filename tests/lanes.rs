@@ -146,3 +146,48 @@ fn grouped_views_export_what_they_view() {
     assert_eq!((dl.shape(), dl.strides()), (&[2i64, 1], &[2i64, 1]));
     assert_eq!(t.data.cast::<f32>().cast_const(), data[3..].as_ptr());
 }
+
+/// Two lanes of `dtype::Bool`, which take any byte.
+#[derive(Clone, Copy, DlElement)]
+#[repr(C)]
+struct AnyFlags {
+    a: Bool,
+    b: Bool,
+}
+
+#[test]
+fn writes_that_could_break_rust_bools_are_refused() {
+    // A mutable view of any-byte lanes over Rust `bool`s could write 2 into them.
+    let mut data = [false; 2];
+    let flags = HostMdspanMut::<bool, 1>::from_slice(&mut data, [2]).unwrap();
+    let grouped = flags.into_grouped_lanes::<AnyFlags, 0, Dims<0>, LayoutRight>().map(|_| ());
+    assert_eq!(grouped, Err(DlpackError::UncheckedWrites));
+    let mut pairs = [Flags { a: false, b: true }; 2];
+    let pairs_view = HostMdspanMut::<Flags, 1>::from_slice(&mut pairs, [2]).unwrap();
+    let split = pairs_view.into_split_lanes::<Bool, 2, Dims<2>, LayoutRight>().map(|_| ());
+    assert_eq!(split, Err(DlpackError::UncheckedWrites));
+    // The same through a dynamic view made from a `bool` view.
+    let dynamic: DynMdspanMut<'_> = HostMdspanMut::<bool, 1>::from_slice(&mut data, [2]).unwrap().into();
+    assert_eq!(dynamic.into_typed::<Bool, 1, LayoutRight>().map(|_| ()), Err(DlpackError::UncheckedWrites));
+    // Reading is fine, and so are writes of `bool` lanes over `Bool` memory (checked bytes).
+    let read: HostMdspan<AnyFlags, 0> = HostMdspan::<bool, 1>::from_slice(&data, [2]).unwrap().group_lanes().unwrap();
+    assert!(!read[[]].a.get());
+    let mut any = [Bool::from_bits(1), Bool::from_bits(0)];
+    let view = HostMdspanMut::<Bool, 1>::from_slice(&mut any, [2]).unwrap();
+    let mut checked: HostMdspanMut<Flags, 0> = view.into_grouped_lanes().unwrap();
+    checked[[]].b = true;
+    assert_eq!(any.map(Bool::to_bits), [1, 1]);
+}
+
+#[test]
+fn counts_and_strides_beyond_what_dlpack_states_are_errors() {
+    // No element has zero lanes.
+    let empty = HostMdspan::<f32, 2>::from_slice(&[], [2, 0]).unwrap();
+    let zero = empty.group_lanes::<Rgb, 1, Dims<1>, LayoutStride>().map(|_| ());
+    assert!(matches!(zero, Err(DlpackError::DtypeMismatch { found, .. }) if found.lanes == 0), "{zero:?}");
+    // An axis of one index may have any stride: beyond i64 once counted in lanes, it is refused.
+    let data = [dtype::F32x2::default(); 2];
+    let odd = HostMdspan::<dtype::F32x2, 2, LayoutStride>::from_slice_strided(&data, [1, 2], [isize::MAX / 2 + 7, 1]);
+    let split = odd.unwrap().split_lanes::<f32, 3, Dims<3>, LayoutStride>().map(|_| ());
+    assert_eq!(split, Err(DlpackError::SpanOverflow));
+}

@@ -214,6 +214,10 @@ pub enum DlpackError {
         /// The values per group: the last axis's extent.
         lanes: usize,
     },
+    /// A mutable view of a type that may write any byte over memory of a type whose bytes are
+    /// checked (a `dtype::Bool` view of Rust `bool`s, which must stay 0 or 1): its writes could
+    /// leave values the memory's own type forbids.
+    UncheckedWrites,
     /// A sub-view range is reversed or exceeds its axis.
     SubviewOutOfBounds {
         /// The axis.
@@ -374,6 +378,10 @@ impl fmt::Display for DlpackError {
                 "axis {axis} has stride {stride}: the last axis's {lanes} values become one element only when \
                  they are adjacent (stride 1) and every other stride is a whole number of groups of {lanes}; \
                  copy the view into a compact one first"
+            ),
+            Self::UncheckedWrites => f.write_str(
+                "a mutable view of a type that writes any byte (such as dtype::Bool) over memory of Rust bools, \
+                 which must stay 0 or 1; view it mutably as bool, or read it through a shared view",
             ),
             Self::SubviewOutOfBounds { axis, start, end, extent } => {
                 if start > end {

@@ -5,7 +5,7 @@
 
 use super::import::ImportOptions;
 use crate::check;
-use crate::dtype::{defined, storage_bits};
+use crate::dtype::{Validity, defined, storage_bits};
 use crate::error::{DlpackError, LayoutKind};
 use crate::ffi::DLTensor;
 use crate::index::{Axes, INLINE_AXES};
@@ -97,6 +97,7 @@ unsafe fn import_fast<S: MemorySpace>(tensor: &DLTensor, unique: bool) -> Option
         byte_offset: tensor.byte_offset,
         dtype,
         padded: false,
+        validity: Validity::AnyBits,
         origin: S::origin(ordinal),
         extents: Axes::Inline { len: rank as u8, values: extents },
         strides: Axes::Inline { len: rank as u8, values: strides },
@@ -159,6 +160,7 @@ unsafe fn import_ordered<S: MemorySpace>(
         byte_offset: tensor.byte_offset,
         dtype,
         padded,
+        validity: Validity::AnyBits,
         origin: S::origin(ordinal),
         extents,
         strides,

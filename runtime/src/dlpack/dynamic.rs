@@ -342,7 +342,8 @@ impl<'a, S: MemorySpace> DynMdspanMut<'a, S> {
     ///
     /// # Errors
     ///
-    /// As [`DynMdspan::typed`].
+    /// As [`DynMdspan::typed`], and [`DlpackError::UncheckedWrites`] for a type that may write any
+    /// byte (`dtype::Bool`) over memory of Rust `bool`s (a view made from a `bool` view).
     ///
     /// ```
     /// use dlspan::{DynMdspanMut, HostMdspanMut, LayoutStrideRelaxed};
@@ -356,6 +357,9 @@ impl<'a, S: MemorySpace> DynMdspanMut<'a, S> {
     pub fn typed_mut<T: DlElement, const R: usize, L: Layout>(
         &mut self,
     ) -> Result<MdspanMut<'_, T, R, Dims<R>, L, S>, DlpackError> {
+        if !self.parts().validity.kept_by(T::VALIDITY) {
+            return Err(DlpackError::UncheckedWrites);
+        }
         let (ptr, mapping, origin) = typed_parts::<T, R, L, S>(self.parts(), true)?;
         // SAFETY: validated by the typed import (unique mapping included); the elements are valid
         // for writes and reachable through nothing else while `self` is borrowed mutably.
@@ -366,7 +370,7 @@ impl<'a, S: MemorySpace> DynMdspanMut<'a, S> {
     ///
     /// # Errors
     ///
-    /// As [`DynMdspan::typed`].
+    /// As [`typed_mut`](Self::typed_mut).
     ///
     /// ```
     /// use dlspan::{DynMdspanMut, HostMdspanMut, LayoutRight};
@@ -381,6 +385,9 @@ impl<'a, S: MemorySpace> DynMdspanMut<'a, S> {
     pub fn into_typed<T: DlElement, const R: usize, L: Layout>(
         self,
     ) -> Result<MdspanMut<'a, T, R, Dims<R>, L, S>, DlpackError> {
+        if !self.parts().validity.kept_by(T::VALIDITY) {
+            return Err(DlpackError::UncheckedWrites);
+        }
         let (ptr, mapping, origin) = typed_parts::<T, R, L, S>(self.parts(), true)?;
         // SAFETY: validated by the typed import; this view's unique access for `'a` moves into the
         // typed view.

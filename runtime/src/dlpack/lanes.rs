@@ -44,14 +44,22 @@ unsafe fn reshaped<U: DlElement, const Q: usize, E: Extents<Q>, L: Layout, S: Me
 
 /// The axes of `T` elements whose last axis of `lanes` values becomes one element: every other
 /// stride in whole groups. [`DlpackError::LanesNotGroupable`] names the axis that is not.
-fn grouped_axes<const R: usize, const Q: usize>(
+fn grouped_axes<T: DlElement, U: DlElement, const R: usize, const Q: usize>(
     shape: &[i64; R],
     strides: &[i64; R],
 ) -> Result<([i64; Q], [i64; Q], u16), DlpackError> {
     let (last, lanes) = (R - 1, shape[R - 1]);
     let refuse = |axis: usize| DlpackError::LanesNotGroupable { axis, stride: strides[axis], lanes: lanes as usize };
-    // The group's values adjacent (any stride for a group of one), and a group the lanes count holds.
-    let count = u16::try_from(lanes).ok().filter(|&count| count > 0).ok_or_else(|| refuse(last))?;
+    // A count of lanes DLPack can state: no element has 0 lanes, nor more than 65535 (`U`'s data
+    // type, compared with the source's with `count` times its lanes, then says which).
+    let count = u16::try_from(lanes).unwrap_or(u16::MAX);
+    if count == 0 || i64::from(count) != lanes {
+        return Err(DlpackError::DtypeMismatch {
+            expected: U::DTYPE,
+            found: DLDataType { lanes: T::DTYPE.lanes.saturating_mul(count), ..T::DTYPE },
+        });
+    }
+    // The group's values adjacent (any stride for a group of one).
     if lanes > 1 && strides[last] != 1 {
         return Err(refuse(last));
     }
@@ -116,7 +124,7 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
     ) -> Result<Mdspan<'a, U, Q, E2, L2, S>, DlpackError> {
         const { assert!(Q + 1 == R, "group_lanes gives a view of one axis fewer") };
         let exported = to_dlpack_tensor(self)?;
-        let (shape, strides, count) = grouped_axes::<R, Q>(exported.shape(), exported.strides())?;
+        let (shape, strides, count) = grouped_axes::<T, U, R, Q>(exported.shape(), exported.strides())?;
         let dtype = with_lanes::<T>(count).ok_or(DlpackError::DtypeMismatch { expected: U::DTYPE, found: T::DTYPE })?;
         // SAFETY: the groups are the last axis's adjacent values, each group's first value on an
         // element of `self` and every step a whole number of groups: the same bytes.
@@ -173,8 +181,9 @@ fn split_axes<T: DlElement, T2: DlElement, const R: usize, const R2: usize>(
     let (mut out_shape, mut out_strides) = ([0i64; R2], [0i64; R2]);
     for axis in 0..R {
         out_shape[axis] = shape[axis];
-        // A validated view's byte span fits isize: so does every stride counted in the parts.
-        out_strides[axis] = strides[axis] * count;
+        // Counted in the parts. A validated view's byte span fits isize, but an axis of one index
+        // may have any stride: one beyond i64 in parts is refused as beyond the address space.
+        out_strides[axis] = strides[axis].checked_mul(count).ok_or(DlpackError::SpanOverflow)?;
     }
     (out_shape[R], out_strides[R]) = (count, 1);
     Ok((out_shape, out_strides))
@@ -182,8 +191,9 @@ fn split_axes<T: DlElement, T2: DlElement, const R: usize, const R2: usize>(
 
 impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> MdspanMut<'a, T, R, E, L, S> {
     /// The mutable view with its last axis as the lanes of one element of `U`: see
-    /// [`Mdspan::group_lanes`], whose errors it returns (`self` is consumed either way; take it from
-    /// a reborrow, `view.reborrow()`, to keep it).
+    /// [`Mdspan::group_lanes`], whose errors it returns, and [`DlpackError::UncheckedWrites`] for a
+    /// `U` that may write bytes `T` forbids (lanes of `dtype::Bool` over Rust `bool`s). `self` is
+    /// consumed either way; take it from a reborrow, `view.reborrow()`, to keep it.
     ///
     /// ```
     /// use dlspan::{DlElement, HostMdspanMut};
@@ -203,8 +213,11 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
         self,
     ) -> Result<MdspanMut<'a, U, Q, E2, L2, S>, DlpackError> {
         const { assert!(Q + 1 == R, "into_grouped_lanes gives a view of one axis fewer") };
+        if !T::VALIDITY.kept_by(U::VALIDITY) {
+            return Err(DlpackError::UncheckedWrites);
+        }
         let exported = to_dlpack_tensor(&self)?;
-        let (shape, strides, count) = grouped_axes::<R, Q>(exported.shape(), exported.strides())?;
+        let (shape, strides, count) = grouped_axes::<T, U, R, Q>(exported.shape(), exported.strides())?;
         let dtype = with_lanes::<T>(count).ok_or(DlpackError::DtypeMismatch { expected: U::DTYPE, found: T::DTYPE })?;
         // SAFETY: as in `Mdspan::group_lanes`.
         let (ptr, map) = unsafe { reshaped::<U, Q, E2, L2, S>(&exported.get(), dtype, &shape, &strides, true) }?;
@@ -215,7 +228,8 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
     }
 
     /// The mutable view with each element's lanes as a new last axis: see [`Mdspan::split_lanes`],
-    /// whose errors it returns (`self` is consumed either way).
+    /// whose errors it returns, and [`DlpackError::UncheckedWrites`] for a `T2` that may write bytes
+    /// `T` forbids. `self` is consumed either way.
     ///
     /// ```
     /// use dlspan::{HostMdspanMut, dtype::F32x2};
@@ -230,6 +244,9 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
         self,
     ) -> Result<MdspanMut<'a, T2, R2, E2, L2, S>, DlpackError> {
         const { assert!(R2 == R + 1, "into_split_lanes gives a view of one axis more") };
+        if !T::VALIDITY.kept_by(T2::VALIDITY) {
+            return Err(DlpackError::UncheckedWrites);
+        }
         let exported = to_dlpack_tensor(&self)?;
         let (shape, strides) = split_axes::<T, T2, R, R2>(exported.shape(), exported.strides())?;
         // SAFETY: as in `Mdspan::split_lanes`.

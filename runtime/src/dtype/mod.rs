@@ -176,6 +176,13 @@ impl Validity {
             _ => Self::BoolBytes,
         }
     }
+
+    /// Whether memory holding values of this validity stays valid when a mutable view of a type of
+    /// validity `writer` writes it: the writer's type must be at least as strict (a `dtype::Bool`
+    /// view, which writes any byte, would break memory of Rust `bool`s).
+    pub(crate) const fn kept_by(self, writer: Self) -> bool {
+        matches!((self, writer), (Self::AnyBits, _) | (Self::BoolBytes, Self::BoolBytes))
+    }
 }
 
 /// Types for which every bit pattern of their size is a valid value, with no padding and no

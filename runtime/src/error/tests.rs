@@ -258,6 +258,14 @@ fn produced() -> Vec<DlpackError> {
             .unwrap_err(),
     );
 
+    // UncheckedWrites: `dtype::Bool` writes over Rust `bool`s, through a dynamic view and as lanes.
+    let mut flags = [false; 2];
+    let dynamic: crate::DynMdspanMut<'_> = HostMdspanMut::<bool, 1>::from_slice(&mut flags, [2]).unwrap().into();
+    errors.push(dynamic.into_typed::<crate::dtype::Bool, 1, LayoutRight>().map(|_| ()).unwrap_err());
+    let mut flags = [false; 4];
+    let pairs = HostMdspanMut::<bool, 2>::from_slice(&mut flags, [2, 2]).unwrap();
+    errors.push(pairs.into_grouped_lanes::<AnyFlags, 1, crate::Dims<1>, LayoutRight>().map(|_| ()).unwrap_err());
+
     // PaddedSubbyteExport.
     let padded = [Float4E2m1fn::from_bits(1); 2];
     let view = HostMdspan::<Float4E2m1fn, 1>::from_slice(&padded, [2]).unwrap();
@@ -541,11 +549,23 @@ fn claims(err: &DlpackError) -> usize {
             assert!(text.contains("adjacent") && text.contains("copy"), "{text:?}");
             35
         }
+        DlpackError::UncheckedWrites => {
+            assert!(text.contains("dtype::Bool") && text.contains("as bool"), "{text:?}");
+            36
+        }
     }
 }
 
+/// Two lanes of `dtype::Bool`, which take any byte.
+#[derive(Clone, Copy, crate::DlElement)]
+#[repr(C)]
+struct AnyFlags {
+    a: crate::dtype::Bool,
+    b: crate::dtype::Bool,
+}
+
 /// The number of variants: the arms of `claims`.
-const VARIANTS: usize = 36;
+const VARIANTS: usize = 37;
 
 #[test]
 fn every_variant_is_produced_and_its_message_holds() {

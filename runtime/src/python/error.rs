@@ -203,6 +203,7 @@ fn class(err: &DlpackError) -> Class {
         | E::RankMismatch { .. }
         | E::DtypeMismatch { .. }
         | E::SubbytePacking { .. }
+        | E::UncheckedWrites
         | E::UnsupportedDtype { .. }
         | E::UnsupportedRank { .. }
         | E::NegativeNdim { .. } => Class::Type,
@@ -274,7 +275,7 @@ variant_names!(kind, DlpackError:
     DeviceMismatch, NegativeDeviceId, Underaligned, RankMismatch, DtypeMismatch, SubbytePacking, NullData, ByteOffsetOverflow,
     ByteOffsetNotElementMultiple, Misaligned, NullShape, NegativeExtent, ExtentMismatch, NullStrides,
     StridesIncompatible, NonPositiveStride, SpanOverflow, NegativeReach, OverlappingStrides, InvalidBool, LengthMismatch,
-    TooFewElements, ShapeMismatch, LanesNotGroupable, SubviewOutOfBounds, PaddedSubbyteExport, UnsupportedVersion,
+    TooFewElements, ShapeMismatch, LanesNotGroupable, UncheckedWrites, SubviewOutOfBounds, PaddedSubbyteExport, UnsupportedVersion,
     NullManagedTensor, ReadOnly, CopyRequired, AllocationFailed, UnsupportedDtype, UnsupportedRank, NegativeNdim,
     PackedByteLength, Aliased,
 );
@@ -490,6 +491,9 @@ fn python_message(err: &DlpackError) -> String {
             "stride {stride} on axis {axis}: the last axis's {lanes} values become one element only when they \
              are adjacent and every other stride is a multiple of {lanes}; pass a copy"
         ),
+        E::UncheckedWrites => "a writable view of a type that writes any byte over bool memory, whose bytes \
+                               must stay 0 or 1"
+            .to_owned(),
         E::SubviewOutOfBounds { axis, start, end, extent } => {
             if start > end {
                 format!("index range {start}:{end} of axis {axis} is reversed")

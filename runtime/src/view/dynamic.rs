@@ -14,7 +14,7 @@
 use super::mdspan::{Mdspan, MdspanMut};
 use super::packed::{PackedMdspan, PackedMdspanMut};
 use crate::check;
-use crate::dtype::{DlElement, PlainBits, is_padded_subbyte, storage_bits};
+use crate::dtype::{DlElement, PlainBits, Validity, is_padded_subbyte, storage_bits};
 use crate::error::DlpackError;
 use crate::ffi::{DLDataType, DLDevice};
 use crate::index::{Axes, Extents, Layout};
@@ -36,6 +36,10 @@ pub(crate) struct DynParts<S: MemorySpace> {
     pub(crate) byte_offset: u64,
     pub(crate) dtype: DLDataType,
     pub(crate) padded: bool,
+    /// Which values the memory must keep: its Rust element type's validity for a view made from a
+    /// typed one (Rust `bool`s must stay 0 or 1), [`Validity::AnyBits`] for foreign memory, whose
+    /// bytes DLPack lets be anything. Typed mutable views made here must keep it.
+    pub(crate) validity: Validity,
     /// The ordinal, and the ordering event of a cudarc allocation (kept by typed views made here).
     pub(crate) origin: S::Origin,
     pub(crate) extents: Axes<usize>,
@@ -90,7 +94,7 @@ impl<S: MemorySpace> DynParts<S> {
     fn of_view(
         data: *mut u8,
         byte_offset: usize,
-        (dtype, padded): (DLDataType, bool),
+        (dtype, padded, validity): (DLDataType, bool, Validity),
         extents: &[usize],
         strides: &[isize],
         origin: S::Origin,
@@ -100,6 +104,7 @@ impl<S: MemorySpace> DynParts<S> {
             byte_offset: byte_offset as u64,
             dtype,
             padded,
+            validity,
             origin,
             extents: Axes::from_slice(extents),
             strides: Axes::from_slice(strides),
@@ -526,8 +531,8 @@ macro_rules! from_view {
 }
 
 from_view! {
-    Mdspan => DynMdspan, [DlElement], (T::DTYPE, is_padded_subbyte::<T>()), |view| view.offset() * size_of::<T>();
-    MdspanMut => DynMdspanMut, [DlElement], (T::DTYPE, is_padded_subbyte::<T>()), |view| view.offset() * size_of::<T>();
-    PackedMdspan => DynMdspan, [DlElement + PlainBits], (T::DTYPE, false), PackedMdspan::index_zero_byte;
-    PackedMdspanMut => DynMdspanMut, [DlElement + PlainBits], (T::DTYPE, false), PackedMdspanMut::index_zero_byte;
+    Mdspan => DynMdspan, [DlElement], (T::DTYPE, is_padded_subbyte::<T>(), T::VALIDITY), |view| view.offset() * size_of::<T>();
+    MdspanMut => DynMdspanMut, [DlElement], (T::DTYPE, is_padded_subbyte::<T>(), T::VALIDITY), |view| view.offset() * size_of::<T>();
+    PackedMdspan => DynMdspan, [DlElement + PlainBits], (T::DTYPE, false, T::VALIDITY), PackedMdspan::index_zero_byte;
+    PackedMdspanMut => DynMdspanMut, [DlElement + PlainBits], (T::DTYPE, false, T::VALIDITY), PackedMdspanMut::index_zero_byte;
 }
