@@ -98,6 +98,7 @@ def test_ml_dtypes_arrays_are_read_back(torch):
     assert type(out) is np.ndarray and out.dtype == ml_dtypes.bfloat16 and out.tolist() == [0.0, 2.0, 4.0]
     t = dlspan.from_dlpack(b[::-1])
     assert t.dtype == "bfloat16" and t.tolist() == [2.0, 1.0, 0.0]
+    assert dlspan.from_dlpack(b, device=(1, 1)).tolist() == [0.0, 1.0, 2.0], "host memory by any id"
     dlspan.scale_(b, 2.0)  # written in place, zero-copy
     assert b.tolist() == [0.0, 2.0, 4.0]
     fp8 = np.array([1.0, -0.5, 448.0], dtype=ml_dtypes.float8_e4m3fn)

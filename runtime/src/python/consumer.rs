@@ -115,7 +115,7 @@ pub(crate) fn import(
         }
         // A PyTorch tensor shared in host memory, as `__dlpack__` would export it, through the
         // table; anything else through `__dlpack__`.
-        let host = request.stream.is_none() && request.device.is_none_or(|device| device == CPU);
+        let host = request.stream.is_none() && request.device.is_none_or(|device| same_memory(device, CPU));
         let fast = match dialect {
             Dialect::Exchange { api, torch: Some(base) } if host => super::torch::managed_host(object, api, base)?,
             _ => None,
@@ -189,7 +189,7 @@ impl Tensor {
     /// ```
     pub fn from_dlpack<'py>(object: &Bound<'py, PyAny>, request: ImportRequest) -> PyResult<Bound<'py, Self>> {
         let py = object.py();
-        let shared = request.copy != Some(true) && request.device.is_none_or(|device| device == CPU);
+        let shared = request.copy != Some(true) && request.device.is_none_or(|device| same_memory(device, CPU));
         if shared && !object.is_instance_of::<PyCapsule>() {
             match dialect(object)? {
                 Dialect::Exchange { api, torch: Some(base) } if request.stream.is_none() => {

@@ -99,8 +99,10 @@ fn registered_dtype(py: Python<'_>, descr: &Bound<'_, PyAny>, type_num: c_int) -
                 && usize::from(dtype.bits / 8) == itemsize
                 && crate::dtype::defined(*dtype)
         }))
-    })()
-    .unwrap_or(None);
+    })();
+    // An answer is kept for the type number; a failed look-up (an exception inside it, which the
+    // caller's fall-back to `__dlpack__` replaces with NumPy's own) is asked again next time.
+    let found = found.ok()?;
     REGISTERED.with(py, |seen| seen.push((type_num, found)));
     found
 }
@@ -146,12 +148,15 @@ pub(crate) unsafe fn read(
     if byteorder as u8 == foreign_order {
         return None;
     }
+    // The descriptor of a registered type, held until its identity with the array's is checked
+    // below (so that it cannot be freed, and its address reused, in between).
+    let mut held = None;
     let dtype = match dtype(type_num) {
         Some(dtype) => dtype,
         None if type_num >= USER_TYPES => {
-            // SAFETY: the array's descriptor, a live Python object, held from here on.
-            let descr = unsafe { Bound::from_borrowed_ptr(py, descr_ptr.cast_mut().cast()) };
-            registered_dtype(py, &descr, type_num)?
+            // SAFETY: the array's descriptor, a live Python object (the array holds it).
+            let descr = held.insert(unsafe { Bound::from_borrowed_ptr(py, descr_ptr.cast_mut().cast()) });
+            registered_dtype(py, descr, type_num)?
         }
         None => return None,
     };
@@ -163,6 +168,8 @@ pub(crate) unsafe fn read(
     if !core::ptr::eq(fields.descr, descr_ptr) {
         return None;
     }
+    // The array holds the same descriptor: releasing ours frees nothing and runs no Python code.
+    drop(held);
     let size = isize::from(dtype.bits / 8);
     let nd = usize::try_from(fields.nd).ok()?;
     if nd > strides.len() {
