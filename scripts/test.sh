@@ -56,6 +56,10 @@ python3 scripts/layers.py --selftest
 
 step "cargo clippy (workspace, all targets, warnings denied)"
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
+# Each feature alone too: an item only another feature uses warns in users' builds otherwise.
+for features in "" cuda python ndarray; do
+  cargo clippy -p dlspan --lib --no-default-features --features "$features" --locked -- -D warnings
+done
 
 step "cargo test (unit, integration, doc, UI)"
 # The NVRTC tier writes the kernel x dtype matrix it compiled here (test output is captured).

@@ -79,5 +79,6 @@ pub use gpu::{Gpu, device_count};
 pub use library::{driver_present, nvrtc_present};
 pub use memory::CudaMemory;
 pub use operand::{DeviceRead, DeviceWrite, KernelSpace};
+#[cfg(feature = "python")]
 pub(crate) use stream::order_consumer_after;
 pub use stream::{DLPACK_LEGACY_STREAM, DLPACK_NO_SYNC, DLPACK_PER_THREAD_STREAM, Event, Stream};

@@ -292,6 +292,7 @@ pub(crate) unsafe fn order_consumer(producer: &CudaStream, consumer: Option<i64>
 /// # Safety
 ///
 /// A value above 2 is a live `CUstream` of the event's context (DLPack's contract for the consumer).
+#[cfg(feature = "python")]
 pub(crate) unsafe fn order_consumer_after(event: &Event, consumer: Option<i64>) -> Result<(), CudaError> {
     let Some(handle) = consumer_handle(consumer)? else {
         return Ok(());
