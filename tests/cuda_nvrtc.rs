@@ -469,3 +469,48 @@ fn compile_errors_are_reported_at_the_kernels_rust_lines() {
     assert!(nvrtc_log.contains("src/shaders.rs(42): error: identifier \"v_undefined\" is undefined"), "{nvrtc_log}");
     println!("{log}");
 }
+
+/// The public doors a user's test calls, with NVRTC and no GPU: `cuda::elementwise_ptx` and
+/// `cuda::raw_ptx` compile an instantiation as a launch would, or report NVRTC's error.
+#[test]
+fn users_check_their_kernels_compile_for_the_gpu_without_one() {
+    if !cuda_support::nvrtc_or_skip() {
+        return;
+    }
+    use dlspan::kernel::ViewType;
+    use dlspan::{DeviceMdspan, DeviceMdspanMut};
+    dlspan::elementwise! {
+        fn halve<T: dlspan::kernel::Scalar>(x: &T, y: &mut T) { *y = *x / (2 as T) }
+    }
+    for ptx in [
+        dlspan::cuda::elementwise_ptx(halve::instance::<f32>(), "compute_90"),
+        dlspan::cuda::elementwise_ptx(halve::instance::<f16>(), "compute_80"),
+    ] {
+        assert!(ptx.expect("compiles").contains(".entry dlspan_halve_"));
+    }
+    dlspan::kernel! {
+        fn copy_rows<T>(x: &[T; 2], out: &mut [T; 2]) {
+            r#"
+            const dl::index_t i = (dl::index_t)blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < x.extent(0)) for (dl::index_t j = 0; j < x.extent(1); ++j) out(i, j) = x(i, j);
+            "#
+        }
+    }
+    const VIEWS: &[ViewType] =
+        &[ViewType::of::<DeviceMdspan<'static, f64, 2>, 2>(), ViewType::of::<DeviceMdspanMut<'static, f64, 2>, 2>()];
+    assert!(
+        dlspan::cuda::raw_ptx(copy_rows::instance::<f64>(VIEWS), "compute_90").expect("compiles").contains(".entry")
+    );
+    dlspan::kernel! {
+        fn bad_rows(out: &mut [f32; 1]) {
+            r#"
+            out(0) = "not a number";
+            "#
+        }
+    }
+    const ONE: &[ViewType] = &[ViewType::of::<DeviceMdspanMut<'static, f32, 1>, 1>()];
+    let Err(CudaError::Compile { log, .. }) = dlspan::cuda::raw_ptx(bad_rows::instance(ONE), "compute_90") else {
+        panic!("a string assigned to a float compiled");
+    };
+    assert!(log.contains("tests/cuda_nvrtc.rs:") && log.contains("out(0) = \"not a number\";"), "{log}");
+}

@@ -76,6 +76,7 @@ pub use abi::{KernelKind, MAX_KERNEL_RANK};
 pub use error::{CudaError, CudaLibrary};
 pub use export::{export_cuda, export_cuda_for_consumer};
 pub use gpu::{Gpu, device_count};
+pub use kernel::{elementwise_ptx, raw_ptx};
 pub use library::{driver_present, nvrtc_present};
 pub use memory::CudaMemory;
 pub use operand::{DeviceRead, DeviceWrite, KernelSpace};

@@ -50,6 +50,72 @@ pub fn compile_ptx(key: &ModuleKey, arch: &str) -> Result<String, CudaError> {
     compile_ptx_with(key, arch, &DiskCache::off()).map(|compiled| compiled.ptx)
 }
 
+/// The PTX an element-wise kernel's instantiation (`my_kernel::instance::<f32>()`, made by
+/// [`elementwise!`](crate::elementwise!)) becomes for the virtual architecture `arch` (such as
+/// `"compute_90"`), compiled by NVRTC as a launch compiles it: with NVRTC and no GPU, a test can
+/// check that every kernel a crate ships compiles for the GPU ([rule K6](crate::rules#k6)).
+///
+/// # Errors
+///
+/// [`CudaError::LibraryMissing`] without NVRTC; [`CudaError::Compile`] with NVRTC's log when it
+/// refuses the source; [`CudaError::ScalarTooLarge`] when the scalar arguments do not fit a launch.
+///
+/// ```
+/// use dlspan::cuda::{CudaError, elementwise_ptx};
+/// use dlspan::kernel::Float;
+/// dlspan::elementwise! {
+///     /// y = a·x + b, element by element.
+///     pub fn affine<T: Float>(a: T, x: &T, b: &T, y: &mut T) { *y = a * *x + *b }
+/// }
+/// match elementwise_ptx(affine::instance::<f32>(), "compute_90") {
+///     Ok(ptx) => assert!(ptx.contains(".entry dlspan_affine_float32")),
+///     Err(CudaError::LibraryMissing { .. }) => {} // no NVRTC here
+///     Err(other) => panic!("{other}"),
+/// }
+/// ```
+pub fn elementwise_ptx(instance: crate::kernel::Instance, arch: &str) -> Result<String, CudaError> {
+    compile_ptx(&ModuleKey::elementwise(instance)?, arch)
+}
+
+/// The PTX a raw kernel's instantiation (`my_kernel::instance::<f32>(&view_types)`, made by
+/// [`kernel!`](crate::kernel!)) becomes for the virtual architecture `arch`, compiled by NVRTC as a
+/// launch compiles it: its CUDA C++ checked with no GPU ([rule K7](crate::rules#k7)). NVRTC's errors
+/// point at the body's lines in the Rust file.
+///
+/// # Errors
+///
+/// [`CudaError::LibraryMissing`] without NVRTC; [`CudaError::Compile`] with NVRTC's log when it
+/// refuses the source; [`CudaError::Kernel`] when the arguments do not fit a launch.
+///
+/// ```
+/// use dlspan::cuda::{CudaError, raw_ptx};
+/// use dlspan::kernel::ViewType;
+/// use dlspan::{DeviceMdspan, DeviceMdspanMut};
+/// dlspan::kernel! {
+///     /// Each row's sum.
+///     pub fn row_sums<T>(x: &[T; 2], out: &mut [T; 1]) {
+///         r#"
+///         const dl::index_t i = (dl::index_t)blockIdx.x * blockDim.x + threadIdx.x;
+///         if (i < x.extent(0)) {
+///             T total = 0;
+///             for (dl::index_t j = 0; j < x.extent(1); ++j) total += x(i, j);
+///             out(i) = total;
+///         }
+///         "#
+///     }
+/// }
+/// const VIEWS: &[ViewType] =
+///     &[ViewType::of::<DeviceMdspan<'static, f32, 2>, 2>(), ViewType::of::<DeviceMdspanMut<'static, f32, 1>, 1>()];
+/// match raw_ptx(row_sums::instance::<f32>(VIEWS), "compute_90") {
+///     Ok(ptx) => assert!(ptx.contains(".entry")),
+///     Err(CudaError::LibraryMissing { .. }) => {} // no NVRTC here
+///     Err(other) => panic!("{other}"),
+/// }
+/// ```
+pub fn raw_ptx(instance: crate::kernel::RawInstance, arch: &str) -> Result<String, CudaError> {
+    compile_ptx(&ModuleKey::raw(instance)?, arch)
+}
+
 /// Compiles a module to PTX for `arch` as the runtime does: loaded from `disk` when a process
 /// compiled it before with this NVRTC and these options, else compiled by NVRTC and stored there.
 ///

@@ -35,7 +35,8 @@ pub use crate::kernel::fnv1a_128;
 pub use crate::kernel::{ElementType, ScalarType};
 pub use cache::{FunctionTable, KeyHasher, ModuleCache};
 pub use compile::{
-    CompileInput, Compiled, Origin, compile_ptx, compile_ptx_with, compile_source, nvrtc_version, preamble,
+    CompileInput, Compiled, Origin, compile_ptx, compile_ptx_with, compile_source, elementwise_ptx, nvrtc_version,
+    preamble, raw_ptx,
 };
 pub use disk::{CACHE_ENV, CacheKey, DiskCache};
 pub use module::ModuleKey;
