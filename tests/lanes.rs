@@ -169,6 +169,13 @@ fn writes_that_could_break_rust_bools_are_refused() {
     // The same through a dynamic view made from a `bool` view.
     let dynamic: DynMdspanMut<'_> = HostMdspanMut::<bool, 1>::from_slice(&mut data, [2]).unwrap().into();
     assert_eq!(dynamic.into_typed::<Bool, 1, LayoutRight>().map(|_| ()), Err(DlpackError::UncheckedWrites));
+    // Another type is its own mismatch, not a matter of validity.
+    let mut dynamic: DynMdspanMut<'_> = HostMdspanMut::<bool, 1>::from_slice(&mut data, [2]).unwrap().into();
+    let other = dynamic.typed_mut::<u8, 1, LayoutRight>().map(|_| ());
+    assert!(matches!(other, Err(DlpackError::DtypeMismatch { .. })), "{other:?}");
+    let flags = HostMdspanMut::<bool, 2>::from_slice(&mut data, [1, 2]).unwrap();
+    let other = flags.into_grouped_lanes::<dtype::U8x2, 1, Dims<1>, LayoutRight>().map(|_| ());
+    assert!(matches!(other, Err(DlpackError::DtypeMismatch { .. })), "{other:?}");
     // Reading is fine, and so are writes of `bool` lanes over `Bool` memory (checked bytes).
     let read: HostMdspan<AnyFlags, 0> = HostMdspan::<bool, 1>::from_slice(&data, [2]).unwrap().group_lanes().unwrap();
     assert!(!read[[]].a.get());

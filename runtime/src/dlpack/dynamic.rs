@@ -357,10 +357,11 @@ impl<'a, S: MemorySpace> DynMdspanMut<'a, S> {
     pub fn typed_mut<T: DlElement, const R: usize, L: Layout>(
         &mut self,
     ) -> Result<MdspanMut<'_, T, R, Dims<R>, L, S>, DlpackError> {
+        let (ptr, mapping, origin) = typed_parts::<T, R, L, S>(self.parts(), true)?;
+        // After the type's own checks, so that another type is its mismatch.
         if !self.parts().validity.kept_by(T::VALIDITY) {
             return Err(DlpackError::UncheckedWrites);
         }
-        let (ptr, mapping, origin) = typed_parts::<T, R, L, S>(self.parts(), true)?;
         // SAFETY: validated by the typed import (unique mapping included); the elements are valid
         // for writes and reachable through nothing else while `self` is borrowed mutably.
         Ok(unsafe { MdspanMut::from_parts_unchecked(ptr, mapping, origin) })
@@ -385,10 +386,11 @@ impl<'a, S: MemorySpace> DynMdspanMut<'a, S> {
     pub fn into_typed<T: DlElement, const R: usize, L: Layout>(
         self,
     ) -> Result<MdspanMut<'a, T, R, Dims<R>, L, S>, DlpackError> {
+        let (ptr, mapping, origin) = typed_parts::<T, R, L, S>(self.parts(), true)?;
+        // After the type's own checks, so that another type is its mismatch.
         if !self.parts().validity.kept_by(T::VALIDITY) {
             return Err(DlpackError::UncheckedWrites);
         }
-        let (ptr, mapping, origin) = typed_parts::<T, R, L, S>(self.parts(), true)?;
         // SAFETY: validated by the typed import; this view's unique access for `'a` moves into the
         // typed view.
         Ok(unsafe { MdspanMut::from_parts_unchecked(ptr, mapping, origin) })

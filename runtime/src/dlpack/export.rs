@@ -52,7 +52,8 @@ pub struct DlpackTensor<'a, const R: usize> {
 ///
 /// The consumer must not write through `shape` or `strides`, and must not write elements of a
 /// tensor exported from a shared view. The elements of a tensor exported from a mutable view
-/// (`MdspanMut`) may be written by the consumer: they are that view's alone. The export borrows the
+/// (`MdspanMut`) may be written by the consumer, with valid values of the view's element type (0
+/// or 1 for `bool`, which Rust reads again): they are that view's alone. The export borrows the
 /// view shared, though, so Rust code may still read the view meanwhile: writes from C must not
 /// overlap such reads (a C call that writes and returns before the view is read again, as usual).
 ///

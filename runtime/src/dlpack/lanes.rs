@@ -213,14 +213,15 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
         self,
     ) -> Result<MdspanMut<'a, U, Q, E2, L2, S>, DlpackError> {
         const { assert!(Q + 1 == R, "into_grouped_lanes gives a view of one axis fewer") };
-        if !T::VALIDITY.kept_by(U::VALIDITY) {
-            return Err(DlpackError::UncheckedWrites);
-        }
         let exported = to_dlpack_tensor(&self)?;
         let (shape, strides, count) = grouped_axes::<T, U, R, Q>(exported.shape(), exported.strides())?;
         let dtype = with_lanes::<T>(count).ok_or(DlpackError::DtypeMismatch { expected: U::DTYPE, found: T::DTYPE })?;
         // SAFETY: as in `Mdspan::group_lanes`.
         let (ptr, map) = unsafe { reshaped::<U, Q, E2, L2, S>(&exported.get(), dtype, &shape, &strides, true) }?;
+        // After the type's own checks, so that another type is its mismatch.
+        if !T::VALIDITY.kept_by(U::VALIDITY) {
+            return Err(DlpackError::UncheckedWrites);
+        }
         let origin = self.origin();
         // SAFETY: a validated, unique view of `self`'s bytes, which `self` (consumed) held alone for
         // `'a`, with its origin.
@@ -244,13 +245,14 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
         self,
     ) -> Result<MdspanMut<'a, T2, R2, E2, L2, S>, DlpackError> {
         const { assert!(R2 == R + 1, "into_split_lanes gives a view of one axis more") };
-        if !T::VALIDITY.kept_by(T2::VALIDITY) {
-            return Err(DlpackError::UncheckedWrites);
-        }
         let exported = to_dlpack_tensor(&self)?;
         let (shape, strides) = split_axes::<T, T2, R, R2>(exported.shape(), exported.strides())?;
         // SAFETY: as in `Mdspan::split_lanes`.
         let (ptr, map) = unsafe { reshaped::<T2, R2, E2, L2, S>(&exported.get(), T2::DTYPE, &shape, &strides, true) }?;
+        // After the type's own checks, so that another type is its mismatch.
+        if !T::VALIDITY.kept_by(T2::VALIDITY) {
+            return Err(DlpackError::UncheckedWrites);
+        }
         let origin = self.origin();
         // SAFETY: as in `into_grouped_lanes`.
         Ok(unsafe { MdspanMut::from_parts_unchecked(ptr, map, origin) })

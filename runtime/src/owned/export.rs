@@ -71,6 +71,9 @@ pub struct Storage<T> {
 /// allocation that does not move). The returned pointer must be aligned, valid for reads of `len`
 /// elements (and writes, when `writable`), hold valid values of `Elem`, and stay so, unwritten by
 /// anything else, until the owner is dropped; nothing but that drop touches the owner afterwards.
+/// A writable export's consumers write what DLPack lets them: for `kDLBool` any byte (rule I18), so
+/// an owner of `bool`s must not read its elements as `bool` when dropped (`Vec`, `Box` and the
+/// other owners dlspan implements never read them).
 pub unsafe trait TensorOwner: Send + 'static {
     /// The element type.
     type Elem: DlElement;
