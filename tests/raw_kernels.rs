@@ -506,3 +506,28 @@ fn a_body_the_compiler_refuses_reports_the_kernels_lines() {
     let line = include_str!("raw_kernels.rs").lines().position(|l| l.ends_with("= undefined_name;")).unwrap() + 1;
     assert!(log.contains(&format!("raw_kernels.rs:{line}:")), "line {line}: {log}");
 }
+
+#[test]
+fn notes_into_the_shipped_header_name_it() {
+    // `dl::to_float` of an int is ambiguous: the compiler's notes list the header's candidates.
+    dlspan::kernel! {
+        fn ambiguous(out: &mut [f32; 1]) {
+            r#"
+            out(0) = dl::to_float(1);
+            "#
+        }
+    }
+    let mut out = [0.0f32; 1];
+    // SAFETY: it does not compile, so it does not run.
+    let error = unsafe {
+        ambiguous.launch(
+            Cpu,
+            LaunchConfig::new([1, 1, 1], [1, 1, 1]),
+            &mut HostMdspanMut::<f32, 1>::from_slice(&mut out, [1]).unwrap(),
+        )
+    }
+    .unwrap_err();
+    let KernelError::Compile { log, .. } = &error else { panic!("{error}") };
+    assert!(log.contains("dlspan.cuh:"), "{log}");
+    assert!(!log.contains(".cpp:"), "notes name the deleted temporary file: {log}");
+}

@@ -451,7 +451,11 @@ impl RawInstance {
         if target == Target::Cpu {
             s.push_str("#define DLSPAN_CPU 1\n");
         }
+        // The compilers' notes into the shipped header name it (the file compiled is a temporary
+        // one, deleted after), and the glue generated around the body names itself.
+        s.push_str("#line 1 \"dlspan.cuh\"\n");
         s.push_str(HEADER);
+        s.push_str("\n#line 1 \"dlspan-generated-launch-code\"\n");
         let c_names: Vec<String> = self.types.iter().map(|t| ElementType::from(*t).c_name()).collect();
         // The body's parameters, with the kernel's type parameters as C++ template parameters.
         let elem = |ty: usize| def.types[ty].map_or_else(|| c_names[ty].clone(), str::to_owned);
