@@ -24,6 +24,10 @@ use pyo3::prelude::*;
 /// An extension takes PyO3 from dlspan ([`dlspan::pyo3`](crate::pyo3): no second PyO3 to
 /// mismatch) and names it in PyO3's macros, `crate = "dlspan::pyo3"`, as below.
 ///
+/// The element type is the array's: an `(H, W, 3)` `float32` image is a `PyView<f32, 3>`, whose
+/// [`group_lanes`](crate::Mdspan::group_lanes) gives `H×W` pixels of a `#[derive(DlElement)]`
+/// struct of three `f32`, zero-copy.
+///
 /// ```
 /// use dlspan::{LayoutRight, python::PyView};
 /// use dlspan::pyo3::prelude::*;
