@@ -489,17 +489,9 @@ fn a_body_the_compiler_refuses_reports_the_kernels_lines() {
             "#
         }
     }
-    let mut out = [0.0f32; 1];
     // SAFETY: it does not compile, so it does not run.
-    let error = unsafe {
-        broken.launch(
-            Cpu,
-            LaunchConfig::new([1, 1, 1], [1, 1, 1]),
-            &mut HostMdspanMut::<f32, 1>::from_slice(&mut out, [1]).unwrap(),
-        )
-    }
-    .unwrap_err();
-    let KernelError::Compile { kernel, log } = &error else { panic!("{error}") };
+    let (kernel, log) =
+        compile_failure(|out| unsafe { broken.launch(Cpu, LaunchConfig::new([1, 1, 1], [1, 1, 1]), out) });
     assert!(kernel.starts_with("broken<float32>"), "{kernel}");
     assert!(log.contains("undefined_name"), "{log}");
     // The body's lines are this file's.
@@ -517,17 +509,17 @@ fn notes_into_the_shipped_header_name_it() {
             "#
         }
     }
-    let mut out = [0.0f32; 1];
     // SAFETY: it does not compile, so it does not run.
-    let error = unsafe {
-        ambiguous.launch(
-            Cpu,
-            LaunchConfig::new([1, 1, 1], [1, 1, 1]),
-            &mut HostMdspanMut::<f32, 1>::from_slice(&mut out, [1]).unwrap(),
-        )
-    }
-    .unwrap_err();
-    let KernelError::Compile { log, .. } = &error else { panic!("{error}") };
+    let (_, log) =
+        compile_failure(|out| unsafe { ambiguous.launch(Cpu, LaunchConfig::new([1, 1, 1], [1, 1, 1]), out) });
     assert!(log.contains("dlspan.cuh:"), "{log}");
     assert!(!log.contains(".cpp:"), "notes name the deleted temporary file: {log}");
+}
+
+/// The kernel name and log of a launch over one `f32` that must fail to compile.
+fn compile_failure(launch: impl FnOnce(&mut HostMdspanMut<'_, f32, 1>) -> Result<(), KernelError>) -> (String, String) {
+    let mut out = [0.0f32; 1];
+    let error = launch(&mut HostMdspanMut::<f32, 1>::from_slice(&mut out, [1]).unwrap()).unwrap_err();
+    let KernelError::Compile { kernel, log } = error else { panic!("{error}") };
+    (kernel, log)
 }

@@ -53,10 +53,7 @@ pub const fn storage_matches(dtype: DLDataType, size: usize) -> bool {
 /// Whether `dtype`'s bits are the one width DLPack gives its code, where it gives one (8 for `bool`
 /// and the FP8 codes, 6 for FP6, 4 for FP4): the derive's proof for `#[dl]` storage types.
 pub const fn width_matches(dtype: DLDataType) -> bool {
-    match dtype.type_code().fixed_bits() {
-        Some(bits) => bits == dtype.bits,
-        None => true,
-    }
+    crate::dtype::width_fits(dtype)
 }
 
 /// Why a field cannot be a member view; [`member_problem`] returns it.

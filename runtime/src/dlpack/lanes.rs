@@ -4,12 +4,12 @@
 //! the new type and run the typed import on it, so the result meets every rule of its type, layout
 //! and extents (the data type, alignment, the layout's strides, `bool` bytes) as an import would.
 
-use super::export::to_dlpack_tensor;
+use super::export::{DlpackTensor, to_dlpack_tensor};
 use super::import::{ImportOptions, import};
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
 use crate::ffi::{DLDataType, DLTensor};
-use crate::index::{Extents, Layout};
+use crate::index::{Extents, Layout, Mapping};
 use crate::space::MemorySpace;
 use crate::view::{Mdspan, MdspanMut};
 use core::ptr::NonNull;
@@ -29,7 +29,7 @@ unsafe fn reshaped<U: DlElement, const Q: usize, E: Extents<Q>, L: Layout, S: Me
     shape: &[i64; Q],
     strides: &[i64; Q],
     unique: bool,
-) -> Result<(NonNull<U>, crate::index::Mapping<Q, E, L>), DlpackError> {
+) -> Result<(NonNull<U>, Mapping<Q, E, L>), DlpackError> {
     let tensor = DLTensor {
         ndim: Q as i32,
         dtype,
@@ -81,6 +81,30 @@ fn with_lanes<T: DlElement>(count: u16) -> Option<DLDataType> {
     Some(DLDataType { lanes, ..T::DTYPE })
 }
 
+/// The parts of the view of `U` elements whose lanes are the last axis of `source`, an export of a
+/// view of `T` elements (mutable when `unique`).
+fn grouped<T: DlElement, U: DlElement, const R: usize, const Q: usize, E: Extents<Q>, L: Layout, S: MemorySpace>(
+    source: &DlpackTensor<'_, R>,
+    unique: bool,
+) -> Result<(NonNull<U>, Mapping<Q, E, L>), DlpackError> {
+    let (shape, strides, count) = grouped_axes::<T, U, R, Q>(source.shape(), source.strides())?;
+    let dtype = with_lanes::<T>(count).ok_or(DlpackError::DtypeMismatch { expected: U::DTYPE, found: T::DTYPE })?;
+    // SAFETY: the groups are the last axis's adjacent values, each group's first value on an
+    // element of the source and every step a whole number of groups: the same bytes.
+    unsafe { reshaped::<U, Q, E, L, S>(&source.get(), dtype, &shape, &strides, unique) }
+}
+
+/// The parts of the view of `T2` values, a new last axis, that are the lanes of the `T` elements of
+/// `source`, an export of a view (mutable when `unique`).
+fn split<T: DlElement, T2: DlElement, const R: usize, const R2: usize, E: Extents<R2>, L: Layout, S: MemorySpace>(
+    source: &DlpackTensor<'_, R>,
+    unique: bool,
+) -> Result<(NonNull<T2>, Mapping<R2, E, L>), DlpackError> {
+    let (shape, strides) = split_axes::<T, T2, R, R2>(source.shape(), source.strides())?;
+    // SAFETY: each element's lanes, in order, are the new axis's adjacent values: the same bytes.
+    unsafe { reshaped::<T2, R2, E, L, S>(&source.get(), T2::DTYPE, &shape, &strides, unique) }
+}
+
 impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> Mdspan<'a, T, R, E, L, S> {
     /// The view with its last axis as the lanes of one element of `U` ([rule V9](crate::rules#v9)):
     /// an `H×W×3` `float32` image as `H×W` pixels of a `#[derive(DlElement)]` struct of three
@@ -123,12 +147,7 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
         &self,
     ) -> Result<Mdspan<'a, U, Q, E2, L2, S>, DlpackError> {
         const { assert!(Q + 1 == R, "group_lanes gives a view of one axis fewer") };
-        let exported = to_dlpack_tensor(self)?;
-        let (shape, strides, count) = grouped_axes::<T, U, R, Q>(exported.shape(), exported.strides())?;
-        let dtype = with_lanes::<T>(count).ok_or(DlpackError::DtypeMismatch { expected: U::DTYPE, found: T::DTYPE })?;
-        // SAFETY: the groups are the last axis's adjacent values, each group's first value on an
-        // element of `self` and every step a whole number of groups: the same bytes.
-        let (ptr, map) = unsafe { reshaped::<U, Q, E2, L2, S>(&exported.get(), dtype, &shape, &strides, false) }?;
+        let (ptr, map) = grouped::<T, U, R, Q, E2, L2, S>(&to_dlpack_tensor(self)?, false)?;
         // SAFETY: a validated view of `self`'s bytes, valid for reads for `'a` (`self`'s invariant),
         // with `self`'s origin (its device and ordering event).
         Ok(unsafe { Mdspan::from_parts_unchecked(ptr, map, self.origin()) })
@@ -158,10 +177,7 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
         &self,
     ) -> Result<Mdspan<'a, T2, R2, E2, L2, S>, DlpackError> {
         const { assert!(R2 == R + 1, "split_lanes gives a view of one axis more") };
-        let exported = to_dlpack_tensor(self)?;
-        let (shape, strides) = split_axes::<T, T2, R, R2>(exported.shape(), exported.strides())?;
-        // SAFETY: each element's lanes, in order, are the new axis's adjacent values: the same bytes.
-        let (ptr, map) = unsafe { reshaped::<T2, R2, E2, L2, S>(&exported.get(), T2::DTYPE, &shape, &strides, false) }?;
+        let (ptr, map) = split::<T, T2, R, R2, E2, L2, S>(&to_dlpack_tensor(self)?, false)?;
         // SAFETY: as in `group_lanes`.
         Ok(unsafe { Mdspan::from_parts_unchecked(ptr, map, self.origin()) })
     }
@@ -213,11 +229,7 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
         self,
     ) -> Result<MdspanMut<'a, U, Q, E2, L2, S>, DlpackError> {
         const { assert!(Q + 1 == R, "into_grouped_lanes gives a view of one axis fewer") };
-        let exported = to_dlpack_tensor(&self)?;
-        let (shape, strides, count) = grouped_axes::<T, U, R, Q>(exported.shape(), exported.strides())?;
-        let dtype = with_lanes::<T>(count).ok_or(DlpackError::DtypeMismatch { expected: U::DTYPE, found: T::DTYPE })?;
-        // SAFETY: as in `Mdspan::group_lanes`.
-        let (ptr, map) = unsafe { reshaped::<U, Q, E2, L2, S>(&exported.get(), dtype, &shape, &strides, true) }?;
+        let (ptr, map) = grouped::<T, U, R, Q, E2, L2, S>(&to_dlpack_tensor(&self)?, true)?;
         // After the type's own checks, so that another type is its mismatch.
         if !T::VALIDITY.kept_by(U::VALIDITY) {
             return Err(DlpackError::UncheckedWrites);
@@ -245,10 +257,7 @@ impl<'a, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace>
         self,
     ) -> Result<MdspanMut<'a, T2, R2, E2, L2, S>, DlpackError> {
         const { assert!(R2 == R + 1, "into_split_lanes gives a view of one axis more") };
-        let exported = to_dlpack_tensor(&self)?;
-        let (shape, strides) = split_axes::<T, T2, R, R2>(exported.shape(), exported.strides())?;
-        // SAFETY: as in `Mdspan::split_lanes`.
-        let (ptr, map) = unsafe { reshaped::<T2, R2, E2, L2, S>(&exported.get(), T2::DTYPE, &shape, &strides, true) }?;
+        let (ptr, map) = split::<T, T2, R, R2, E2, L2, S>(&to_dlpack_tensor(&self)?, true)?;
         // After the type's own checks, so that another type is its mismatch.
         if !T::VALIDITY.kept_by(T2::VALIDITY) {
             return Err(DlpackError::UncheckedWrites);

@@ -237,11 +237,13 @@ pub const fn is_padded_subbyte<T: DlElement>() -> bool {
 /// for FP4: DLPack says "the consumer must stop importing if the value is unexpected"). Dynamic
 /// views and the Python layer import only these; a typed view imports its type's own data type.
 pub(crate) const fn defined(dtype: DLDataType) -> bool {
-    let code = dtype.type_code();
-    if code.name().is_none() {
-        return false;
-    }
-    match code.fixed_bits() {
+    dtype.type_code().name().is_some() && width_fits(dtype)
+}
+
+/// Whether `dtype`'s bits are the one width DLPack gives its code, where it gives one (8 for `bool`
+/// and the FP8 codes, 6 for FP6, 4 for FP4); any width for codes of several.
+pub(crate) const fn width_fits(dtype: DLDataType) -> bool {
+    match dtype.type_code().fixed_bits() {
         Some(bits) => bits == dtype.bits,
         None => true,
     }

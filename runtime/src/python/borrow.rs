@@ -255,16 +255,8 @@ pub(crate) fn quick_footprint(tensor: &DLTensor, shape: &[i64], strides: &[i64])
     if end - start > isize::MAX as usize {
         return None;
     }
-    // The span fits `isize`, and so does every term of the lattice. One axis (the common case of
-    // element-wise calls): its stride's element repeated, with no search.
-    let lattice = match (shape, strides) {
-        (&[extent], &[stride]) => Lattice {
-            below: 0,
-            period: if extent > 1 { stride.unsigned_abs() as usize * size } else { 0 },
-            window: size,
-        },
-        _ => lattice(shape.iter().map(|&e| e as usize), strides.iter().map(|&s| s as isize), size),
-    };
+    // The span fits `isize`, and so does every term of the lattice.
+    let lattice = lattice(shape.iter().map(|&e| e as usize), strides.iter().map(|&s| s as isize), size);
     Some(Footprint::of(tensor.device, start..end, first, lattice))
 }
 

@@ -18,7 +18,7 @@
 use super::capsule::EXCHANGE_API_CAPSULE;
 use super::device::CPU;
 use super::error::ExchangeError;
-use super::meta::MAX_TENSOR_RANK;
+use super::meta::check_rank;
 use super::producer::shared_versioned;
 use super::tensor::Tensor;
 use crate::error::DlpackError;
@@ -254,10 +254,8 @@ pub(crate) fn zeros_like<'py>(py: Python<'py>, prototype: &DLTensor) -> PyResult
 
 /// The shape of an allocator's prototype.
 fn prototype_shape(prototype: &DLTensor) -> PyResult<Vec<i64>> {
+    check_rank(prototype)?;
     let ndim = usize::try_from(prototype.ndim).map_err(|_| DlpackError::NegativeNdim { ndim: prototype.ndim })?;
-    if ndim > MAX_TENSOR_RANK {
-        return Err(DlpackError::UnsupportedRank { rank: ndim, max: MAX_TENSOR_RANK }.into());
-    }
     let shape: Vec<i64> = if ndim == 0 || prototype.shape.is_null() {
         if ndim != 0 {
             return Err(DlpackError::NullShape.into());
