@@ -27,7 +27,9 @@ stamp="$venv/.dlspan-requirements"
 if ! cmp -s "$requirements" "$stamp" 2> /dev/null; then
   step "installing python/requirements-test.txt into .venv (minutes the first time)"
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+  # No copy of the downloads in pip's cache: PyTorch's wheels are a few GB, and the installed
+  # environment is what later runs reuse (the stamp below).
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir -r "$requirements"
   cp "$requirements" "$stamp"
 fi
 

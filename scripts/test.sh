@@ -24,6 +24,13 @@ if [ ! -t 2 ]; then
   export NO_COLOR=1 CARGO_TERM_COLOR=never
 fi
 
+# A from-scratch run gains nothing from incremental compilation, which keeps gigabytes of
+# artifacts beside the build; the CI machine's disk also takes PyTorch's few GB (CUDA libraries
+# included) later on. Set CARGO_INCREMENTAL=1 to keep it for repeated local runs.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+disk() { df -h "$root" | awk 'NR == 2 { print "disk: " $4 " free of " $2 " (" $6 ")" }'; }
+disk
+
 # A real dlpack.h (1.3), from the apache-tvm-ffi wheel on PyPI, for the ABI and C round-trip tests.
 DLSPAN_DLPACK_INCLUDE=$(bash scripts/deps.sh dlpack)
 export DLSPAN_DLPACK_INCLUDE
@@ -85,6 +92,7 @@ cargo test --locked -p dlspan-benches --benches
 cargo test --locked -p dlspan-benches --features cuda --bench launch
 
 step "python: the dlspan module and its tests against NumPy, PyTorch and JAX"
+disk
 bash scripts/python.sh
 
 step "cargo doc (warnings denied)"
