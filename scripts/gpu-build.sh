@@ -23,9 +23,10 @@ for l in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "cuda_gpu":
         print(m["executable"])')
 [ -n "$test_bin" ] || { echo "no cuda_gpu test binary found" >&2; exit 1; }
-cargo build --release --locked --features cuda --example cuda_bandwidth --example elementwise --example raw_kernels
+cargo build --release --locked --features cuda --example cuda_bandwidth --example cuda_launch_cost --example elementwise --example raw_kernels
 cp "$test_bin" "$bundle/cuda_gpu"
 cp "$target/release/examples/cuda_bandwidth" "$bundle/cuda_bandwidth"
+cp "$target/release/examples/cuda_launch_cost" "$bundle/cuda_launch_cost"
 cp "$target/release/examples/elementwise" "$bundle/elementwise"
 cp "$target/release/examples/raw_kernels" "$bundle/raw_kernels"
 cp scripts/gpu.sh "$bundle/gpu.sh"
@@ -41,7 +42,7 @@ cp examples/test_torch_op.py "$bundle/python/"
 # The Python benchmark's peers and script, for its CUDA rows.
 "$maturin" build --quiet --release --locked --manifest-path benches/python/Cargo.toml --out "$bundle/python"
 cp benches/python/exchange.py "$bundle/python/"
-strip "$bundle/cuda_gpu" "$bundle/cuda_bandwidth" "$bundle/elementwise" "$bundle/raw_kernels"
+strip "$bundle/cuda_gpu" "$bundle/cuda_bandwidth" "$bundle/cuda_launch_cost" "$bundle/elementwise" "$bundle/raw_kernels"
 bytes=$(du -sb "$bundle" | cut -f1)
 limit=$((64 << 20))
 echo "bundle: $bundle, $((bytes >> 10)) KiB (limit $((limit >> 20)) MiB)"

@@ -8,9 +8,22 @@
 # `nvidia-cuda-nvrtc`.
 #
 #   bash gpu.sh            (from the bundle directory, or with DLSPAN_GPU_BUNDLE=dir)
+#
+# DLSPAN_GPU_STEPS picks steps (default: all of them, in this order): tests examples python
+# bandwidth sanitizers. A lease's few minutes can then go first to what a run has not shown yet:
+#
+#   DLSPAN_GPU_STEPS=python bash gpu.sh; DLSPAN_GPU_STEPS="tests examples" bash gpu.sh
 set -uo pipefail
 bundle="${DLSPAN_GPU_BUNDLE:-$(cd "$(dirname "$0")" && pwd)}"
 step() { printf '\n==> %s\n' "$*"; }
+steps=" ${DLSPAN_GPU_STEPS:-tests examples python bandwidth sanitizers} "
+for name in $steps; do
+  case "$name" in
+    tests | examples | python | bandwidth | sanitizers) ;;
+    *) echo "DLSPAN_GPU_STEPS: no step '$name' (tests examples python bandwidth sanitizers)" >&2; exit 2 ;;
+  esac
+done
+wants() { [[ "$steps" == *" $1 "* ]]; }
 
 # NVRTC from the pip wheel when the toolkit's is not on the library path.
 wheel_lib=$(python3 -c 'import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], "cu13", "lib"))' 2> /dev/null || true)
@@ -30,31 +43,38 @@ trap 'rm -rf "$DLSPAN_KERNEL_CACHE"' EXIT
 step "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || failed=1
 
-step "GPU tests (correctness against the CPU reference, poisoned outputs)"
-# DLSPAN_GPU_SKIP names a test to leave out (a rerun that has the slow cast test's result already).
-timeout "${DLSPAN_GPU_TEST_TIMEOUT:-600}" "$bundle/cuda_gpu" --test-threads=1 --nocapture \
-  ${DLSPAN_GPU_SKIP:+--skip "$DLSPAN_GPU_SKIP"} || failed=1
-entries=$(find "$DLSPAN_KERNEL_CACHE" -name '*.ptx' | wc -l)
-echo "PTX cache: $entries modules stored in $DLSPAN_KERNEL_CACHE"
-[ "$entries" -gt 0 ] || { echo "the GPU run stored no module in the PTX cache" >&2; failed=1; }
+if wants tests; then
+  step "GPU tests (correctness against the CPU reference, poisoned outputs)"
+  # DLSPAN_GPU_SKIP names a test to leave out (a rerun that has the slow cast test's result already).
+  timeout "${DLSPAN_GPU_TEST_TIMEOUT:-600}" "$bundle/cuda_gpu" --test-threads=1 --nocapture \
+    ${DLSPAN_GPU_SKIP:+--skip "$DLSPAN_GPU_SKIP"} || failed=1
+  entries=$(find "$DLSPAN_KERNEL_CACHE" -name '*.ptx' | wc -l)
+  echo "PTX cache: $entries modules stored in $DLSPAN_KERNEL_CACHE"
+  [ "$entries" -gt 0 ] || { echo "the GPU run stored no module in the PTX cache" >&2; failed=1; }
+fi
 
-step "the element-wise example on the GPU (the same results as on the CPU)"
-"$bundle/elementwise" || failed=1
+if wants examples; then
+  step "the element-wise example on the GPU (the same results as on the CPU)"
+  "$bundle/elementwise" || failed=1
 
-step "the raw kernels example on the GPU (the same results as on the CPU; needs a host C++ compiler)"
-"$bundle/raw_kernels" || failed=1
+  step "the raw kernels example on the GPU (the same results as on the CPU; needs a host C++ compiler)"
+  "$bundle/raw_kernels" || failed=1
+fi
 
-step "Python x CUDA: arguments and outputs on the caller's stream and the package's functions (PyTorch, CuPy, JAX), the PyTorch operator"
+wants python && step "Python x CUDA: arguments and outputs on the caller's stream and the package's functions (PyTorch, CuPy, JAX), the PyTorch operator"
 # The wheels unpacked onto PYTHONPATH (nothing is installed); a test whose framework is missing
 # reports it as skipped, and the CUDA tests must not skip for want of a device here. Of the
 # operator's tests, the CUDA ones (the others read the README and the crate, not in the bundle).
 wheel=$(ls "$bundle"/python/dlspan-*-abi3-*.whl 2> /dev/null | head -n 1)
-if [ -n "$wheel" ]; then
+if ! wants python; then
+  :
+elif [ -n "$wheel" ]; then
   site=$(mktemp -d "${TMPDIR:-/tmp}/dlspan-wheel.XXXXXX")
   for w in "$bundle"/python/*.whl; do python3 -m zipfile -e "$w" "$site"; done
   tests=$(cd "$bundle/python" && ls test_cuda_*.py)
   report=$(cd "$bundle/python" && PYTHONPATH="$site" timeout 300 python3 -m pytest -q -p no:cacheprovider -rs \
     $tests "test_torch_op.py::test_cuda_forward_and_backward_run_on_the_callers_stream" \
+    "test_torch_op.py::test_cuda_forward_returns_before_the_callers_pending_work_ends" \
     "test_torch_op.py::test_cuda_opcheck_gradcheck_and_compile" 2>&1)
   status=$?
   echo "$report"
@@ -72,8 +92,12 @@ else
   failed=1
 fi
 
-step "bandwidth (256 MiB tensors)"
-"$bundle/cuda_bandwidth" || failed=1
+if wants bandwidth; then
+  step "bandwidth (256 MiB tensors)"
+  "$bundle/cuda_bandwidth" || failed=1
+  step "a small launch's host cost, step by step"
+  "$bundle/cuda_launch_cost" || failed=1
+fi
 
 # The sanitizers last, so that a slow run (each bounded by DLSPAN_SANITIZER_TIMEOUT seconds, 240 by
 # default) cannot keep the other steps from running. Under them every test but the cast of every
@@ -81,7 +105,9 @@ step "bandwidth (256 MiB tensors)"
 # memory accesses are those of the flat cast kernels the other tests run; its conversions are
 # checked by the plain run above).
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2> /dev/null || true)
-if [ -n "$sanitizer" ]; then
+if ! wants sanitizers; then
+  :
+elif [ -n "$sanitizer" ]; then
   for tool in memcheck racecheck; do
     step "compute-sanitizer $tool"
     timeout "${DLSPAN_SANITIZER_TIMEOUT:-240}" "$sanitizer" --tool "$tool" --error-exitcode 42 "$bundle/cuda_gpu" --test-threads=1 \

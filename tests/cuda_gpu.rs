@@ -265,10 +265,18 @@ fn every_cast_pair_matches_the_cpu_cast_on_the_gpu() {
         for_each_cast_scalar!(In => {
             let gpu = gpu.clone();
             scope.spawn(move || {
+                let started = std::time::Instant::now();
                 let stream = gpu.new_stream().expect("a stream");
                 let inputs = In::boundary_inputs();
                 let device = upload(&stream, &inputs);
                 for_each_cast_scalar!(Out => check_cast::<Out, In>(&stream, &inputs, &device));
+                // Progress, for a run stopped by its time limit: which sources finished, when.
+                eprintln!(
+                    "casts from {}: {CAST_SCALARS} targets right after {:.1} s ({} modules compiled so far)",
+                    In::DTYPE,
+                    started.elapsed().as_secs_f64(),
+                    gpu.compiled_modules()
+                );
             });
         });
     });
