@@ -236,6 +236,27 @@ def test_cuda_forward_and_backward_run_on_the_callers_stream(dtype):
     torch.testing.assert_close(strided.double(), F.silu(x.detach().t()[::2].double()), rtol=1e-5, atol=1e-6)
 
 
+def test_cuda_forward_returns_before_the_callers_pending_work_ends():
+    # The output comes from PyTorch's allocator and goes back to PyTorch ordered on the caller's
+    # stream: nothing waits on the host (before the fix, handing it back waited for the kernel).
+    needs_cuda()
+    side = torch.cuda.Stream()
+    x = torch.randn(1 << 16, device="cuda")
+    with torch.cuda.stream(side):
+        # Every kernel of the timed section launched once first: CUDA loads a kernel at its first
+        # launch in a process, and that load waits for the device's pending work.
+        torch.cuda._sleep(1000)
+        my_torch_ops.silu(x)
+    side.synchronize()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(500_000_000)  # a quarter of a second or more
+        y = my_torch_ops.silu(x)
+        pending = not side.query()
+    side.synchronize()
+    assert pending, "the operator waited on the host for the work on the caller's stream"
+    torch.testing.assert_close(y, F.silu(x), rtol=1e-5, atol=1e-6)
+
+
 def test_cuda_opcheck_gradcheck_and_compile():
     needs_cuda()
     x = torch.randn(5, 3, dtype=torch.float64, device="cuda", requires_grad=True)

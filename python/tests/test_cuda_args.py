@@ -442,9 +442,15 @@ def test_an_in_place_op_is_ordered_on_the_callers_stream_and_does_not_wait():
         no_cuda_device()
     side = torch.cuda.Stream()
     x = torch.empty(1 << 20, device="cuda")
-    # A kernel's first launch in a process loads its module, which the driver may order after the
-    # device's pending work: the call is timed once its module is loaded (seen on an H200).
-    dlspan.scale_(x, 1.0)
+    # A kernel's first launch in a process loads it (CUDA's lazy loading, the default), and loading
+    # waits for the device's pending work: every kernel of the timed section, PyTorch's as well as
+    # dlspan's, is launched once before it (seen on an H100 and an H200: PyTorch's first `add_`
+    # in a process waited for the long kernel, with CUDA_MODULE_LOADING=EAGER it did not).
+    with torch.cuda.stream(side):
+        x.fill_(1.0)
+        torch.cuda._sleep(1000)
+        x.add_(1.0)
+        dlspan.scale_(x, 1.0)
     torch.cuda.synchronize()
     with torch.cuda.stream(side):
         x.fill_(1.0)
@@ -465,6 +471,30 @@ def test_an_in_place_op_is_ordered_on_the_callers_stream_and_does_not_wait():
         side.synchronize()
         wrong += not bool((x == 2.0 * i + 1.0).all())
     assert wrong == 0, f"{wrong} of 1000 runs read or wrote outside the caller's stream order"
+
+
+def test_an_output_is_handed_back_ordered_on_the_callers_stream_with_no_wait():
+    # dlspan.cast into a new tensor: PyTorch's allocator on the caller's stream, the cast kernel
+    # there, the tensor handed back to PyTorch with the caller's stream ordered after the kernel
+    # on the device, never by a wait on the host.
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        no_cuda_device()
+    side = torch.cuda.Stream()
+    x = torch.arange(1 << 20, dtype=torch.float32, device="cuda")
+    with torch.cuda.stream(side):  # every kernel of the timed section launched once first
+        torch.cuda._sleep(1000)
+        x.add_(1.0)
+        dlspan.cast(x, torch.float64)
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(500_000_000)  # a quarter of a second or more
+        x.add_(1.0)
+        y = dlspan.cast(x, torch.float64)
+        pending = not side.query()
+    side.synchronize()
+    assert pending, "the call waited on the host for the caller's stream"
+    assert torch.equal(y, (torch.arange(1 << 20, device="cuda") + 2).double())
 
 
 class Reversed:

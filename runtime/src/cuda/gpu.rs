@@ -76,23 +76,28 @@ impl Gpu {
     /// ```
     pub fn new(ordinal: usize) -> Result<Self, CudaError> {
         CudaLibrary::Driver.require()?;
-        let count = device_count();
-        if ordinal >= count {
-            return Err(CudaError::NoDevice { ordinal, count });
-        }
         // Each device's context and modules live for the rest of the process once made: a handle
         // made per call (a Python extension's, from the caller's stream) finds them loaded. Were
         // they released with the last handle, every call would retain the context, load its
         // modules and unload them again — milliseconds, and an unload waits for the device's
         // work, so an asynchronous call would not return before the caller's pending kernels
-        // ended (seen on an H200: 1.4 ms per call).
+        // ended (seen on an H200: 1.4 ms per call). A device found here was counted when it was
+        // made: the driver is not asked again (`device_count` costs about 450 ns a call).
         static DEVICES: OnceLock<Mutex<HashMap<usize, Arc<GpuInner>>>> = OnceLock::new();
         let devices = DEVICES.get_or_init(Default::default);
         let mut devices = devices.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(inner) = devices.get(&ordinal) {
             return Ok(Self { inner: Arc::clone(inner) });
         }
-        let context = CudaContext::new(ordinal)?;
+        let count = device_count();
+        if ordinal >= count {
+            return Err(CudaError::NoDevice { ordinal, count });
+        }
+        let context = match super::library::primary_context(ordinal) {
+            Some(context) => context,
+            // The driver's own error code.
+            None => CudaContext::new(ordinal)?,
+        };
         let (major, minor) = context.compute_capability()?;
         let inner =
             Arc::new(GpuInner { context, arch: format!("compute_{major}{minor}"), modules: ModuleCache::default() });

@@ -62,7 +62,7 @@ mod gpu;
 #[doc(hidden)]
 pub mod kernel;
 mod launch;
-mod library;
+pub(crate) mod library;
 mod memory;
 mod operand;
 mod ops;

@@ -528,8 +528,9 @@ impl<'py> Output<'py> {
     pub fn finish(self) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         match self.memory {
-            Memory::Torch(api, tensor) => {
+            Memory::Torch(api, mut tensor) => {
                 let to_object = api.managed_tensor_to_py_object_no_sync.ok_or(DlpackError::NullManagedTensor)?;
+                settle_on_caller(&mut tensor, self.stream);
                 let raw = tensor.into_raw_versioned();
                 let mut object = core::ptr::null_mut();
                 // SAFETY: PyTorch's table, attached; `raw` is a live versioned managed tensor whose
@@ -540,7 +541,8 @@ impl<'py> Output<'py> {
                 // SAFETY: on success the slot holds a new reference.
                 Ok(unsafe { Bound::from_owned_ptr(py, object.cast()) })
             }
-            Memory::CuPy { array, tensor } => {
+            Memory::CuPy { array, mut tensor } => {
+                settle_on_caller(&mut tensor, self.stream);
                 drop(tensor);
                 Ok(array)
             }
@@ -563,6 +565,21 @@ impl<'py> Output<'py> {
 /// stream, which every reader's stream is ordered after, then gives a JAX array (JAX callers) or a
 /// `dlspan.Tensor`. A tensor wrapped in the package's class (another build's) cannot carry that
 /// point: the call waits for the writes instead.
+/// Orders the caller's stream after the launches on the device views of `tensor` (memory the
+/// caller's framework allocated on that stream and uses and frees on it), so that handing it back
+/// waits for nothing on the host (rule Y22). Host memory (no stream) has nothing to order.
+fn settle_on_caller(tensor: &mut ManagedTensor, stream: Option<CallerStream>) {
+    #[cfg(feature = "cuda")]
+    if let Some(stream) = stream {
+        // SAFETY: the caller's current stream on the tensor's device (an Output is made on its
+        // caller stream's device), which its owner keeps alive during the call that finishes
+        // the output; or one of the driver's default streams.
+        unsafe { tensor.settle_on(stream.handle() as cudarc::driver::sys::CUstream) };
+    }
+    #[cfg(not(feature = "cuda"))]
+    let _ = (tensor, stream);
+}
+
 fn device_finish<'py>(
     tensor: Bound<'py, Tensor>,
     framework: Framework,
