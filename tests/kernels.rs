@@ -186,7 +186,8 @@ fn shapes_that_do_not_broadcast_are_refused_before_anything_is_written() {
             &mut HostMdspanMut::<f32, 2>::from_slice(&mut out, [2, 3]).unwrap(),
         )
         .unwrap_err();
-    assert_eq!(err, DlpackError::ShapeMismatch { axis: 1, expected: 3, found: 4 });
+    assert_eq!(err, DlpackError::KernelShapeMismatch { view: "x", axis: 1, expected: 3, found: 4 });
+    assert!(err.to_string().contains("view `x`"), "{err}");
     assert_eq!(out, [7.0; 6]);
     // Written views have the primary view's shape exactly: no broadcast of outputs.
     let (mut q, mut r) = ([0u8; 6], [0u8; 3]);
@@ -200,7 +201,7 @@ fn shapes_that_do_not_broadcast_are_refused_before_anything_is_written() {
             &mut HostMdspanMut::<u8, 2>::from_slice(&mut r, [1, 3]).unwrap(),
         )
         .unwrap_err();
-    assert_eq!(err, DlpackError::ShapeMismatch { axis: 0, expected: 2, found: 1 });
+    assert_eq!(err, DlpackError::KernelShapeMismatch { view: "other", axis: 0, expected: 2, found: 1 });
 }
 
 #[test]

@@ -202,6 +202,20 @@ pub enum DlpackError {
         /// The other view's extent.
         found: usize,
     },
+    /// A view of an element-wise kernel's call (`elementwise!`) that neither has the shape of the
+    /// call's output (its first written view) nor broadcasts to it: written views take the
+    /// output's shape exactly; a read view may have fewer axes (aligned to the output's last ones)
+    /// and extent 1 where the output has more.
+    KernelShapeMismatch {
+        /// The view's parameter name in the kernel's signature.
+        view: &'static str,
+        /// The first axis that differs, in the output's numbering.
+        axis: u32,
+        /// The output's extent.
+        expected: usize,
+        /// The view's extent.
+        found: usize,
+    },
     /// The last axis of a view cannot become the lanes of one element
     /// ([`Mdspan::group_lanes`](crate::Mdspan::group_lanes)): its values are not adjacent (the
     /// last axis's stride is not 1, or it has no values), or another axis's stride is not a whole
@@ -373,6 +387,11 @@ impl fmt::Display for DlpackError {
             Self::ShapeMismatch { axis, expected, found } => {
                 write!(f, "the views' extents differ on axis {axis}: {expected} here, {found} in the other view")
             }
+            Self::KernelShapeMismatch { view, axis, expected, found } => write!(
+                f,
+                "view `{view}` has extent {found} on axis {axis} where the kernel's output has {expected}: written \
+                 views take the output's shape, read views broadcast to it only from extent 1"
+            ),
             Self::LanesNotGroupable { axis, stride, lanes } => write!(
                 f,
                 "axis {axis} has stride {stride}: the last axis's {lanes} values become one element only when \

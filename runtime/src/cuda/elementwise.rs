@@ -86,7 +86,7 @@ impl Stream {
     ///
     /// # Errors
     ///
-    /// [`CudaError::WrongDevice`]; [`DlpackError::ShapeMismatch`](crate::DlpackError::ShapeMismatch)
+    /// [`CudaError::WrongDevice`]; [`DlpackError::KernelShapeMismatch`](crate::DlpackError::KernelShapeMismatch)
     /// for a view that is not the primary view's shape (written views) or does not broadcast to it
     /// (read views); [`CudaError::RankTooLarge`], [`CudaError::ScalarTooLarge`]; NVRTC's and the
     /// driver's errors.

@@ -80,8 +80,10 @@ impl Stream {
     ///
     /// # Errors
     ///
-    /// [`DlpackError::ShapeMismatch`](crate::DlpackError::ShapeMismatch), [`CudaError::WrongDevice`], [`CudaError::Unsupported`] for
-    /// types without arithmetic.
+    /// [`DlpackError::KernelShapeMismatch`](crate::DlpackError::KernelShapeMismatch) (in
+    /// [`CudaError::View`]) naming the view (`a`, `b` or `out`) whose shape neither is `out`'s nor
+    /// broadcasts to it, [`CudaError::WrongDevice`], [`CudaError::Unsupported`] for types without
+    /// arithmetic.
     ///
     /// ```no_run
     /// use dlspan::{DeviceMdspan, DeviceMdspanMut, LayoutStrideRelaxed};

@@ -232,6 +232,15 @@ fn produced() -> Vec<DlpackError> {
     let mut y = HostMdspanMut::<i32, 1>::from_slice(&mut y, [4]).unwrap();
     errors.push(y.zip_with(&x, |_, _| ()).unwrap_err());
 
+    // KernelShapeMismatch: an input of 3 elements for an output of 4 (a read view broadcasts
+    // only from extent 1).
+    let (a, b) = ([1i32; 3], [1i32; 4]);
+    let mut out = [0i32; 4];
+    let a = HostMdspan::<i32, 1>::from_slice(&a, [3]).unwrap();
+    let b = HostMdspan::<i32, 1>::from_slice(&b, [4]).unwrap();
+    let mut out = HostMdspanMut::<i32, 1>::from_slice(&mut out, [4]).unwrap();
+    errors.push(crate::kernel::builtin::add.run(crate::kernel::Cpu, &a, &b, &mut out).unwrap_err());
+
     // SubviewOutOfBounds: reversed, beyond the extent, an inclusive end of usize::MAX, an excluded
     // start of usize::MAX; shared and mutable.
     let view = HostMdspan::<i32, 2>::from_slice(&DATA[..6], [2, 3]).unwrap();
@@ -553,6 +562,14 @@ fn claims(err: &DlpackError) -> usize {
             assert!(text.contains("dtype::Bool") && text.contains("as bool"), "{text:?}");
             36
         }
+        DlpackError::KernelShapeMismatch { view, axis, expected, found } => {
+            assert!(text.contains(&format!("`{view}`")), "{text:?} does not name the view");
+            names(&axis);
+            names(&expected);
+            names(&found);
+            assert_ne!(expected, found);
+            37
+        }
     }
 }
 
@@ -565,7 +582,7 @@ struct AnyFlags {
 }
 
 /// The number of variants: the arms of `claims`.
-const VARIANTS: usize = 37;
+const VARIANTS: usize = 38;
 
 #[test]
 fn every_variant_is_produced_and_its_message_holds() {
@@ -575,6 +592,13 @@ fn every_variant_is_produced_and_its_message_holds() {
     }
     let missing: Vec<usize> = (0..VARIANTS).filter(|&v| !seen[v]).collect();
     assert!(missing.is_empty(), "variants never produced through the API: {missing:?}");
+}
+
+#[test]
+fn errors_stay_small() {
+    // Every fallible import returns `Result<view, DlpackError>`: a larger error makes every
+    // successful import move more bytes.
+    assert!(size_of::<DlpackError>() <= 40, "{} bytes", size_of::<DlpackError>());
 }
 
 #[test]

@@ -47,12 +47,12 @@ impl Executor for Cpu {
     #[inline]
     fn run_views<const R: usize, const N: usize, V: ViewArgs<Self, R, N>>(
         self,
-        _call: &Call<'_>,
+        call: &Call<'_>,
         mut operands: [Operand<'_, Self, R>; N],
         mut body: impl FnMut(V::Items<'_>),
     ) -> Result<(), DlpackError> {
         let primary = operands.iter().position(|op| op.writes).expect("an element-wise kernel writes a view");
-        let shape = broadcast(&mut operands, primary)?;
+        let shape = broadcast(&mut operands, call.instance.def())?;
         if shape.contains(&0) {
             return Ok(());
         }

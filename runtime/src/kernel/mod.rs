@@ -117,8 +117,8 @@
 //! not compile. [`Cpu`] takes host and managed views, a stream device and managed views: a host
 //! view on a stream is a compile error, a view of another device a typed error. Written views have
 //! the shape of the first one; read views broadcast to it (fewer axes, or axes of extent 1), any
-//! other shape is [`DlpackError::ShapeMismatch`](crate::DlpackError::ShapeMismatch) before anything
-//! is written. After a launch on managed views, host access waits for the kernel. Section
+//! other shape is [`DlpackError::KernelShapeMismatch`](crate::DlpackError::KernelShapeMismatch),
+//! naming the view, before anything is written. After a launch on managed views, host access waits for the kernel. Section
 //! [K](crate::rules#k) of the rules page has every rule.
 //!
 //! # Raw kernels

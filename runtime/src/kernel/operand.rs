@@ -9,7 +9,7 @@
 //! extents and strides widened to the output's rank, and what the executor needs besides (the
 //! device and ordering of a device view).
 
-use super::def::Call;
+use super::def::{Call, ElementwiseDef};
 use super::raw::{KernelError, MAX_RAW_RANK, RawInstance, RawKind};
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
@@ -113,19 +113,20 @@ pub(crate) fn widen<T, const Q: usize, const R: usize, E: Extents<Q>, L: Layout>
     RawOperand { ptr: first, extents, strides, size: size_of::<T>() }
 }
 
-/// Checks the operands against the shape of operand `primary` (a written view) and broadcasts the
-/// inputs to it: the shape. Written views must have it exactly; an input's axis must have the
-/// shape's extent or 1 (then its stride becomes 0).
+/// Checks the operands of a call of `def` (its views, in declaration order) against the shape of
+/// its first written view, and broadcasts the inputs to it: the shape. Written views must have it
+/// exactly; an input's axis must have the shape's extent or 1 (then its stride becomes 0).
 ///
 /// # Errors
 ///
-/// [`DlpackError::ShapeMismatch`] naming the first axis that differs, in the output's numbering.
+/// [`DlpackError::KernelShapeMismatch`] naming the view and the first axis that differs, in the
+/// output's numbering.
 pub fn broadcast<E: Executor, const R: usize>(
     operands: &mut [Operand<'_, E, R>],
-    primary: usize,
+    def: &ElementwiseDef,
 ) -> Result<[usize; R], DlpackError> {
-    let shape = operands[primary].raw.extents;
-    for op in operands.iter_mut() {
+    let shape = operands[def.primary()].raw.extents;
+    for (k, op) in operands.iter_mut().enumerate() {
         for (axis, &expected) in shape.iter().enumerate() {
             let found = op.raw.extents[axis];
             if found == expected {
@@ -136,7 +137,9 @@ pub fn broadcast<E: Executor, const R: usize>(
                 op.raw.strides[axis] = 0;
                 continue;
             }
-            return Err(DlpackError::ShapeMismatch { axis, expected, found });
+            let view = def.views().nth(k).map_or("?", |param| param.name);
+            // An axis is below the rank limit (64): it fits.
+            return Err(DlpackError::KernelShapeMismatch { view, axis: axis as u32, expected, found });
         }
     }
     Ok(shape)

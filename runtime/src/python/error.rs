@@ -216,6 +216,7 @@ fn class(err: &DlpackError) -> Class {
         | E::PackedByteLength { .. }
         | E::TooFewElements { .. }
         | E::ShapeMismatch { .. }
+        | E::KernelShapeMismatch { .. }
         | E::LanesNotGroupable { .. }
         | E::SubviewOutOfBounds { .. }
         | E::ReadOnly
@@ -275,7 +276,7 @@ variant_names!(kind, DlpackError:
     DeviceMismatch, NegativeDeviceId, Underaligned, RankMismatch, DtypeMismatch, SubbytePacking, NullData, ByteOffsetOverflow,
     ByteOffsetNotElementMultiple, Misaligned, NullShape, NegativeExtent, ExtentMismatch, NullStrides,
     StridesIncompatible, NonPositiveStride, SpanOverflow, NegativeReach, OverlappingStrides, InvalidBool, LengthMismatch,
-    TooFewElements, ShapeMismatch, LanesNotGroupable, UncheckedWrites, SubviewOutOfBounds, PaddedSubbyteExport, UnsupportedVersion,
+    TooFewElements, ShapeMismatch, KernelShapeMismatch, LanesNotGroupable, UncheckedWrites, SubviewOutOfBounds, PaddedSubbyteExport, UnsupportedVersion,
     NullManagedTensor, ReadOnly, CopyRequired, AllocationFailed, UnsupportedDtype, UnsupportedRank, NegativeNdim,
     PackedByteLength, Aliased,
 );
@@ -309,7 +310,9 @@ fn details(err: &DlpackError) -> Details {
         | E::LengthMismatch { expected, found }
         | E::PackedByteLength { required: expected, found } => Details::Ints(int(expected), int(found)),
         E::StridesIncompatible { expected, found, .. } => Details::Ints(expected, found),
-        E::ShapeMismatch { expected, found, .. } => Details::Ints(int(expected), int(found)),
+        E::ShapeMismatch { expected, found, .. } | E::KernelShapeMismatch { expected, found, .. } => {
+            Details::Ints(int(expected), int(found))
+        }
         E::InvalidBool { found } => Details::Found(i64::from(found)),
         _ => Details::None,
     }
@@ -486,6 +489,10 @@ fn python_message(err: &DlpackError) -> String {
         }
         E::ShapeMismatch { axis, expected, found } => format!(
             "extent {found} on axis {axis} does not match the extent {expected} of the array it is combined with"
+        ),
+        E::KernelShapeMismatch { view, axis, expected, found } => format!(
+            "'{view}' has extent {found} on axis {axis} where the kernel's output has {expected}: written arrays \
+             take the output's shape, read arrays broadcast to it only from extent 1"
         ),
         E::LanesNotGroupable { axis, stride, lanes } => format!(
             "stride {stride} on axis {axis}: the last axis's {lanes} values become one element only when they \

@@ -395,8 +395,8 @@ pub fn prepare_into<const R: usize>(
 ///
 /// # Errors
 ///
-/// [`DlpackError::ShapeMismatch`](crate::DlpackError::ShapeMismatch) (in [`CudaError::View`]) for
-/// a view that is not the primary view's shape (written views) or does not broadcast to it (read
+/// [`DlpackError::KernelShapeMismatch`](crate::DlpackError::KernelShapeMismatch) (in
+/// [`CudaError::View`]) for a view that is not the primary view's shape (written views) or does not broadcast to it (read
 /// views); [`CudaError::RankTooLarge`], [`CudaError::ScalarTooLarge`].
 pub fn elementwise_plan<E: Executor, const R: usize>(
     instance: Instance,
@@ -421,7 +421,7 @@ pub fn elementwise_plan_into<E: Executor, const R: usize>(
     plan: &mut Plan,
 ) -> Result<bool, CudaError> {
     let def = instance.def();
-    let shape = broadcast(operands, def.primary())?;
+    let shape = broadcast(operands, def)?;
     let mut kernel_operands = [Operand::new(0, [0; R], 1); MAX_OPERANDS];
     for (slot, k) in def.slots().enumerate() {
         let raw = operands[k].raw;
