@@ -93,11 +93,7 @@ impl Gpu {
         if ordinal >= count {
             return Err(CudaError::NoDevice { ordinal, count });
         }
-        let context = match super::library::primary_context(ordinal) {
-            Some(context) => context,
-            // The driver's own error code.
-            None => CudaContext::new(ordinal)?,
-        };
+        let context = CudaContext::new(ordinal)?;
         let (major, minor) = context.compute_capability()?;
         let inner =
             Arc::new(GpuInner { context, arch: format!("compute_{major}{minor}"), modules: ModuleCache::default() });

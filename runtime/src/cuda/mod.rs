@@ -62,7 +62,7 @@ mod gpu;
 #[doc(hidden)]
 pub mod kernel;
 mod launch;
-pub(crate) mod library;
+mod library;
 mod memory;
 mod operand;
 mod ops;

@@ -3,72 +3,146 @@
 //! waits for its last record before its deleter frees the memory or it is handed on.
 
 use super::ManagedTensor;
-use crate::ffi::{DLDevice, DLDeviceType};
+use crate::ffi::{DLDevice, DLDeviceType, DLManagedTensorVersioned};
 use crate::space::OrderEvent;
-use cudarc::driver::CudaEvent;
-use std::sync::OnceLock;
+use cudarc::driver::{CudaContext, CudaEvent, result, sys};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
-/// The lending event's slot: empty until the first device view.
+/// The lending event's slot: empty until the first device view; `Some(None)` when views were lent
+/// with no event (none could be made).
 pub(super) type Lending = OnceLock<Option<CudaEvent>>;
+
+/// The primary context of device `ordinal` as the lending events use it, retained once for the
+/// process (retaining one per tensor costs microseconds a tensor). A cudarc context object of
+/// their own: cudarc keeps an error in each context object for its next call to return, and
+/// `cuda::Gpu`'s operations leave theirs there, which an object shared with them would hand to the
+/// events' calls (and theirs to `Gpu`'s).
+fn lending_context(ordinal: usize) -> Option<Arc<CudaContext>> {
+    static CONTEXTS: OnceLock<Mutex<HashMap<usize, Arc<CudaContext>>>> = OnceLock::new();
+    if !crate::cuda::driver_present() {
+        return None;
+    }
+    let contexts = CONTEXTS.get_or_init(Default::default);
+    let mut contexts = contexts.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(context) = contexts.get(&ordinal) {
+        return Some(Arc::clone(context));
+    }
+    // A refused ordinal is not kept (the driver is present: no panic).
+    let context = CudaContext::new(ordinal).ok()?;
+    contexts.insert(ordinal, Arc::clone(&context));
+    Some(context)
+}
 
 /// The event for the device views of a tensor on `device`, made on the first one: `None` for memory
 /// that is not a CUDA device's, or where no event can be made (no driver: then no launch can run
-/// either).
+/// either; a driver that refuses one: then releasing the tensor waits for the whole device).
 pub(super) fn lent_order(cell: &Lending, device: DLDevice) -> Option<OrderEvent> {
     if device.device_type != DLDeviceType::kDLCUDA {
         return None;
     }
     let event = cell.get_or_init(|| {
-        let ordinal = usize::try_from(device.device_id).ok()?;
-        // The process's shared primary context (retaining one per tensor costs microseconds).
-        crate::cuda::library::primary_context(ordinal)?.new_event(None).ok()
+        let context = lending_context(usize::try_from(device.device_id).ok()?)?;
+        // An error cudarc kept from an earlier event's call belongs to no one waiting for it: it
+        // must not cost this tensor its event.
+        let _ = context.check_err();
+        context.new_event(None).ok()
     });
     // The event lives in the tensor, unmoved, while a view borrows the tensor.
     event.as_ref().map(OrderEvent::of)
 }
 
-/// Waits for the last record of the lending event (the launches on the device views the tensor
-/// lent), and destroys it. A failed wait leaves nothing to do: the device's work is lost with the
-/// error.
-pub(super) fn settle(cell: &mut Lending) {
-    if let Some(Some(event)) = cell.take() {
-        let _ = event.synchronize();
+/// Makes the event's context current on the thread with the driver's own call (cudarc's binding
+/// first returns an error it kept for a later call, and the wait would not happen).
+fn bind(event: &CudaEvent) -> bool {
+    // SAFETY: the context is live: the event holds it.
+    unsafe { result::ctx::set_current(event.context().cu_ctx()) }.is_ok()
+}
+
+/// Blocks the host until the event's last record; `false` when it could not wait.
+fn wait_host(event: &CudaEvent) -> bool {
+    // SAFETY: the event is live, its context current.
+    bind(event) && unsafe { result::event::synchronize(event.cu_event()) }.is_ok()
+}
+
+/// Blocks the host until all the work of `device`'s primary context has run: where the views'
+/// event cannot be waited for, or views were lent without one.
+fn wait_device(device: DLDevice) {
+    let Some(context) = usize::try_from(device.device_id).ok().and_then(lending_context) else {
+        return; // no driver: no launch ran
+    };
+    // SAFETY: the context is live (held above).
+    if unsafe { result::ctx::set_current(context.cu_ctx()) }.is_ok() {
+        let _ = result::ctx::synchronize();
+    }
+}
+
+/// Waits on the host for the launches on the device views the tensor lent (the last record of the
+/// lending event, or the whole device's work when there is no event to wait for), and destroys the
+/// event.
+pub(super) fn settle(cell: &mut Lending, device: DLDevice) {
+    match cell.take() {
+        Some(Some(event)) if wait_host(&event) => {}
+        Some(_) => wait_device(device),
+        None => {}
     }
 }
 
 /// Makes `stream` wait for the last record of the lending event, and destroys it: the work
 /// enqueued on `stream` from now on follows the launches on the device views the tensor lent, and
 /// the host waits for nothing. Where the wait cannot be enqueued, the host waits ([`settle`]).
-pub(super) fn settle_on(cell: &mut Lending, stream: cudarc::driver::sys::CUstream) {
-    if let Some(Some(event)) = cell.take() {
-        // SAFETY: `stream` is a live stream of the event's device (the caller's contract); the
-        // event is live until dropped below, after the wait captured its last record.
-        let waited = unsafe {
-            cudarc::driver::result::stream::wait_event(
-                stream,
-                event.cu_event(),
-                cudarc::driver::sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-            )
-        };
-        if waited.is_err() {
-            let _ = event.synchronize();
+fn settle_on(cell: &mut Lending, stream: sys::CUstream, device: DLDevice) {
+    match cell.take() {
+        Some(Some(event)) => {
+            // The event's context first: a default stream's handle (0, 1, 2) names the current
+            // context's stream.
+            // SAFETY: `stream` is a live stream of the event's device (the caller's contract); the
+            // event is live until dropped below, after the wait captured its last record.
+            let waited = bind(&event)
+                && unsafe {
+                    result::stream::wait_event(stream, event.cu_event(), sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
+                }
+                .is_ok();
+            if !waited && !wait_host(&event) {
+                wait_device(device);
+            }
         }
+        Some(None) => wait_device(device),
+        None => {}
     }
 }
 
 impl ManagedTensor {
-    /// Orders the work launched on the device views this tensor lent before the work enqueued on
-    /// `stream` from now on, with no wait on the host: for a tensor handed on to an owner that
-    /// uses and releases its memory on `stream` (a framework's allocation made on the caller's
-    /// stream, handed back). Handing the tensor on or dropping it then waits for nothing; a
-    /// device view lent afterwards is ordered by a new event.
+    /// Gives up ownership as [`into_raw_versioned`](Self::into_raw_versioned) does, for an owner
+    /// that uses and releases the memory in `stream`'s order: the work launched on the device views
+    /// this tensor lent is ordered before the work enqueued on `stream` from now on, on the device,
+    /// and the host waits for nothing.
     ///
     /// # Safety
     ///
-    /// `stream` is a live stream of the tensor's device (or one of the driver's default streams).
+    /// `stream` is a live stream of the tensor's device (or one of the driver's default streams),
+    /// and the owner the tensor goes to frees or reuses its memory only in `stream`'s order (a
+    /// framework's allocation made on `stream`, handed back to it): work of other streams is not
+    /// ordered before that.
     #[cfg_attr(not(feature = "python"), allow(dead_code))]
-    pub(crate) unsafe fn settle_on(&mut self, stream: cudarc::driver::sys::CUstream) {
-        settle_on(&mut self.order, stream);
+    pub(crate) unsafe fn into_raw_versioned_on(mut self, stream: sys::CUstream) -> *mut DLManagedTensorVersioned {
+        let device = self.device();
+        settle_on(&mut self.order, stream, device);
+        self.into_raw_versioned()
+    }
+
+    /// Drops the tensor as [`into_raw_versioned_on`](Self::into_raw_versioned_on) hands it on: its
+    /// deleter runs once `stream` is ordered after the launches on its device views, with no wait
+    /// on the host.
+    ///
+    /// # Safety
+    ///
+    /// As for [`into_raw_versioned_on`](Self::into_raw_versioned_on): the deleter's owner releases
+    /// the memory in `stream`'s order.
+    #[cfg_attr(not(feature = "python"), allow(dead_code))]
+    pub(crate) unsafe fn drop_on(mut self, stream: sys::CUstream) {
+        let device = self.device();
+        settle_on(&mut self.order, stream, device);
     }
 
     /// `view`, its device memory (if any) ordered by this tensor's lending event, which it borrows.

@@ -185,7 +185,10 @@ impl ManagedTensor {
     #[inline]
     fn settle(&mut self) {
         #[cfg(feature = "cuda")]
-        lend::settle(&mut self.order);
+        {
+            let device = self.device();
+            lend::settle(&mut self.order, device);
+        }
     }
 
     /// The tensor.

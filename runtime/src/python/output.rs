@@ -195,6 +195,11 @@ pub struct Output<'py> {
     memory: Memory<'py>,
     /// The caller's stream, for device memory.
     stream: Option<CallerStream>,
+    /// For a framework's device memory: its current stream when its allocator made the tensor, in
+    /// whose order it frees and reuses the memory (`finish` orders that stream after the
+    /// extension's launches, on the device). `None` when it could not be read: `finish` then
+    /// waits on the host, as a managed tensor's release does.
+    release: Option<usize>,
 }
 
 impl<'py> Output<'py> {
@@ -236,7 +241,7 @@ impl<'py> Output<'py> {
         }
         let tensor = Tensor::zeroed(py, &shape, dtype)?;
         let dl = tensor.get().meta.dl_tensor();
-        Ok(Self { py, memory: Memory::Dlspan { tensor, dl, framework }, stream: None })
+        Ok(Self { py, memory: Memory::Dlspan { tensor, dl, framework }, stream: None, release: None })
     }
 
     /// A tensor of `dtype` and `shape` on the device of `stream`, the caller's stream of a device
@@ -290,8 +295,8 @@ impl<'py> Output<'py> {
             return Self::torch(py, dtype, &shape, Some(stream));
         }
         if stream.source() == StreamSource::CuPy {
-            if let Some((array, tensor)) = cupy_empty(py, device, dtype, &shape)? {
-                return Ok(Self { py, memory: Memory::CuPy { array, tensor }, stream: Some(stream) });
+            if let Some((array, tensor, release)) = cupy_empty(py, device, dtype, &shape)? {
+                return Ok(Self { py, memory: Memory::CuPy { array, tensor }, stream: Some(stream), release });
             }
         }
         // dlspan's own memory, allocated on the per-thread default stream: written on the
@@ -314,7 +319,7 @@ impl<'py> Output<'py> {
         {
             let tensor = super::device_memory::zeroed_on(py, &shape, dtype, device)?;
             let dl = tensor.get().meta.dl_tensor();
-            Ok(Self { py, memory: Memory::Dlspan { tensor, dl, framework }, stream: Some(stream) })
+            Ok(Self { py, memory: Memory::Dlspan { tensor, dl, framework }, stream: Some(stream), release: None })
         }
         #[cfg(not(feature = "cuda"))]
         {
@@ -412,7 +417,8 @@ impl<'py> Output<'py> {
                 let err = ExchangeError::DeviceUnavailable { requested: prototype.device, found: tensor.device() };
                 return Err(err.into());
             }
-            return Ok(Self { py, memory: Memory::Torch(api, tensor), stream });
+            let release = stream.and_then(|s| torch_current_stream(py, api, s.device()));
+            return Ok(Self { py, memory: Memory::Torch(api, tensor), stream, release });
         }
         // PyTorch's allocator does not initialise the memory: zero it before any view reads it.
         let view = tensor.view_mut_as::<DynMdspanMut<'_, Host>>()?;
@@ -424,7 +430,7 @@ impl<'py> Output<'py> {
             // PyTorch allocated for it; zero bytes are a valid value of every element type.
             unsafe { core::ptr::write_bytes(first, 0, range.len()) };
         }
-        Ok(Self { py, memory: Memory::Torch(api, tensor), stream: None })
+        Ok(Self { py, memory: Memory::Torch(api, tensor), stream: None, release: None })
     }
 
     /// The type [`finish`](Self::finish) gives: the caller's framework, or
@@ -528,10 +534,17 @@ impl<'py> Output<'py> {
     pub fn finish(self) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         match self.memory {
-            Memory::Torch(api, mut tensor) => {
+            Memory::Torch(api, tensor) => {
                 let to_object = api.managed_tensor_to_py_object_no_sync.ok_or(DlpackError::NullManagedTensor)?;
-                settle_on_caller(&mut tensor, self.stream);
-                let raw = tensor.into_raw_versioned();
+                let raw = match self.release {
+                    // SAFETY: PyTorch's current stream on the tensor's device when its caching
+                    // allocator made the tensor, the stream whose order that allocator frees and
+                    // reuses the block in; PyTorch keeps it alive while it is current, through this
+                    // call.
+                    #[cfg(feature = "cuda")]
+                    Some(release) => unsafe { tensor.into_raw_versioned_on(release as cudarc::driver::sys::CUstream) },
+                    _ => tensor.into_raw_versioned(),
+                };
                 let mut object = core::ptr::null_mut();
                 // SAFETY: PyTorch's table, attached; `raw` is a live versioned managed tensor whose
                 // ownership the call steals (on failure too), `object` a writable slot.
@@ -541,9 +554,16 @@ impl<'py> Output<'py> {
                 // SAFETY: on success the slot holds a new reference.
                 Ok(unsafe { Bound::from_owned_ptr(py, object.cast()) })
             }
-            Memory::CuPy { array, mut tensor } => {
-                settle_on_caller(&mut tensor, self.stream);
-                drop(tensor);
+            Memory::CuPy { array, tensor } => {
+                match self.release {
+                    // SAFETY: CuPy's current stream on the array's device when its memory pool
+                    // made the array, the stream whose order the pool frees and reuses the block
+                    // in; the array (handed back) keeps its memory, and CuPy keeps the stream
+                    // alive while it is current, through this call.
+                    #[cfg(feature = "cuda")]
+                    Some(release) => unsafe { tensor.drop_on(release as cudarc::driver::sys::CUstream) },
+                    _ => drop(tensor),
+                }
                 Ok(array)
             }
             Memory::Dlspan { tensor, framework, .. } if self.stream.is_some() => {
@@ -565,21 +585,6 @@ impl<'py> Output<'py> {
 /// stream, which every reader's stream is ordered after, then gives a JAX array (JAX callers) or a
 /// `dlspan.Tensor`. A tensor wrapped in the package's class (another build's) cannot carry that
 /// point: the call waits for the writes instead.
-/// Orders the caller's stream after the launches on the device views of `tensor` (memory the
-/// caller's framework allocated on that stream and uses and frees on it), so that handing it back
-/// waits for nothing on the host (rule Y22). Host memory (no stream) has nothing to order.
-fn settle_on_caller(tensor: &mut ManagedTensor, stream: Option<CallerStream>) {
-    #[cfg(feature = "cuda")]
-    if let Some(stream) = stream {
-        // SAFETY: the caller's current stream on the tensor's device (an Output is made on its
-        // caller stream's device), which its owner keeps alive during the call that finishes
-        // the output; or one of the driver's default streams.
-        unsafe { tensor.settle_on(stream.handle() as cudarc::driver::sys::CUstream) };
-    }
-    #[cfg(not(feature = "cuda"))]
-    let _ = (tensor, stream);
-}
-
 fn device_finish<'py>(
     tensor: Bound<'py, Tensor>,
     framework: Framework,
@@ -627,14 +632,18 @@ fn framework_name(framework: Framework, stream: CallerStream) -> &'static str {
     }
 }
 
+/// A new CuPy array, its managed tensor, and the stream CuPy's pool made it on (when readable).
+type CuPyArray<'py> = (Bound<'py, PyAny>, ManagedTensor, Option<usize>);
+
 /// A fresh CuPy array of `dtype` and `shape` from `cupy.empty` on `device` (CuPy's memory pool, on
-/// its current stream), and its managed tensor; `None` for a data type CuPy does not hold.
+/// its current stream), its managed tensor and that stream; `None` for a data type CuPy does not
+/// hold.
 fn cupy_empty<'py>(
     py: Python<'py>,
     device: DLDevice,
     dtype: DLDataType,
     shape: &[i64],
-) -> PyResult<Option<(Bound<'py, PyAny>, ManagedTensor)>> {
+) -> PyResult<Option<CuPyArray<'py>>> {
     // CuPy's dtypes: NumPy's.
     if !holds(Framework::NumPy, dtype) {
         return Ok(None);
@@ -643,6 +652,13 @@ fn cupy_empty<'py>(
     let on_device = cupy.getattr("cuda")?.getattr("Device")?.call1((device.device_id,))?;
     on_device.call_method0("__enter__")?;
     let array = cupy.call_method1("empty", (shape.to_vec(), dtype.to_string()));
+    // The stream the pool made the array on, in whose order it frees and reuses the memory.
+    let release = cupy
+        .getattr("cuda")
+        .and_then(|cuda| cuda.call_method0("get_current_stream"))
+        .and_then(|stream| stream.getattr("ptr"))
+        .and_then(|ptr| ptr.extract::<usize>())
+        .ok();
     on_device.call_method1("__exit__", (py.None(), py.None(), py.None()))?;
     let array = array?;
     // No synchronisation (-1): the array is new, and its memory was allocated on CuPy's current
@@ -661,7 +677,7 @@ fn cupy_empty<'py>(
     // SAFETY: the array was made above and reaches no one else until `finish` returns it; its
     // memory is shared with no other tensor.
     let tensor = unsafe { take_capsule(&capsule)?.assume_unaliased() };
-    Ok(Some((array, tensor)))
+    Ok(Some((array, tensor, release)))
 }
 
 /// `tensor` (of this build's class, shared with no one) as the process's `dlspan.Tensor`: itself,
@@ -718,6 +734,21 @@ pub(crate) fn numpy_array<'py>(tensor: &Bound<'py, Tensor>) -> PyResult<Option<B
 }
 
 /// PyTorch's exchange table, found once (`torch.Tensor.__dlpack_c_exchange_api__`) and pinned.
+/// PyTorch's current stream on `device`, through its exchange table (`None` when the table cannot
+/// say: the output's release then waits on the host).
+fn torch_current_stream(py: Python<'_>, api: &DLPackExchangeAPI, device: DLDevice) -> Option<usize> {
+    let current = api.current_work_stream?;
+    let mut out = core::ptr::null_mut();
+    // SAFETY: PyTorch's live static table, attached (the GIL is held, as the exchange API
+    // requires); `out` is a writable slot on the stack.
+    if unsafe { current(device.device_type, device.device_id, &mut out) } != 0 {
+        let _ = PyErr::take(py);
+        return None;
+    }
+    // Only the handle's value is kept: it is never dereferenced on the host.
+    Some(out as usize)
+}
+
 fn torch_api(py: Python<'_>) -> PyResult<&'static DLPackExchangeAPI> {
     static CAPSULE: PyOnceLock<Py<PyCapsule>> = PyOnceLock::new();
     let capsule = CAPSULE.get_or_try_init(py, || -> PyResult<_> {
