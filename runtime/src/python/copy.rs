@@ -33,11 +33,11 @@ pub(crate) unsafe fn compact_copy(meta: &Meta, target: *mut u8) {
         unsafe { core::ptr::copy_nonoverlapping(meta.first().cast_const(), target, bytes) };
         return;
     }
-    let strides: Vec<isize> = meta.strides.iter().map(|&s| s as isize * meta.item_size as isize).collect();
+    let strides: Vec<isize> = meta.strides().iter().map(|&s| s as isize * meta.item_size as isize).collect();
     let mut cursor = target;
     // SAFETY: forwarded: every source address lies in the validated span, and the destination
     // receives exactly `numel · item_size` bytes, one element per index.
-    unsafe { copy_axis(meta.first().cast_const(), &meta.shape, &strides, meta.item_size, &mut cursor) };
+    unsafe { copy_axis(meta.first().cast_const(), meta.shape(), &strides, meta.item_size, &mut cursor) };
 }
 
 /// Copies one axis (and those inside it) from `source` to `*cursor`, advancing the cursor.
@@ -95,7 +95,7 @@ unsafe fn copy_packed(meta: &Meta, contiguous: bool, target: *mut u8) {
         }
         return;
     }
-    let rank = meta.shape.len();
+    let rank = meta.shape().len();
     let mut index = vec![0i64; rank];
     let mut offset = 0isize; // in elements, from index 0
     for k in 0..meta.numel {
@@ -105,11 +105,11 @@ unsafe fn copy_packed(meta: &Meta, contiguous: bool, target: *mut u8) {
         // The next index in row-major order.
         for axis in (0..rank).rev() {
             index[axis] += 1;
-            offset += meta.strides[axis] as isize;
-            if index[axis] < meta.shape[axis] {
+            offset += meta.strides()[axis] as isize;
+            if index[axis] < meta.shape()[axis] {
                 break;
             }
-            offset -= meta.strides[axis] as isize * index[axis] as isize;
+            offset -= meta.strides()[axis] as isize * index[axis] as isize;
             index[axis] = 0;
         }
     }

@@ -22,8 +22,9 @@ pub(crate) struct Meta {
     pub(crate) byte_offset: u64,
     pub(crate) dtype: DLDataType,
     pub(crate) device: DLDevice,
-    pub(crate) shape: Box<[i64]>,
-    pub(crate) strides: Box<[i64]>,
+    /// The shape, then the strides (in elements): one allocation ([`shape`](Self::shape),
+    /// [`strides`](Self::strides)).
+    axes: Box<[i64]>,
     pub(crate) read_only: bool,
     pub(crate) subbyte_padded: bool,
     /// Elements.
@@ -36,10 +37,10 @@ pub(crate) struct Meta {
     /// which is less than the elements take when strides are zero or overlap (packed sub-byte
     /// data: `ceil(numel · bits / 8)` when compact).
     pub(crate) span: usize,
-    /// The shape as the buffer protocol takes it.
-    pub(crate) buffer_shape: Box<[isize]>,
-    /// The strides as the buffer protocol takes them, in bytes.
-    pub(crate) buffer_strides: Box<[isize]>,
+    /// The shape and the strides (in bytes) as the buffer protocol takes them, one after the
+    /// other: one allocation, whose address does not change while the metadata lives (a buffer's
+    /// `shape` and `strides` point into it).
+    buffer_axes: Box<[isize]>,
 }
 
 // SAFETY: `data` points to the memory the tensor's owner keeps alive; the metadata is never
@@ -59,9 +60,9 @@ pub(crate) fn row_major(shape: &[i64]) -> Box<[i64]> {
     strides.into_boxed_slice()
 }
 
-/// What a dynamic view says of its tensor: shape, strides (filled by version), elements, bits per
-/// element, bytes spanned.
-type Summary = (Vec<i64>, Vec<i64>, usize, usize, usize);
+/// What a dynamic view says of its tensor: shape then strides (filled by version) in one vector,
+/// elements, bits per element, bytes spanned.
+type Summary = (Vec<i64>, usize, usize, usize);
 
 /// The [`Summary`] of `tensor` as a dynamic view in memory space `S`.
 fn summary<S: crate::MemorySpace>(tensor: &DLTensor, options: ImportOptions) -> Result<Summary, DlpackError> {
@@ -70,9 +71,10 @@ fn summary<S: crate::MemorySpace>(tensor: &DLTensor, options: ImportOptions) -> 
     let view = unsafe { crate::DynMdspan::<S>::from_dltensor_with(tensor, options) }?;
     // Validated: extents and strides fit isize, hence int64_t on 64-bit targets (and the byte
     // span fits isize on every target).
-    let shape = view.shape().iter().map(|&e| e as i64).collect();
-    let strides = view.strides().iter().map(|&s| s as i64).collect();
-    Ok((shape, strides, view.size(), view.element_bits(), view.byte_range().len()))
+    let mut axes = Vec::with_capacity(2 * view.rank());
+    axes.extend(view.shape().iter().map(|&e| e as i64));
+    axes.extend(view.strides().iter().map(|&s| s as i64));
+    Ok((axes, view.size(), view.element_bits(), view.byte_range().len()))
 }
 
 impl Meta {
@@ -95,43 +97,69 @@ impl Meta {
         // SAFETY: the producer's contract on shape and strides, which `summary` relies on too.
         unsafe { rebase(&mut rebased) };
         let tensor = &rebased;
-        let (shape, strides, numel, bits, span) = match tensor.device.device_type {
+        let (axes, numel, bits, span) = match tensor.device.device_type {
             DLDeviceType::kDLCUDA => summary::<crate::Device>(tensor, options)?,
             DLDeviceType::kDLCUDAManaged => summary::<crate::Managed>(tensor, options)?,
             _ => summary::<crate::Host>(tensor, options)?,
         };
         let subbyte_padded = options.subbyte_padded && tensor.dtype.bits < 8;
         let item_size = if bits % 8 == 0 { bits / 8 } else { 0 };
-        let buffer_shape = shape.iter().map(|&e| e as isize).collect();
-        let buffer_strides = strides.iter().map(|&s| (s as isize).wrapping_mul(item_size as isize)).collect();
+        let rank = axes.len() / 2;
+        let (shape, strides) = axes.split_at(rank);
+        let mut buffer_axes = Vec::with_capacity(2 * rank);
+        buffer_axes.extend(shape.iter().map(|&e| e as isize));
+        buffer_axes.extend(strides.iter().map(|&s| (s as isize).wrapping_mul(item_size as isize)));
         Ok(Self {
             data: tensor.data,
             byte_offset: tensor.byte_offset,
             dtype: tensor.dtype,
             device: tensor.device,
-            shape: shape.into_boxed_slice(),
-            strides: strides.into_boxed_slice(),
+            axes: axes.into_boxed_slice(),
             read_only,
             subbyte_padded,
             numel,
             bits,
             item_size,
             span,
-            buffer_shape,
-            buffer_strides,
+            buffer_axes: buffer_axes.into_boxed_slice(),
         })
+    }
+
+    /// The shape.
+    #[inline]
+    pub(crate) fn shape(&self) -> &[i64] {
+        &self.axes[..self.axes.len() / 2]
+    }
+
+    /// The strides, in elements.
+    #[inline]
+    pub(crate) fn strides(&self) -> &[i64] {
+        &self.axes[self.axes.len() / 2..]
+    }
+
+    /// The shape as the buffer protocol takes it (alive, unmoved, as long as the metadata).
+    #[inline]
+    pub(crate) fn buffer_shape(&self) -> &[isize] {
+        &self.buffer_axes[..self.buffer_axes.len() / 2]
+    }
+
+    /// The strides as the buffer protocol takes them, in bytes (alive, unmoved, as long as the
+    /// metadata).
+    #[inline]
+    pub(crate) fn buffer_strides(&self) -> &[isize] {
+        &self.buffer_axes[self.buffer_axes.len() / 2..]
     }
 
     /// The tensor, with shape and strides pointing into this metadata.
     pub(crate) fn dl_tensor(&self) -> DLTensor {
-        let ndim = self.shape.len();
+        let ndim = self.shape().len();
         DLTensor {
             data: self.data,
             device: self.device,
             ndim: ndim as i32,
             dtype: self.dtype,
-            shape: if ndim == 0 { core::ptr::null_mut() } else { self.shape.as_ptr().cast_mut() },
-            strides: if ndim == 0 { core::ptr::null_mut() } else { self.strides.as_ptr().cast_mut() },
+            shape: if ndim == 0 { core::ptr::null_mut() } else { self.shape().as_ptr().cast_mut() },
+            strides: if ndim == 0 { core::ptr::null_mut() } else { self.strides().as_ptr().cast_mut() },
             byte_offset: self.byte_offset,
         }
     }
@@ -170,10 +198,10 @@ impl Meta {
     pub(crate) fn is_c_contiguous(&self) -> bool {
         self.numel == 0
             || self
-                .shape
+                .shape()
                 .iter()
-                .zip(&self.strides)
-                .zip(row_major(&self.shape).iter())
+                .zip(self.strides())
+                .zip(row_major(self.shape()).iter())
                 .all(|((&e, &s), &r)| e <= 1 || s == r)
     }
 
@@ -181,7 +209,7 @@ impl Meta {
     pub(crate) fn is_f_contiguous(&self) -> bool {
         let mut next = 1i64;
         self.numel == 0
-            || self.shape.iter().zip(&self.strides).all(|(&e, &s)| {
+            || self.shape().iter().zip(self.strides()).all(|(&e, &s)| {
                 let ok = e <= 1 || s == next;
                 next = next.saturating_mul(e.max(1));
                 ok

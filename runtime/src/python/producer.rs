@@ -183,8 +183,8 @@ pub(crate) fn copy_tensor<'py>(tensor: &Bound<'py, Tensor>) -> PyResult<Bound<'p
     } else {
         copy()
     }
-    let shape = meta.shape.clone();
-    let strides = row_major(&shape);
+    let shape = meta.shape();
+    let strides = row_major(shape);
     let tensor = crate::ffi::DLTensor {
         data,
         device: DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },

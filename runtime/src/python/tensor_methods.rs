@@ -24,14 +24,14 @@ impl Tensor {
     /// The extent of each axis, a tuple of ints.
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.meta.shape.iter())
+        PyTuple::new(py, self.meta.shape().iter())
     }
 
     /// The step of each axis in elements, a tuple of ints (PyTorch's convention; NumPy's
     /// ``strides`` are in bytes).
     #[getter]
     fn strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.meta.strides.iter())
+        PyTuple::new(py, self.meta.strides().iter())
     }
 
     /// The data type, as NumPy names it: ``"float32"``, ``"bfloat16"``, ``"float8_e4m3fn"``, ...
@@ -55,7 +55,7 @@ impl Tensor {
     /// The number of axes.
     #[getter]
     fn ndim(&self) -> usize {
-        self.meta.shape.len()
+        self.meta.shape().len()
     }
 
     /// The number of elements.
@@ -72,7 +72,7 @@ impl Tensor {
     }
 
     fn __len__(&self) -> PyResult<usize> {
-        match self.meta.shape.first() {
+        match self.meta.shape().first() {
             Some(&n) => Ok(n as usize),
             None => Err(pyo3::exceptions::PyTypeError::new_err("len() of a 0-d tensor")),
         }
@@ -107,7 +107,7 @@ impl Tensor {
             })?
         };
         let rebuild = slf.get_type().getattr(pyo3::intern!(py, "_from_bytes"))?;
-        let shape = PyTuple::new(py, meta.shape.iter())?;
+        let shape = PyTuple::new(py, meta.shape().iter())?;
         let arguments = (bytes, meta.dtype.to_string(), shape, meta.read_only, meta.subbyte_padded);
         PyTuple::new(py, [rebuild, arguments.into_pyobject(py)?.into_any()])
     }
@@ -248,7 +248,7 @@ impl Tensor {
         {
             return Err(PyBufferError::new_err("tensor is not contiguous as the buffer request requires"));
         }
-        let ndim = meta.shape.len();
+        let ndim = meta.shape().len();
         let mut buffer = ffi::Py_buffer::new();
         buffer.buf = meta.first().cast();
         buffer.obj = slf.clone().into_any().into_ptr();
@@ -258,10 +258,10 @@ impl Tensor {
         buffer.format = if flags & ffi::PyBUF_FORMAT != 0 { format.as_ptr().cast_mut() } else { core::ptr::null_mut() };
         buffer.ndim = ndim as core::ffi::c_int;
         if contiguous(ffi::PyBUF_ND) && ndim > 0 {
-            buffer.shape = meta.buffer_shape.as_ptr().cast_mut();
+            buffer.shape = meta.buffer_shape().as_ptr().cast_mut();
         }
         if contiguous(ffi::PyBUF_STRIDES) && ndim > 0 {
-            buffer.strides = meta.buffer_strides.as_ptr().cast_mut();
+            buffer.strides = meta.buffer_strides().as_ptr().cast_mut();
         }
         // SAFETY: CPython passes a writable `Py_buffer` to fill. Its pointers point into this tensor
         // (or a static format string), which the buffer keeps alive through `obj` (a new reference).

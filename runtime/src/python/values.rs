@@ -143,7 +143,7 @@ impl<'m, 'py> Elements<'m, 'py> {
     /// The element at `index` (one entry per axis, each below its extent).
     pub(crate) fn get(&self, index: &[i64]) -> Value {
         let meta = self.meta;
-        let offset: i64 = index.iter().zip(meta.strides.iter()).map(|(&i, &s)| i * s).sum();
+        let offset: i64 = index.iter().zip(meta.strides().iter()).map(|(&i, &s)| i * s).sum();
         if meta.item_size == 0 {
             // Packed: bits from the first element's byte; the validated span keeps them in
             // memory, and offsets below index 0 (negative strides) stay inside it too.
@@ -314,11 +314,11 @@ fn texts(values: &[Value]) -> Vec<String> {
 fn collect(elements: &Elements<'_, '_>, summarise: bool, index: &mut Vec<i64>, out: &mut Vec<Value>) {
     let meta = elements.meta;
     let axis = index.len();
-    if axis == meta.shape.len() {
+    if axis == meta.shape().len() {
         out.push(elements.get(index));
         return;
     }
-    for i in shown(meta.shape[axis], summarise).into_iter().flatten() {
+    for i in shown(meta.shape()[axis], summarise).into_iter().flatten() {
         index.push(i);
         collect(elements, summarise, index, out);
         index.pop();
@@ -380,7 +380,7 @@ fn layout(shape: &[i64], summarise: bool, texts: &mut impl Iterator<Item = Strin
 /// for memory the host cannot read now (a device's, pinned memory without feature `cuda`) or
 /// values with no Python scalar, its shape and data type only.
 pub(crate) fn repr(object: &Bound<'_, PyAny>, meta: &Meta) -> String {
-    let shape: Vec<String> = meta.shape.iter().map(i64::to_string).collect();
+    let shape: Vec<String> = meta.shape().iter().map(i64::to_string).collect();
     let comma = if shape.len() == 1 { "," } else { "" };
     let shape = format!("shape=({}{comma})", shape.join(", "));
     let device = super::device::device_name(meta.device);
@@ -400,15 +400,15 @@ pub(crate) fn repr(object: &Bound<'_, PyAny>, meta: &Meta) -> String {
     let texts = texts(&values);
     let prefix = "Tensor(";
     let mut body = String::new();
-    if meta.shape.is_empty() {
+    if meta.shape().is_empty() {
         body.push_str(texts.first().map_or("", String::as_str));
     } else {
-        layout(&meta.shape, summarise, &mut texts.into_iter(), prefix.len(), &mut body);
+        layout(meta.shape(), summarise, &mut texts.into_iter(), prefix.len(), &mut body);
     }
     let device =
         if meta.device.device_type == DLDeviceType::kDLCPU { String::new() } else { format!(", device={device}") };
     let shape =
-        if summarise || (meta.numel == 0 && meta.shape.len() > 1) { format!("{shape}, ") } else { String::new() };
+        if summarise || (meta.numel == 0 && meta.shape().len() > 1) { format!("{shape}, ") } else { String::new() };
     let extras = format!("{shape}dtype={}{device})", meta.dtype);
     // NumPy's rule: the extras go on a line of their own when they would make the last one too long.
     let last_line =
@@ -432,18 +432,18 @@ pub(crate) fn to_list<'py>(object: &Bound<'py, PyAny>, meta: &Meta) -> PyResult<
             meta.dtype
         )),
     })?;
-    let mut index = Vec::with_capacity(meta.shape.len());
+    let mut index = Vec::with_capacity(meta.shape().len());
     nested(py, &elements, &mut index)
 }
 
 fn nested<'py>(py: Python<'py>, elements: &Elements<'_, '_>, index: &mut Vec<i64>) -> PyResult<Bound<'py, PyAny>> {
     let meta = elements.meta;
     let axis = index.len();
-    if axis == meta.shape.len() {
+    if axis == meta.shape().len() {
         return scalar(py, elements.get(index));
     }
     let list = pyo3::types::PyList::empty(py);
-    for i in 0..meta.shape[axis] {
+    for i in 0..meta.shape()[axis] {
         index.push(i);
         list.append(nested(py, elements, index)?)?;
         index.pop();
