@@ -162,7 +162,7 @@ impl Stream {
     ///
     /// # Errors
     ///
-    /// As [`add`](Self::add).
+    /// As [`add`](Self::add); a shape error names `x` (the input) or `y`.
     ///
     /// ```no_run
     /// use dlspan::{DeviceMdspan, DeviceMdspanMut};

@@ -127,7 +127,14 @@ impl<'e> Queue<EventRef<'e>> for CudaStream {
     }
 
     fn finish(&self) -> Result<(), CudaError> {
-        Ok(self.synchronize()?)
+        // The driver's own calls: cudarc's would first return an error it kept for a later call
+        // (an event's failed destruction, say) and not wait, and this wait is what keeps work whose
+        // record failed from outliving the memory it uses.
+        // SAFETY: the stream's context is live (the stream holds it); the stream is live.
+        unsafe { cudarc::driver::result::ctx::set_current(self.context().cu_ctx()) }?;
+        // SAFETY: as above, the stream's context current.
+        unsafe { cudarc::driver::result::stream::synchronize(self.cu_stream()) }?;
+        Ok(())
     }
 }
 

@@ -138,8 +138,8 @@ pub fn broadcast<E: Executor, const R: usize>(
                 continue;
             }
             let view = def.views().nth(k).map_or("?", |param| param.name);
-            // An axis is below the rank limit (64): it fits.
-            return Err(DlpackError::KernelShapeMismatch { view, axis: axis as u32, expected, found });
+            let axis = u32::try_from(axis).unwrap_or(u32::MAX);
+            return Err(DlpackError::KernelShapeMismatch { view, axis, expected, found });
         }
     }
     Ok(shape)

@@ -43,13 +43,46 @@ pub(super) fn lent_order(cell: &Lending, device: DLDevice) -> Option<OrderEvent>
     }
     let event = cell.get_or_init(|| {
         let context = lending_context(usize::try_from(device.device_id).ok()?)?;
-        // An error cudarc kept from an earlier event's call belongs to no one waiting for it: it
-        // must not cost this tensor its event.
+        let _current = Restore::current();
+        // An error cudarc kept from an earlier event's call (another thread's, even between the
+        // two calls here) belongs to no one waiting for it: it must not cost this tensor its
+        // event, so a failure is tried once more.
         let _ = context.check_err();
-        context.new_event(None).ok()
+        context.new_event(None).ok().or_else(|| {
+            let _ = context.check_err();
+            context.new_event(None).ok()
+        })
     });
     // The event lives in the tensor, unmoved, while a view borrows the tensor.
     event.as_ref().map(OrderEvent::of)
+}
+
+/// Puts the thread's current context back when dropped: making another device's context current
+/// for a wait would change the device the caller's framework (PyTorch, CuPy) takes as current, as a
+/// tensor of another device released during garbage collection would.
+struct Restore(Option<sys::CUcontext>);
+
+impl Restore {
+    /// The thread's current context, put back on drop. Only with a driver present (a driver call).
+    fn current() -> Self {
+        Self(result::ctx::get_current().ok().flatten())
+    }
+
+    /// `f`'s result, the thread's current context put back after it.
+    fn around<T>(f: impl FnOnce() -> T) -> T {
+        let _current = Self::current();
+        f()
+    }
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        if let Some(context) = self.0 {
+            // SAFETY: the context was current on this thread a moment ago, held by its owner
+            // (a primary context stays retained by whoever made it current).
+            let _ = unsafe { result::ctx::set_current(context) };
+        }
+    }
 }
 
 /// Makes the event's context current on the thread with the driver's own call (cudarc's binding
@@ -68,9 +101,12 @@ fn wait_host(event: &CudaEvent) -> bool {
 /// Blocks the host until all the work of `device`'s primary context has run: where the views'
 /// event cannot be waited for, or views were lent without one.
 fn wait_device(device: DLDevice) {
+    // Without a context here no launch ran on the views: `Gpu::new` makes its context as
+    // `lending_context` does (`CudaContext::new`), so a device that refuses one had no launch.
     let Some(context) = usize::try_from(device.device_id).ok().and_then(lending_context) else {
-        return; // no driver: no launch ran
+        return;
     };
+    let _current = Restore::current();
     // SAFETY: the context is live (held above).
     if unsafe { result::ctx::set_current(context.cu_ctx()) }.is_ok() {
         let _ = result::ctx::synchronize();
@@ -82,7 +118,8 @@ fn wait_device(device: DLDevice) {
 /// event.
 pub(super) fn settle(cell: &mut Lending, device: DLDevice) {
     match cell.take() {
-        Some(Some(event)) if wait_host(&event) => {}
+        // An event exists: the driver is present (no driver call is made for host memory).
+        Some(Some(event)) if Restore::around(|| wait_host(&event)) => {}
         Some(_) => wait_device(device),
         None => {}
     }
@@ -94,6 +131,7 @@ pub(super) fn settle(cell: &mut Lending, device: DLDevice) {
 fn settle_on(cell: &mut Lending, stream: sys::CUstream, device: DLDevice) {
     match cell.take() {
         Some(Some(event)) => {
+            let _current = Restore::current();
             // The event's context first: a default stream's handle (0, 1, 2) names the current
             // context's stream.
             // SAFETY: `stream` is a live stream of the event's device (the caller's contract); the

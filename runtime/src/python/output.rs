@@ -417,7 +417,11 @@ impl<'py> Output<'py> {
                 let err = ExchangeError::DeviceUnavailable { requested: prototype.device, found: tensor.device() };
                 return Err(err.into());
             }
+            // Only a build that launches kernels lends views ordered by an event to release.
+            #[cfg(feature = "cuda")]
             let release = stream.and_then(|s| torch_current_stream(py, api, s.device()));
+            #[cfg(not(feature = "cuda"))]
+            let release = None;
             return Ok(Self { py, memory: Memory::Torch(api, tensor), stream, release });
         }
         // PyTorch's allocator does not initialise the memory: zero it before any view reads it.
@@ -653,6 +657,9 @@ fn cupy_empty<'py>(
     on_device.call_method0("__enter__")?;
     let array = cupy.call_method1("empty", (shape.to_vec(), dtype.to_string()));
     // The stream the pool made the array on, in whose order it frees and reuses the memory.
+    #[cfg(not(feature = "cuda"))]
+    let release = None;
+    #[cfg(feature = "cuda")]
     let release = cupy
         .getattr("cuda")
         .and_then(|cuda| cuda.call_method0("get_current_stream"))
@@ -733,9 +740,9 @@ pub(crate) fn numpy_array<'py>(tensor: &Bound<'py, Tensor>) -> PyResult<Option<B
     array.call_method1("view", (dtype,)).map(Some)
 }
 
-/// PyTorch's exchange table, found once (`torch.Tensor.__dlpack_c_exchange_api__`) and pinned.
 /// PyTorch's current stream on `device`, through its exchange table (`None` when the table cannot
 /// say: the output's release then waits on the host).
+#[cfg(feature = "cuda")]
 fn torch_current_stream(py: Python<'_>, api: &DLPackExchangeAPI, device: DLDevice) -> Option<usize> {
     let current = api.current_work_stream?;
     let mut out = core::ptr::null_mut();
@@ -749,6 +756,7 @@ fn torch_current_stream(py: Python<'_>, api: &DLPackExchangeAPI, device: DLDevic
     Some(out as usize)
 }
 
+/// PyTorch's exchange table, found once (`torch.Tensor.__dlpack_c_exchange_api__`) and pinned.
 fn torch_api(py: Python<'_>) -> PyResult<&'static DLPackExchangeAPI> {
     static CAPSULE: PyOnceLock<Py<PyCapsule>> = PyOnceLock::new();
     let capsule = CAPSULE.get_or_try_init(py, || -> PyResult<_> {
