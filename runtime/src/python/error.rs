@@ -785,5 +785,9 @@ mod tests {
         assert_eq!((exchange_class(&differ), exchange_kind(&differ)), (Class::Value, "DevicesDiffer"));
         let none = ExchangeError::NoCurrentStream { device: gpu(0) };
         assert_eq!((exchange_class(&none), exchange_kind(&none)), (Class::Buffer, "NoCurrentStream"));
+        // A kernel's views of shapes that do not broadcast: a value error naming the array.
+        let shape = DlpackError::KernelShapeMismatch { view: "x", axis: 1, expected: 4, found: 3 };
+        assert_eq!((class(&shape), kind(&shape)), (Class::Value, "KernelShapeMismatch"));
+        assert!(python_message(&shape).starts_with("'x' has extent 3 on axis 1"), "{}", python_message(&shape));
     }
 }
