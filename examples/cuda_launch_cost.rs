@@ -6,7 +6,7 @@
 //! `cargo run --release --features cuda --example cuda_launch_cost` (`scripts/gpu.sh` runs the
 //! prebuilt binary). Without a device it says so and exits 0.
 
-use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, DeviceRepr, LaunchConfig, PushKernelArg};
 use dlspan::cuda::{CudaError, Gpu, Stream, device_count};
 use dlspan::kernel::Float;
 use dlspan::view::Mapping;
@@ -29,6 +29,17 @@ struct Big([u64; 192]);
 unsafe impl DeviceRepr for Big {}
 
 const BATCH: usize = 200;
+
+/// One launch of `function`, a trivial kernel taking `params` by value, through cudarc's builder.
+fn bare_launch<P: DeviceRepr>(stream: &Stream, function: &CudaFunction, params: &P) -> Result<(), CudaError> {
+    let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
+    let mut launch = stream.cudarc().launch_builder(function);
+    launch.arg(params);
+    // SAFETY: both kernels here take one struct of their parameter's size by value and write
+    // nothing for the zeroed values passed.
+    unsafe { launch.launch(one) }?;
+    Ok(())
+}
 
 /// Median host nanoseconds per call of `step`, over 9 batches, the stream synchronised between.
 fn per_call(stream: &Stream, mut step: impl FnMut() -> Result<(), CudaError>) -> Result<f64, CudaError> {
@@ -76,7 +87,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     let module = gpu.context().load_module(ptx)?;
     let (small_fn, big_fn) = (module.load_function("small")?, module.load_function("big")?);
-    let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
     let small = [0u64; 2];
     let big = Big([0; 192]);
 
@@ -94,26 +104,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Stream::wrap(&gpu, inner).map(drop)
         })?,
     ));
-    rows.push((
-        "cudarc launch, 16-byte parameters",
-        per_call(&owned, || {
-            let mut launch = owned.cudarc().launch_builder(&small_fn);
-            launch.arg(&small);
-            // SAFETY: the kernel takes one 16-byte struct and writes nothing for these values.
-            unsafe { launch.launch(one) }?;
-            Ok(())
-        })?,
-    ));
-    rows.push((
-        "cudarc launch, 1536-byte parameters",
-        per_call(&owned, || {
-            let mut launch = owned.cudarc().launch_builder(&big_fn);
-            launch.arg(&big);
-            // SAFETY: the kernel takes one 1536-byte struct and writes nothing for these values.
-            unsafe { launch.launch(one) }?;
-            Ok(())
-        })?,
-    ));
+    rows.push(("cudarc launch, 16-byte parameters", per_call(&owned, || bare_launch(&owned, &small_fn, &small))?));
+    rows.push(("cudarc launch, 1536-byte parameters", per_call(&owned, || bare_launch(&owned, &big_fn, &big))?));
     rows.push(("dlspan Stream::scale, 4 f32", per_call(&owned, || owned.scale(&mut y_view, 1.0))?));
     rows.push(("dlspan user kernel (silu), 4 f32", per_call(&owned, || silu.run(&owned, &x_view, &mut y_view))?));
     println!("| step | host ns per call |\n|---|---:|");

@@ -49,6 +49,12 @@ unsafe impl Send for Meta {}
 // SAFETY: as above.
 unsafe impl Sync for Meta {}
 
+/// The shape half and the strides half of axes stored one after the other.
+#[inline]
+fn halves<T>(axes: &[T]) -> (&[T], &[T]) {
+    axes.split_at(axes.len() / 2)
+}
+
 /// Row-major strides of `shape` (an extent of 0 or 1 counts as 1).
 pub(crate) fn row_major(shape: &[i64]) -> Box<[i64]> {
     let mut strides = vec![0i64; shape.len()];
@@ -104,9 +110,8 @@ impl Meta {
         };
         let subbyte_padded = options.subbyte_padded && tensor.dtype.bits < 8;
         let item_size = if bits % 8 == 0 { bits / 8 } else { 0 };
-        let rank = axes.len() / 2;
-        let (shape, strides) = axes.split_at(rank);
-        let mut buffer_axes = Vec::with_capacity(2 * rank);
+        let (shape, strides) = halves(&axes);
+        let mut buffer_axes = Vec::with_capacity(axes.len());
         buffer_axes.extend(shape.iter().map(|&e| e as isize));
         buffer_axes.extend(strides.iter().map(|&s| (s as isize).wrapping_mul(item_size as isize)));
         Ok(Self {
@@ -128,26 +133,26 @@ impl Meta {
     /// The shape.
     #[inline]
     pub(crate) fn shape(&self) -> &[i64] {
-        &self.axes[..self.axes.len() / 2]
+        halves(&self.axes).0
     }
 
     /// The strides, in elements.
     #[inline]
     pub(crate) fn strides(&self) -> &[i64] {
-        &self.axes[self.axes.len() / 2..]
+        halves(&self.axes).1
     }
 
     /// The shape as the buffer protocol takes it (alive, unmoved, as long as the metadata).
     #[inline]
     pub(crate) fn buffer_shape(&self) -> &[isize] {
-        &self.buffer_axes[..self.buffer_axes.len() / 2]
+        halves(&self.buffer_axes).0
     }
 
     /// The strides as the buffer protocol takes them, in bytes (alive, unmoved, as long as the
     /// metadata).
     #[inline]
     pub(crate) fn buffer_strides(&self) -> &[isize] {
-        &self.buffer_axes[self.buffer_axes.len() / 2..]
+        halves(&self.buffer_axes).1
     }
 
     /// The tensor, with shape and strides pointing into this metadata.

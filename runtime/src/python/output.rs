@@ -10,7 +10,7 @@
 
 use super::arg::{PyDynView, PyDynViewMut, PyView, PyViewMut};
 use super::capi::{Provider, provider};
-use super::capsule::{EXCHANGE_API_CAPSULE, take_capsule};
+use super::capsule::take_capsule;
 use super::device::CPU;
 use super::dialect::Framework;
 use super::error::ExchangeError;
@@ -26,10 +26,14 @@ use crate::index::{Extents, Layout};
 use crate::owned::ManagedTensor;
 use crate::space::{Host, MemorySpace};
 use crate::view::{DynMdspanMut, HostMdspanMut, LayoutRight};
-use core::ffi::{CStr, c_char, c_void};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyCapsule, PyString};
+use pyo3::types::PyString;
+#[cfg(feature = "cuda")]
+use torch::torch_current_stream;
+use torch::{set_error, torch_api};
+
+mod torch;
 
 /// A view argument, which knows the framework its tensor came from (sealed: the four argument
 /// types of `dlspan::python`).
@@ -738,61 +742,6 @@ pub(crate) fn numpy_array<'py>(tensor: &Bound<'py, Tensor>) -> PyResult<Option<B
     let twin = unsafe { Tensor::from_object(py, tensor.clone().into_any().unbind(), &twin, meta.read_only) }?;
     let array = from_dlpack.bind(py).call1((twin,))?;
     array.call_method1("view", (dtype,)).map(Some)
-}
-
-/// PyTorch's current stream on `device`, through its exchange table (`None` when the table cannot
-/// say: the output's release then waits on the host).
-#[cfg(feature = "cuda")]
-fn torch_current_stream(py: Python<'_>, api: &DLPackExchangeAPI, device: DLDevice) -> Option<usize> {
-    let current = api.current_work_stream?;
-    let mut out = core::ptr::null_mut();
-    // SAFETY: PyTorch's live static table, attached (the GIL is held, as the exchange API
-    // requires); `out` is a writable slot on the stack.
-    if unsafe { current(device.device_type, device.device_id, &mut out) } != 0 {
-        let _ = PyErr::take(py);
-        return None;
-    }
-    // Only the handle's value is kept: it is never dereferenced on the host.
-    Some(out as usize)
-}
-
-/// PyTorch's exchange table, found once (`torch.Tensor.__dlpack_c_exchange_api__`) and pinned.
-fn torch_api(py: Python<'_>) -> PyResult<&'static DLPackExchangeAPI> {
-    static CAPSULE: PyOnceLock<Py<PyCapsule>> = PyOnceLock::new();
-    let capsule = CAPSULE.get_or_try_init(py, || -> PyResult<_> {
-        let capsule = py.import("torch")?.getattr("Tensor")?.getattr("__dlpack_c_exchange_api__")?;
-        Ok(capsule.cast_into::<PyCapsule>()?.unbind())
-    })?;
-    let table = capsule.bind(py).pointer_checked(Some(EXCHANGE_API_CAPSULE))?.cast::<DLPackExchangeAPI>();
-    // SAFETY: a capsule of that name holds an exchange table alive as long as the capsule, which
-    // the static pins for the rest of the process; tables are never written.
-    let api: &'static DLPackExchangeAPI = unsafe { table.as_ref() };
-    if api.header.version.major != 1 || api.managed_tensor_to_py_object_no_sync.is_none() {
-        return Err(DlpackError::UnsupportedVersion { version: api.header.version }.into());
-    }
-    Ok(api)
-}
-
-/// `SetError` for PyTorch's allocator: records the error's kind and message.
-///
-/// # Safety
-///
-/// `context` is the `Option<(String, String)>` the caller passed; `kind` and `message` are null or
-/// C strings.
-unsafe extern "C" fn set_error(context: *mut c_void, kind: *const c_char, message: *const c_char) {
-    let read = |text: *const c_char| {
-        if text.is_null() {
-            String::new()
-        } else {
-            // SAFETY: a C string (caller).
-            unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned()
-        }
-    };
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let error = (read(kind), read(message));
-        // SAFETY: the caller's `Option`, alive and not otherwise borrowed during the call.
-        unsafe { *context.cast::<Option<(String, String)>>() = Some(error) };
-    }));
 }
 
 /// The exception named `kind` (a builtin exception class), carrying `message`.

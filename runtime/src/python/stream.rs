@@ -195,12 +195,26 @@ pub(crate) fn on_stream(device: DLDevice) -> bool {
 /// What the producer raises; [`ExchangeError::NoCurrentStream`] when the table has no
 /// `current_work_stream` or it fails without raising.
 pub(crate) fn from_table(py: Python<'_>, api: Api, device: DLDevice) -> PyResult<CallerStream> {
-    let Some(current) = api.table().current_work_stream else {
+    // SAFETY: the dialect checked the table (version 1) and pins its capsule.
+    unsafe { table_stream(py, api.table(), device) }
+}
+
+/// [`from_table`] for a table found otherwise (PyTorch's, pinned by `Output`).
+///
+/// # Safety
+///
+/// `table` is a live exchange table of version 1 whose functions follow the exchange API.
+pub(crate) unsafe fn table_stream(
+    py: Python<'_>,
+    table: &crate::ffi::DLPackExchangeAPI,
+    device: DLDevice,
+) -> PyResult<CallerStream> {
+    let Some(current) = table.current_work_stream else {
         return Err(ExchangeError::NoCurrentStream { device }.into());
     };
     let mut out = core::ptr::null_mut();
-    // SAFETY: the table is a live version-1 table (the dialect checked it and pins its capsule), the
-    // GIL is held as the exchange API requires, and `out` is a writable slot on our stack.
+    // SAFETY: a live version-1 table (the caller's contract), the GIL is held as the exchange API
+    // requires, and `out` is a writable slot on our stack.
     if unsafe { current(device.device_type, device.device_id, &mut out) } != 0 {
         return Err(PyErr::take(py).unwrap_or_else(|| ExchangeError::NoCurrentStream { device }.into()));
     }
