@@ -213,7 +213,13 @@ def main():
     timers = []
     for name, _, stmt, globals_, _ in rows:
         timer = timeit.Timer(stmt, setup=setup, globals={"torch": torch, **globals_})
-        timers.append((timer, calibrate(timer, args.seconds)))
+        # A few calls first: a first call's one-time costs (a kernel's compilation or loading, a
+        # first allocation) would make the calibration settle on one call per measurement, and
+        # one call just after a synchronisation is what would be timed then.
+        for _ in range(3):
+            timer.timeit(16)
+        number = calibrate(timer, args.seconds)
+        timers.append((timer, number if batch is None else max(number, batch)))
 
     def per_call(timer, number):
         if batch is None or number <= batch:

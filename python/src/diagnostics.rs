@@ -1,8 +1,9 @@
 //! `dlspan.diagnostics`: what tests and debugging sessions ask of dlspan's Python layer — the view
 //! arguments alive — and the test hook that holds a view while Python code runs.
 
-use dlspan::Device;
+use dlspan::kernel::LaunchConfig;
 use dlspan::python::{CallerStream, Output, PyDynView, PyView, common_stream, extract_argument};
+use dlspan::{Device, DeviceMdspanMut, LayoutRight};
 use pyo3::prelude::*;
 
 /// The number of view arguments alive (the borrows dlspan's registry holds).
@@ -32,6 +33,49 @@ fn _sum_during(x: PyView<'_, f64, 1>, callback: &Bound<'_, PyAny>) -> PyResult<f
 fn _empty_like<'py>(py: Python<'py>, x: PyDynView<'py, Device>) -> PyResult<Bound<'py, PyAny>> {
     let shape = x.view()?.shape().to_vec();
     Output::like(py, &x, x.dtype(), &shape)?.finish()
+}
+
+dlspan::kernel! {
+    /// One block: its first thread waits about `cycles` clock cycles, then every thread writes
+    /// `value` to its share of `out`.
+    fn spin_fill(out: &mut [f32; 1], value: f32, cycles: i64) {
+        r#"
+        #ifndef DLSPAN_CPU
+        if (threadIdx.x == 0) {
+          const long long start = clock64();
+          while (clock64() - start < cycles) {}
+        }
+        #endif
+        __syncthreads();
+        for (dl::index_t i = threadIdx.x; i < out.extent(0); i += blockDim.x) out(i) = value;
+        "#
+    }
+}
+
+/// Test hook, not API: a new one-axis float32 array of ``x``'s size, on its device, in its
+/// framework (``Output.like``), filled with ``value`` by a kernel on a stream of dlspan's own,
+/// not the caller's, that first waits about ``cycles`` clock cycles: the output's order with the
+/// caller's stream, both ways, is the output's to keep.
+#[pyfunction]
+fn _fill_on_own_stream<'py>(
+    py: Python<'py>,
+    x: PyDynView<'py, Device>,
+    value: f32,
+    cycles: i64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let size = x.view()?.size();
+    let caller = x.caller_stream().expect("device arguments carry their stream");
+    let ordinal = usize::try_from(caller.device().device_id).unwrap_or(usize::MAX);
+    let own = dlspan::cuda::Gpu::new(ordinal)?.new_stream()?;
+    let mut out = Output::like(py, &x, dlspan::dtype::dtype_of::<f32>(), &[size])?;
+    {
+        let mut view = out.view_mut_as::<DeviceMdspanMut<'_, f32, 1, LayoutRight>>()?;
+        let config = LaunchConfig::new([1, 1, 1], [256, 1, 1]);
+        // SAFETY: one block; each thread writes the elements `i ≡ threadIdx.x (mod 256)` below the
+        // extent, none twice.
+        unsafe { spin_fill.launch(&own, config, &mut view, value, cycles) }?;
+    }
+    out.finish()
 }
 
 /// A caller's stream as Python sees it: `((device_type, device_id), handle, dlpack_stream, source)`.
@@ -91,5 +135,6 @@ pub(crate) fn fill(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(caller_stream, m)?)?;
     m.add_function(wrap_pyfunction!(_common_stream, m)?)?;
     m.add_function(wrap_pyfunction!(_empty_like, m)?)?;
+    m.add_function(wrap_pyfunction!(_fill_on_own_stream, m)?)?;
     Ok(())
 }

@@ -497,6 +497,88 @@ def test_an_output_is_handed_back_ordered_on_the_callers_stream_with_no_wait():
     assert torch.equal(y, (torch.arange(1 << 20, device="cuda") + 2).double())
 
 
+# An extension may write an output on a stream of its own rather than the caller's: the output's
+# views then order the write after the allocation (the framework's allocator may hand back a block
+# the caller's pending work still uses) and the caller's stream after the write.
+SPIN = 200_000_000  # clock cycles: a tenth of a second or more
+
+
+def test_a_torch_output_written_on_another_stream_is_ordered_both_ways():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        no_cuda_device()
+    side = torch.cuda.Stream()
+    x = torch.ones(1 << 20, device="cuda")
+    with torch.cuda.stream(side):  # every kernel of the timed section launched once first
+        torch.cuda._sleep(1000)
+        torch.ones(1 << 20, device="cuda").add_(5.0)
+        dlspan.diagnostics._fill_on_own_stream(x, 1.0, 1000)
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        t = torch.zeros(1 << 20, device="cuda")
+        block = t.data_ptr()
+        torch.cuda._sleep(500_000_000)  # a quarter of a second or more
+        t.add_(5.0)  # pending on the caller's stream, writing the block
+        del t  # freed: PyTorch's allocator reuses it on this stream at once
+        y = dlspan.diagnostics._fill_on_own_stream(x, 7.0, SPIN)
+        pending = not side.query()
+        z = y + 1.0  # on the caller's stream, after the write on dlspan's stream
+    side.synchronize()
+    assert y.data_ptr() == block, "PyTorch's allocator did not reuse the block (the test's premise)"
+    assert pending, "the call waited on the host"
+    assert bool((y == 7.0).all()), "the write on another stream ran before the block's earlier use ended"
+    assert bool((z == 8.0).all()), "the caller's stream read the output before the write on another stream"
+
+
+def test_a_cupy_output_written_on_another_stream_is_ordered_both_ways():
+    cupy = pytest.importorskip("cupy")
+    if cuda_device_count() == 0:
+        no_cuda_device()
+    spin = cupy.RawKernel(
+        r"""extern "C" __global__ void spin(long long cycles) {
+              const long long start = clock64();
+              while (clock64() - start < cycles) {}
+            }""",
+        "spin",
+    )
+    side = cupy.cuda.Stream(non_blocking=True)
+    x = cupy.ones(1 << 20, dtype=cupy.float32)
+    with side:  # every kernel of the timed section launched once first
+        spin((1,), (1,), (cupy.int64(1000),))
+        cupy.ones(1 << 20, dtype=cupy.float32).__iadd__(5.0)
+        dlspan.diagnostics._fill_on_own_stream(x, 1.0, 1000)
+    cupy.cuda.Device().synchronize()
+    with side:
+        t = cupy.zeros(1 << 20, dtype=cupy.float32)
+        block = t.data.ptr
+        spin((1,), (1,), (cupy.int64(4 * SPIN),))
+        t += 5.0
+        del t
+        y = dlspan.diagnostics._fill_on_own_stream(x, 7.0, SPIN)
+        pending = not side.done
+        z = y + 1.0
+    side.synchronize()
+    assert y.data.ptr == block, "CuPy's pool did not reuse the block (the test's premise)"
+    assert pending, "the call waited on the host"
+    assert bool((y == 7.0).all()), "the write on another stream ran before the block's earlier use ended"
+    assert bool((z == 8.0).all()), "the caller's stream read the output before the write on another stream"
+
+
+def test_a_jax_output_written_on_another_stream_is_ready_for_jax():
+    jax = pytest.importorskip("jax")
+    try:
+        gpus = jax.devices("gpu")
+    except RuntimeError:
+        gpus = []
+    if not gpus:
+        pytest.skip("skipped: this jaxlib has no GPU backend")
+    x = jax.device_put(jax.numpy.ones(1 << 20, jax.numpy.float32), gpus[0])
+    dlspan.diagnostics._fill_on_own_stream(x, 1.0, 1000)
+    y = dlspan.diagnostics._fill_on_own_stream(x, 7.0, SPIN)
+    assert isinstance(y, jax.Array)
+    assert float((y + 1.0).min()) == 8.0 and float((y + 1.0).max()) == 8.0
+
+
 class Reversed:
     """A producer exporting a reversed float32 axis as CuPy 14 does: `data` at index 0, and the
     stride -1 divided as an unsigned number (2^62 - 1), labelled `device_type`."""

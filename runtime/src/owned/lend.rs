@@ -125,28 +125,74 @@ pub(super) fn settle(cell: &mut Lending, device: DLDevice) {
     }
 }
 
-/// Makes `stream` wait for the last record of the lending event, and destroys it: the work
-/// enqueued on `stream` from now on follows the launches on the device views the tensor lent, and
-/// the host waits for nothing. Where the wait cannot be enqueued, the host waits ([`settle`]).
-fn settle_on(cell: &mut Lending, stream: sys::CUstream, device: DLDevice) {
-    match cell.take() {
+/// Makes `stream` wait for the last record of the lending event: the work enqueued on `stream`
+/// from now on follows the launches on the device views the tensor lent, and the host waits for
+/// nothing. Where the wait cannot be enqueued, the host waits ([`settle`]).
+///
+/// # Safety
+///
+/// `stream` is a live stream of `device` (or one of the driver's default streams).
+unsafe fn order_on(cell: &Lending, stream: sys::CUstream, device: DLDevice) {
+    match cell.get() {
         Some(Some(event)) => {
             let _current = Restore::current();
             // The event's context first: a default stream's handle (0, 1, 2) names the current
             // context's stream.
             // SAFETY: `stream` is a live stream of the event's device (the caller's contract); the
-            // event is live until dropped below, after the wait captured its last record.
-            let waited = bind(&event)
+            // event is live (the cell holds it).
+            let waited = bind(event)
                 && unsafe {
                     result::stream::wait_event(stream, event.cu_event(), sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
                 }
                 .is_ok();
-            if !waited && !wait_host(&event) {
+            if !waited && !wait_host(event) {
                 wait_device(device);
             }
         }
         Some(None) => wait_device(device),
         None => {}
+    }
+}
+
+/// [`order_on`], then destroys the event: nothing is left to wait for.
+///
+/// # Safety
+///
+/// As for [`order_on`].
+unsafe fn settle_on(cell: &mut Lending, stream: sys::CUstream, device: DLDevice) {
+    // SAFETY: forwarded (the caller's contract).
+    unsafe { order_on(cell, stream, device) };
+    // The wait captured the event's last record: it may go.
+    drop(cell.take());
+}
+
+/// Makes the lending event (made here if it was not) start at the work enqueued so far on `home`,
+/// the stream a framework allocated the tensor on: the launches on the views the tensor lends, on
+/// any stream, then wait for the allocation, and for the uses of the memory before it that the
+/// framework's allocator ordered on `home` (a freed block it reuses). Where the event cannot be
+/// recorded, the host waits for `home`, or for the whole device.
+///
+/// # Safety
+///
+/// `home` is a live stream of the tensor's device (or one of the driver's default streams).
+unsafe fn start_on(cell: &Lending, home: sys::CUstream, device: DLDevice) {
+    if lent_order(cell, device).is_none() {
+        if cell.get().is_some() {
+            // Views are lent with no event: they are unordered, so the allocation's uses must be
+            // over before any of them runs.
+            wait_device(device);
+        }
+        return;
+    }
+    let Some(Some(event)) = cell.get() else { return };
+    let _current = Restore::current();
+    // SAFETY: the event is live (the cell holds it) and its context current; `home` is a live
+    // stream of its device (the caller's contract).
+    let recorded = bind(event) && unsafe { result::event::record(event.cu_event(), home) }.is_ok();
+    // SAFETY: as above.
+    let waited = || bind(event) && unsafe { result::stream::synchronize(home) }.is_ok();
+    if !(recorded || waited()) {
+        wait_device(device);
     }
 }
 
@@ -165,8 +211,43 @@ impl ManagedTensor {
     #[cfg_attr(not(feature = "python"), allow(dead_code))]
     pub(crate) unsafe fn into_raw_versioned_on(mut self, stream: sys::CUstream) -> *mut DLManagedTensorVersioned {
         let device = self.device();
-        settle_on(&mut self.order, stream, device);
+        // SAFETY: forwarded (the caller's contract).
+        unsafe { settle_on(&mut self.order, stream, device) };
         self.into_raw_versioned()
+    }
+
+    /// Orders the launches on the device views this tensor lends after the work enqueued so far on
+    /// `home`, the stream its memory was allocated on: they may then run on any stream. Where that
+    /// cannot be recorded, the host waits for `home` (or the device) now.
+    ///
+    /// # Safety
+    ///
+    /// `home` is a live stream of the tensor's device (or one of the driver's default streams).
+    #[cfg_attr(not(feature = "python"), allow(dead_code))]
+    pub(crate) unsafe fn lend_after(&self, home: sys::CUstream) {
+        // SAFETY: forwarded (the caller's contract).
+        unsafe { start_on(&self.order, home, self.device()) };
+    }
+
+    /// Orders the work enqueued on `stream` from now on after the launches on the device views
+    /// this tensor lent so far, on the device (the host waits only where the driver refuses that
+    /// wait). The tensor keeps its event: its release still waits for later launches.
+    ///
+    /// # Safety
+    ///
+    /// `stream` is a live stream of the tensor's device (or one of the driver's default streams).
+    #[cfg_attr(not(feature = "python"), allow(dead_code))]
+    pub(crate) unsafe fn order_before(&self, stream: sys::CUstream) {
+        // SAFETY: forwarded (the caller's contract).
+        unsafe { order_on(&self.order, stream, self.device()) };
+    }
+
+    /// The event the device views of this tensor are ordered by (made now if it was not): for
+    /// views of its memory built from other metadata (a byte buffer viewed as typed elements),
+    /// which must borrow this tensor.
+    #[cfg_attr(not(feature = "python"), allow(dead_code))]
+    pub(crate) fn lent_order(&self) -> Option<OrderEvent> {
+        lent_order(&self.order, self.device())
     }
 
     /// Drops the tensor as [`into_raw_versioned_on`](Self::into_raw_versioned_on) hands it on: its
@@ -180,7 +261,8 @@ impl ManagedTensor {
     #[cfg_attr(not(feature = "python"), allow(dead_code))]
     pub(crate) unsafe fn drop_on(mut self, stream: sys::CUstream) {
         let device = self.device();
-        settle_on(&mut self.order, stream, device);
+        // SAFETY: forwarded (the caller's contract).
+        unsafe { settle_on(&mut self.order, stream, device) };
     }
 
     /// `view`, its device memory (if any) ordered by this tensor's lending event, which it borrows.

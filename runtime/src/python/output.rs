@@ -300,6 +300,13 @@ impl<'py> Output<'py> {
         }
         if stream.source() == StreamSource::CuPy {
             if let Some((array, tensor, release)) = cupy_empty(py, device, dtype, &shape)? {
+                // SAFETY: the stream CuPy's pool made the array on (or, where it could not be
+                // read, the caller's: CuPy's current stream too), which CuPy keeps alive while it
+                // is current, through this call.
+                #[cfg(feature = "cuda")]
+                unsafe {
+                    tensor.lend_after(release.unwrap_or(stream.handle()) as cudarc::driver::sys::CUstream)
+                };
                 return Ok(Self { py, memory: Memory::CuPy { array, tensor }, stream: Some(stream), release });
             }
         }
@@ -322,6 +329,11 @@ impl<'py> Output<'py> {
         #[cfg(feature = "cuda")]
         {
             let tensor = super::device_memory::zeroed_on(py, &shape, dtype, device)?;
+            if let Some(owner) = tensor.get().managed() {
+                // SAFETY: the per-thread default stream (the driver's handle 2), which the memory
+                // was allocated and zeroed on.
+                unsafe { owner.lend_after(2 as cudarc::driver::sys::CUstream) };
+            }
             let dl = tensor.get().meta.dl_tensor();
             Ok(Self { py, memory: Memory::Dlspan { tensor, dl, framework }, stream: Some(stream), release: None })
         }
@@ -426,6 +438,13 @@ impl<'py> Output<'py> {
             let release = stream.and_then(|s| torch_current_stream(py, api, s.device()));
             #[cfg(not(feature = "cuda"))]
             let release = None;
+            #[cfg(feature = "cuda")]
+            if let Some(caller) = stream {
+                // SAFETY: the stream PyTorch's allocator made the tensor on (or, where it could not
+                // be read, the caller's: PyTorch's current stream too), which PyTorch keeps alive
+                // while it is current, through this call.
+                unsafe { tensor.lend_after(release.unwrap_or(caller.handle()) as cudarc::driver::sys::CUstream) };
+            }
             return Ok(Self { py, memory: Memory::Torch(api, tensor), stream, release });
         }
         // PyTorch's allocator does not initialise the memory: zero it before any view reads it.
@@ -510,13 +529,24 @@ impl<'py> Output<'py> {
     pub fn view_mut_as<'s, V: FromDlTensor<'s>>(&'s mut self) -> Result<V, DlpackError> {
         match &mut self.memory {
             Memory::Torch(_, tensor) | Memory::CuPy { tensor, .. } => tensor.view_mut_as(),
-            Memory::Dlspan { dl, .. } => {
+            Memory::Dlspan { dl, tensor, .. } => {
                 // SAFETY: `dl` describes the zeroed, writable, row-major buffer of a validated
                 // tensor that `self` keeps alive, with arrays in that tensor's metadata: the view
                 // (borrowing `self` for `'s`) cannot outlive them. Nothing else reaches the tensor
                 // (made here, handed on only by `finish`, which consumes `self`), and `&'s mut
                 // self` makes this view the only one.
-                unsafe { V::from_dltensor_with(dl, ImportOptions::CURRENT) }
+                let view = unsafe { V::from_dltensor_with(dl, ImportOptions::CURRENT) }?;
+                // Device memory: the view's launches, on any stream, are ordered by the event of
+                // the managed tensor that owns the memory (after its allocation; `finish` orders
+                // the caller's stream after them). The event lives in that tensor, unmoved while
+                // `self` keeps it.
+                #[cfg(feature = "cuda")]
+                if let Some(order) = tensor.get().managed().and_then(ManagedTensor::lent_order) {
+                    return Ok(view.with_order(order));
+                }
+                #[cfg(not(feature = "cuda"))]
+                let _ = tensor;
+                Ok(view)
             }
         }
     }
@@ -601,6 +631,11 @@ fn device_finish<'py>(
     let py = tensor.py();
     #[cfg(feature = "cuda")]
     if let Some(stream) = stream {
+        if let Some(owner) = tensor.get().managed() {
+            // SAFETY: the caller's stream, one of the driver's default streams (dlspan's memory is
+            // given only to callers on them), which live as long as the context.
+            unsafe { owner.order_before(stream.handle() as cudarc::driver::sys::CUstream) };
+        }
         super::device_memory::mark_ready(&tensor, stream)?;
     }
     #[cfg(not(feature = "cuda"))]

@@ -18,7 +18,7 @@ use pyo3::prelude::*;
 pub(crate) enum Owner {
     /// A managed tensor: imported, exported by dlspan from a Rust owner, or a buffer dlspan
     /// allocated (an [`AlignedBuffer`](crate::AlignedBuffer), 64-byte aligned).
-    Managed(#[allow(dead_code)] ManagedTensor),
+    Managed(#[cfg_attr(not(feature = "cuda"), allow(dead_code))] ManagedTensor),
     /// A Python object whose memory the tensor views (a record array's member).
     Object(#[allow(dead_code)] Py<PyAny>),
 }
@@ -125,6 +125,15 @@ impl Drop for Tensor {
 }
 
 impl Tensor {
+    /// The managed tensor that owns the memory, when one does.
+    #[cfg(feature = "cuda")]
+    pub(crate) fn managed(&self) -> Option<&ManagedTensor> {
+        match &self.owner {
+            Some(Owner::Managed(tensor)) => Some(tensor),
+            _ => None,
+        }
+    }
+
     pub(crate) fn new(meta: Meta, owner: Owner) -> Self {
         Self {
             meta,
