@@ -52,6 +52,20 @@ dlspan::kernel! {
     }
 }
 
+/// The hook's stream on device `ordinal`, made once for the process: the first stream made on a
+/// device waits for the device's pending work (`Gpu::new_stream`), which would hide what the hook
+/// tests.
+fn own_stream(ordinal: usize) -> PyResult<dlspan::cuda::Stream> {
+    static STREAMS: std::sync::Mutex<Vec<(usize, dlspan::cuda::Stream)>> = std::sync::Mutex::new(Vec::new());
+    let mut streams = STREAMS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, stream)) = streams.iter().find(|(o, _)| *o == ordinal) {
+        return Ok(stream.clone());
+    }
+    let stream = dlspan::cuda::Gpu::new(ordinal)?.new_stream()?;
+    streams.push((ordinal, stream.clone()));
+    Ok(stream)
+}
+
 /// Test hook, not API: a new one-axis float32 array of ``x``'s size, on its device, in its
 /// framework (``Output.like``), filled with ``value`` by a kernel on a stream of dlspan's own,
 /// not the caller's, that first waits about ``cycles`` clock cycles: the output's order with the
@@ -66,7 +80,7 @@ fn _fill_on_own_stream<'py>(
     let size = x.view()?.size();
     let caller = x.caller_stream().expect("device arguments carry their stream");
     let ordinal = usize::try_from(caller.device().device_id).unwrap_or(usize::MAX);
-    let own = dlspan::cuda::Gpu::new(ordinal)?.new_stream()?;
+    let own = own_stream(ordinal)?;
     let mut out = Output::like(py, &x, dlspan::dtype::dtype_of::<f32>(), &[size])?;
     {
         let mut view = out.view_mut_as::<DeviceMdspanMut<'_, f32, 1, LayoutRight>>()?;

@@ -573,10 +573,13 @@ def test_a_jax_output_written_on_another_stream_is_ready_for_jax():
     if not gpus:
         pytest.skip("skipped: this jaxlib has no GPU backend")
     x = jax.device_put(jax.numpy.ones(1 << 20, jax.numpy.float32), gpus[0])
-    dlspan.diagnostics._fill_on_own_stream(x, 1.0, 1000)
-    y = dlspan.diagnostics._fill_on_own_stream(x, 7.0, SPIN)
+    # JAX's computations compiled first: a compilation would outlast the write.
+    warm = dlspan.diagnostics._fill_on_own_stream(x, 1.0, 1000)
+    float((warm + 1.0).min()), float((warm + 1.0).max())
+    y = dlspan.diagnostics._fill_on_own_stream(x, 7.0, 4 * SPIN)
     assert isinstance(y, jax.Array)
-    assert float((y + 1.0).min()) == 8.0 and float((y + 1.0).max()) == 8.0
+    z = y + 1.0
+    assert float(z.min()) == 8.0 and float(z.max()) == 8.0, "JAX read the output before the write on another stream"
 
 
 class Reversed:

@@ -56,6 +56,11 @@ pub const DLPACK_NO_SYNC: i64 = -1;
 impl Gpu {
     /// A new stream on this device (non-blocking with respect to the legacy default stream).
     ///
+    /// Making the first such stream of a device while none is alive waits on the host for all the
+    /// device's pending work, every stream's (cudarc's switch of the context to ordering several
+    /// streams; the streams of other libraries count for nothing there). An extension handed a
+    /// caller's pending work should keep its streams for the process, not make one per call.
+    ///
     /// # Errors
     ///
     /// [`CudaError::Driver`].
