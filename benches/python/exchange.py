@@ -160,6 +160,10 @@ def output_cases():
     return [
         ("torch.empty_like, 1024 f32", None, "f(x)", {"f": torch.empty_like, "x": t}, None),
         ("Output::like + finish, torch, 1024 f32", "torch.empty_like, 1024 f32", "f(x)", {"f": peers.output_like, "x": t}, 1.0),
+        # The allocation alone (no argument read), beside PyTorch's zeroed tensor: an output on
+        # the CPU is zeroed, since Rust views may read it.
+        ("torch.zeros(1024)", None, "f(1024)", {"f": torch.zeros}, None),
+        ("Output::new + finish, torch, 1024 f32", "torch.zeros(1024)", "f(1024)", {"f": peers.output_new_torch}, None),
     ]
 
 
@@ -170,6 +174,13 @@ def cuda_cases():
     big = torch.ones(1 << 20, device="cuda")
     return [
         ("floor: cached exchange call, cuda tensor", None, "f(x)", {"f": peers.torch_floor, "x": t}, None),
+        (
+            "floor + the table's current stream, cuda tensor",
+            "floor: cached exchange call, cuda tensor",
+            "f(x)",
+            {"f": peers.torch_floor_stream, "x": t},
+            None,
+        ),
         (
             "PyDeviceView<f32, 1> + caller_stream",
             "floor: cached exchange call, cuda tensor",
@@ -184,6 +195,14 @@ def cuda_cases():
             "f(x)",
             {"f": peers.output_like_device, "x": big},
             1.0,
+        ),
+        ("torch.empty(2^20, device='cuda')", None, "f(1 << 20, device='cuda')", {"f": torch.empty}, None),
+        (
+            "Output::on_device + finish, cuda, 2^20 f32",
+            "torch.empty(2^20, device='cuda')",
+            "f(1 << 20)",
+            {"f": peers.output_new_torch_cuda},
+            None,
         ),
     ] + operator_cases("cuda")
 

@@ -57,11 +57,18 @@ dlspan::kernel! {
 /// tests.
 fn own_stream(ordinal: usize) -> PyResult<dlspan::cuda::Stream> {
     static STREAMS: std::sync::Mutex<Vec<(usize, dlspan::cuda::Stream)>> = std::sync::Mutex::new(Vec::new());
-    let mut streams = STREAMS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some((_, stream)) = streams.iter().find(|(o, _)| *o == ordinal) {
-        return Ok(stream.clone());
+    let kept =
+        |streams: &[(usize, dlspan::cuda::Stream)]| streams.iter().find(|(o, _)| *o == ordinal).map(|(_, s)| s.clone());
+    let lock = || STREAMS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(stream) = kept(&lock()) {
+        return Ok(stream);
     }
+    // Made outside the lock: making it may wait for the device's work.
     let stream = dlspan::cuda::Gpu::new(ordinal)?.new_stream()?;
+    let mut streams = lock();
+    if let Some(other) = kept(&streams) {
+        return Ok(other); // made meanwhile by another thread: this one is dropped
+    }
     streams.push((ordinal, stream.clone()));
     Ok(stream)
 }
@@ -90,6 +97,15 @@ fn _fill_on_own_stream<'py>(
         unsafe { spin_fill.launch(&own, config, &mut view, value, cycles) }?;
     }
     out.finish()
+}
+
+/// Test hook, not API: whether the work enqueued so far on the stream ``_fill_on_own_stream`` uses
+/// for ``x``'s device has all run (asked of the driver, without waiting).
+#[pyfunction]
+fn _own_stream_idle(x: PyDynView<'_, Device>) -> PyResult<bool> {
+    let caller = x.caller_stream().expect("device arguments carry their stream");
+    let ordinal = usize::try_from(caller.device().device_id).unwrap_or(usize::MAX);
+    Ok(own_stream(ordinal)?.record()?.is_complete()?)
 }
 
 /// A caller's stream as Python sees it: `((device_type, device_id), handle, dlpack_stream, source)`.
@@ -150,5 +166,6 @@ pub(crate) fn fill(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_common_stream, m)?)?;
     m.add_function(wrap_pyfunction!(_empty_like, m)?)?;
     m.add_function(wrap_pyfunction!(_fill_on_own_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(_own_stream_idle, m)?)?;
     Ok(())
 }

@@ -582,6 +582,26 @@ def test_a_jax_output_written_on_another_stream_is_ready_for_jax():
     assert float(z.min()) == 8.0 and float(z.max()) == 8.0, "JAX read the output before the write on another stream"
 
 
+def test_dlspans_own_output_is_released_with_no_wait_after_a_write_on_another_stream():
+    # dlspan's own device memory (a dlspan.Tensor caller): dropped while the write on another
+    # stream runs, it is freed on the per-thread default stream after that stream waits for the
+    # write, on the device; the host waits for nothing.
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        no_cuda_device()
+    x = dlspan.from_dlpack(torch.ones(1 << 20, device="cuda"))
+    warm = dlspan.diagnostics._fill_on_own_stream(x, 1.0, 1000)
+    del warm
+    torch.cuda.synchronize()
+    y = dlspan.diagnostics._fill_on_own_stream(x, 7.0, 4 * SPIN)
+    assert isinstance(y, dlspan.Tensor)
+    assert float(torch.from_dlpack(y).min()) == 7.0  # read on the legacy default stream, after the write
+    z = dlspan.diagnostics._fill_on_own_stream(x, 7.0, 4 * SPIN)
+    del z
+    assert not dlspan.diagnostics._own_stream_idle(x), "releasing the output waited for the write"
+    torch.cuda.synchronize()
+
+
 class Reversed:
     """A producer exporting a reversed float32 axis as CuPy 14 does: `data` at index 0, and the
     stride -1 divided as an unsigned number (2^62 - 1), labelled `device_type`."""

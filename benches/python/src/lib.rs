@@ -8,7 +8,7 @@
 use core::ffi::c_void;
 use dlspan::Device;
 use dlspan::ffi::{DLPackExchangeAPI, DLTensor};
-use dlspan::python::{Output, PyDeviceView, PyDynView, PyView};
+use dlspan::python::{CallerStream, Framework, Output, PyDeviceView, PyDynView, PyView};
 use numpy::PyReadonlyArrayDyn;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -56,6 +56,27 @@ fn torch_floor(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<()> {
     Ok(())
 }
 
+/// [`torch_floor`] and the table's current stream of the tensor's device: the bare calls a typed
+/// device view with its caller's stream makes to PyTorch.
+#[pyfunction]
+fn torch_floor_stream(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<()> {
+    let table = torch_table(py)?;
+    let fill = table.dltensor_from_py_object_no_sync.expect("PyTorch fills DLTensors");
+    let current = table.current_work_stream.expect("PyTorch names its current stream");
+    let mut tensor = DLTensor::default();
+    // SAFETY: `x` is a torch.Tensor (the benchmark passes one); the GIL is held.
+    if unsafe { fill(x.as_ptr().cast::<c_void>(), &mut tensor) } != 0 {
+        return Err(PyErr::fetch(py));
+    }
+    let mut stream = core::ptr::null_mut();
+    // SAFETY: PyTorch's table, the GIL held, `stream` a writable slot on our stack.
+    if unsafe { current(tensor.device.device_type, tensor.device.device_id, &mut stream) } != 0 {
+        return Err(PyErr::fetch(py));
+    }
+    black_box(stream);
+    Ok(())
+}
+
 /// rust-numpy's read-only extraction of a float32 array of any rank.
 #[pyfunction]
 fn numpy_readonly(x: PyReadonlyArrayDyn<'_, f32>) {
@@ -90,15 +111,33 @@ fn output_like_device<'py>(py: Python<'py>, x: PyDynView<'py, Device>) -> PyResu
     Output::like(py, &x, x.dtype(), &shape)?.finish()
 }
 
+/// A new PyTorch tensor of `n` float32 from PyTorch's allocator, zeroed, handed back as a
+/// `torch.Tensor`: an output's allocation alone, no argument read.
+#[pyfunction]
+fn output_new_torch(py: Python<'_>, n: usize) -> PyResult<Bound<'_, PyAny>> {
+    Output::new(py, Framework::PyTorch, dlspan::dtype::dtype_of::<f32>(), &[n])?.finish()
+}
+
+/// [`output_new_torch`] on CUDA device 0 (PyTorch's caching allocator, on its current stream).
+#[pyfunction]
+fn output_new_torch_cuda(py: Python<'_>, n: usize) -> PyResult<Bound<'_, PyAny>> {
+    let device = dlspan::ffi::DLDevice { device_type: dlspan::ffi::DLDeviceType::kDLCUDA, device_id: 0 };
+    let stream = CallerStream::per_thread(device);
+    Output::on_device(py, Framework::PyTorch, stream, dlspan::dtype::dtype_of::<f32>(), &[n])?.finish()
+}
+
 /// The module.
 #[pymodule(name = "dlspan_bench_peers")]
 fn peers(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(empty, m)?)?;
     m.add_function(wrap_pyfunction!(torch_floor, m)?)?;
+    m.add_function(wrap_pyfunction!(torch_floor_stream, m)?)?;
     m.add_function(wrap_pyfunction!(numpy_readonly, m)?)?;
     m.add_function(wrap_pyfunction!(dlspan_view, m)?)?;
     m.add_function(wrap_pyfunction!(dlspan_device_view, m)?)?;
     m.add_function(wrap_pyfunction!(output_like, m)?)?;
     m.add_function(wrap_pyfunction!(output_like_device, m)?)?;
+    m.add_function(wrap_pyfunction!(output_new_torch, m)?)?;
+    m.add_function(wrap_pyfunction!(output_new_torch_cuda, m)?)?;
     Ok(())
 }

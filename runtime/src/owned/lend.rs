@@ -42,8 +42,13 @@ pub(super) fn lent_order(cell: &Lending, device: DLDevice) -> Option<OrderEvent>
         return None;
     }
     let event = cell.get_or_init(|| {
-        let context = lending_context(usize::try_from(device.device_id).ok()?)?;
+        // No driver: no launch can run either (and `Restore` would call it).
+        if !crate::cuda::driver_present() {
+            return None;
+        }
+        // Before the context is made: making it binds it to the thread.
         let _current = Restore::current();
+        let context = lending_context(usize::try_from(device.device_id).ok()?)?;
         // An error cudarc kept from an earlier event's call (another thread's, even between the
         // two calls here) belongs to no one waiting for it: it must not cost this tensor its
         // event, so a failure is tried once more.
@@ -101,12 +106,17 @@ fn wait_host(event: &CudaEvent) -> bool {
 /// Blocks the host until all the work of `device`'s primary context has run: where the views'
 /// event cannot be waited for, or views were lent without one.
 fn wait_device(device: DLDevice) {
+    // No driver: no launch ran on the views.
+    if !crate::cuda::driver_present() {
+        return;
+    }
+    // Before the context is looked up: making it binds it to the thread.
+    let _current = Restore::current();
     // Without a context here no launch ran on the views: `Gpu::new` makes its context as
     // `lending_context` does (`CudaContext::new`), so a device that refuses one had no launch.
     let Some(context) = usize::try_from(device.device_id).ok().and_then(lending_context) else {
         return;
     };
-    let _current = Restore::current();
     // SAFETY: the context is live (held above).
     if unsafe { result::ctx::set_current(context.cu_ctx()) }.is_ok() {
         let _ = result::ctx::synchronize();
@@ -118,9 +128,15 @@ fn wait_device(device: DLDevice) {
 /// event.
 pub(super) fn settle(cell: &mut Lending, device: DLDevice) {
     match cell.take() {
-        // An event exists: the driver is present (no driver call is made for host memory).
-        Some(Some(event)) if Restore::around(|| wait_host(&event)) => {}
-        Some(_) => wait_device(device),
+        // An event exists: the driver is present (no driver call is made for host memory). Its
+        // destruction binds its context: the thread's current one is put back after it too.
+        Some(Some(event)) => Restore::around(|| {
+            if !wait_host(&event) {
+                wait_device(device);
+            }
+            drop(event);
+        }),
+        Some(None) => wait_device(device),
         None => {}
     }
 }
@@ -162,8 +178,11 @@ unsafe fn order_on(cell: &Lending, stream: sys::CUstream, device: DLDevice) {
 unsafe fn settle_on(cell: &mut Lending, stream: sys::CUstream, device: DLDevice) {
     // SAFETY: forwarded (the caller's contract).
     unsafe { order_on(cell, stream, device) };
-    // The wait captured the event's last record: it may go.
-    drop(cell.take());
+    // The wait captured the event's last record: it may go (its destruction binds its context:
+    // the thread's current one is put back after it).
+    if let Some(Some(event)) = cell.take() {
+        Restore::around(|| drop(event));
+    }
 }
 
 /// Makes the lending event (made here if it was not) start at the work enqueued so far on `home`,
@@ -174,7 +193,9 @@ unsafe fn settle_on(cell: &mut Lending, stream: sys::CUstream, device: DLDevice)
 ///
 /// # Safety
 ///
-/// `home` is a live stream of the tensor's device (or one of the driver's default streams).
+/// `home` is a live stream of the tensor's device (or one of the driver's default streams), and
+/// no device view has been lent yet: the record replaces the event's last one, which a launch on
+/// a view would have made.
 unsafe fn start_on(cell: &Lending, home: sys::CUstream, device: DLDevice) {
     if lent_order(cell, device).is_none() {
         if cell.get().is_some() {
@@ -218,11 +239,15 @@ impl ManagedTensor {
 
     /// Orders the launches on the device views this tensor lends after the work enqueued so far on
     /// `home`, the stream its memory was allocated on: they may then run on any stream. Where that
-    /// cannot be recorded, the host waits for `home` (or the device) now.
+    /// cannot be recorded, the host waits for `home` (or the device) now. The lending event is made
+    /// here: releasing the tensor then waits for its last record (on the host, unless it is handed
+    /// on or dropped with [`into_raw_versioned_on`](Self::into_raw_versioned_on) or
+    /// [`drop_on`](Self::drop_on)).
     ///
     /// # Safety
     ///
-    /// `home` is a live stream of the tensor's device (or one of the driver's default streams).
+    /// `home` is a live stream of the tensor's device (or one of the driver's default streams), and
+    /// the tensor has lent no device view yet (the record replaces the event's last one).
     #[cfg_attr(not(feature = "python"), allow(dead_code))]
     pub(crate) unsafe fn lend_after(&self, home: sys::CUstream) {
         // SAFETY: forwarded (the caller's contract).

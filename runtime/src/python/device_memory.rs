@@ -11,7 +11,7 @@
 //! for it ([`order_consumer`]), never the host.
 
 use super::stream::CallerStream;
-use super::tensor::{Owner, Tensor, compact_meta};
+use super::tensor::{DeviceOwner, Owner, Tensor, compact_meta};
 use crate::cuda::{CudaError, Gpu, export_cuda};
 use crate::ffi::{DLDataType, DLDevice, DLDeviceType};
 use pyo3::prelude::*;
@@ -44,7 +44,7 @@ pub(crate) fn zeroed_on<'py>(
     let memory = gpu.per_thread_stream().alloc_zeros::<u8>(bytes)?;
     let owner = export_cuda(memory, [bytes])?;
     meta.data = owner.dl_tensor().data;
-    Bound::new(py, Tensor::new(meta, Owner::Managed(owner)))
+    Bound::new(py, Tensor::new(meta, Owner::Device(DeviceOwner::new(owner))))
 }
 
 /// Records, on `stream` (the stream the tensor's writer used), the point after the work enqueued

@@ -310,9 +310,11 @@ impl<'py> Output<'py> {
                 return Ok(Self { py, memory: Memory::CuPy { array, tensor }, stream: Some(stream), release });
             }
         }
-        // dlspan's own memory, allocated on the per-thread default stream: written on the
-        // driver's default streams only (on another stream the writes would not be ordered after
-        // the allocation, nor could the readers be ordered after the writes).
+        // dlspan's own memory, allocated on the per-thread default stream: given to callers on the
+        // driver's default streams only. Its views are ordered after the allocation and `finish`
+        // orders the caller's stream after them on any stream, but the memory is freed on the
+        // per-thread default stream, which a framework's own streams are not ordered with: a
+        // PyTorch or CuPy caller's reads on its stream could outlast the memory.
         if !matches!(stream.handle(), 0..=2) {
             let (name, on) = (framework_name(framework, stream), super::error::device_name(device));
             let why = if holds(framework, dtype) || stream.source() == StreamSource::CuPy {

@@ -21,6 +21,36 @@ pub(crate) enum Owner {
     Managed(#[cfg_attr(not(feature = "cuda"), allow(dead_code))] ManagedTensor),
     /// A Python object whose memory the tensor views (a record array's member).
     Object(#[allow(dead_code)] Py<PyAny>),
+    /// dlspan's own CUDA memory (`device_memory::zeroed_on`): a cudarc allocation, exported, that
+    /// its deleter frees on the per-thread default stream of the thread that drops it.
+    #[cfg(feature = "cuda")]
+    Device(DeviceOwner),
+}
+
+/// The managed tensor of dlspan's own CUDA memory, released without a wait on the host: the
+/// launches on the views it lent (an output's) are ordered before the free on the device.
+#[cfg(feature = "cuda")]
+pub(crate) struct DeviceOwner(Option<ManagedTensor>);
+
+#[cfg(feature = "cuda")]
+impl DeviceOwner {
+    /// The managed tensor of a cudarc allocation dlspan made (`export_cuda`), whose deleter frees
+    /// it on the per-thread default stream of the thread that runs it.
+    pub(crate) fn new(tensor: ManagedTensor) -> Self {
+        Self(Some(tensor))
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl Drop for DeviceOwner {
+    fn drop(&mut self) {
+        let Some(tensor) = self.0.take() else { return };
+        // SAFETY: the driver's per-thread default stream (handle 2), on the tensor's device once the
+        // lending event's context is bound; the tensor's deleter frees the cudarc allocation with
+        // `cuMemFreeAsync` on that same handle from this same thread (cudarc's per-thread stream,
+        // the allocation's), which is this thread's per-thread stream: the free follows the wait.
+        unsafe { tensor.drop_on(2 as cudarc::driver::sys::CUstream) };
+    }
 }
 
 /// `bytes` zeroed, 64-byte-aligned bytes (what JAX needs to import without copying), owned by a
@@ -130,6 +160,7 @@ impl Tensor {
     pub(crate) fn managed(&self) -> Option<&ManagedTensor> {
         match &self.owner {
             Some(Owner::Managed(tensor)) => Some(tensor),
+            Some(Owner::Device(DeviceOwner(tensor))) => tensor.as_ref(),
             _ => None,
         }
     }
