@@ -299,3 +299,65 @@ impl ManagedTensor {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ffi::{DLDataType, DLDataTypeCode, DLPackVersion, DLTensor};
+    use core::sync::atomic::{AtomicUsize, Ordering};
+
+    static DELETED: AtomicUsize = AtomicUsize::new(0);
+    static SHAPE: [i64; 1] = [4];
+
+    unsafe extern "C" fn delete(tensor: *mut DLManagedTensorVersioned) {
+        DELETED.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: made by `Box::into_raw` below, deleted once.
+        drop(unsafe { Box::from_raw(tensor) });
+    }
+
+    /// Host bytes labelled as CUDA device 0 (none of the calls tested reads them).
+    fn labelled_cuda(bytes: &mut [f32; 4]) -> ManagedTensor {
+        let raw = Box::into_raw(Box::new(DLManagedTensorVersioned {
+            version: DLPackVersion { major: 1, minor: 3 },
+            manager_ctx: core::ptr::null_mut(),
+            deleter: Some(delete),
+            flags: 0,
+            dl_tensor: DLTensor {
+                data: bytes.as_mut_ptr().cast(),
+                device: DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: 0 },
+                ndim: 1,
+                dtype: DLDataType::new(DLDataTypeCode::kDLFloat, 32, 1),
+                shape: SHAPE.as_ptr().cast_mut(),
+                strides: core::ptr::null_mut(),
+                byte_offset: 0,
+            },
+        }));
+        // SAFETY: a well-formed versioned tensor whose ownership passes here; its deleter frees it.
+        unsafe { ManagedTensor::from_raw_versioned(raw) }.unwrap()
+    }
+
+    #[test]
+    fn without_a_driver_the_lending_calls_make_no_driver_call_and_delete_once() {
+        if crate::cuda::driver_present() {
+            eprintln!("skipped: a CUDA driver is installed (the GPU tests cover these calls with one)");
+            return;
+        }
+        let mut bytes = [0f32; 4];
+        let before = DELETED.load(Ordering::SeqCst);
+        let tensor = labelled_cuda(&mut bytes);
+        // SAFETY: the driver's per-thread default stream handle; no view was lent.
+        unsafe { tensor.lend_after(2 as sys::CUstream) };
+        assert!(tensor.lent_order().is_none(), "no event without a driver");
+        // SAFETY: as above.
+        unsafe { tensor.order_before(2 as sys::CUstream) };
+        // SAFETY: as above.
+        unsafe { tensor.drop_on(2 as sys::CUstream) };
+        assert_eq!(DELETED.load(Ordering::SeqCst) - before, 1);
+        let tensor = labelled_cuda(&mut bytes);
+        // SAFETY: as above.
+        let raw = unsafe { tensor.into_raw_versioned_on(1 as sys::CUstream) };
+        // SAFETY: handed back above, ours to delete.
+        drop(unsafe { ManagedTensor::from_raw_versioned(raw) });
+        assert_eq!(DELETED.load(Ordering::SeqCst) - before, 2);
+    }
+}
