@@ -171,7 +171,9 @@ enum Memory<'py> {
 /// `int128` nor, without ml_dtypes, `bfloat16`; no framework but dlspan holds packed FP6) gives a
 /// `dlspan.Tensor`: [`framework`](Self::framework) says which. Like a device argument, the output
 /// is on its device, for the extension to write on the caller's stream ([`on_device`](Self::on_device),
-/// [rule Y22](crate::rules#y22)).
+/// [rule Y22](crate::rules#y22)) or on a stream of its own: the output's device views are ordered
+/// after its allocation (the work the caller's stream had pending on a reused block included), and
+/// [`finish`](Self::finish) orders the caller's stream after every launch on them, on the device.
 ///
 /// ```
 /// use dlspan::python::{Output, PyView};
