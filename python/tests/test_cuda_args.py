@@ -243,6 +243,21 @@ def no_cuda_device():
     pytest.skip("skipped: no CUDA device")
 
 
+def jax_gpus(jax):
+    """JAX's GPU devices; none for a CPU-only jaxlib (which says nothing of the machine's)."""
+    try:
+        return jax.devices("gpu")
+    except RuntimeError:
+        return []
+
+
+def jax_gpus_or_skip(jax):
+    gpus = jax_gpus(jax)
+    if not gpus:
+        pytest.skip("skipped: this jaxlib has no GPU backend")
+    return gpus
+
+
 def test_torch_cuda_tensors_get_torchs_current_stream():
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
@@ -382,12 +397,7 @@ def test_cupy_outputs_are_cupy_arrays_on_the_device():
 
 def test_jax_outputs_are_jax_arrays_of_dlspans_zeroed_device_memory():
     jax = pytest.importorskip("jax")
-    try:
-        gpus = jax.devices("gpu")
-    except RuntimeError:
-        gpus = []
-    if not gpus:
-        pytest.skip("skipped: this jaxlib has no GPU backend")
+    gpus = jax_gpus_or_skip(jax)
     x = jax.device_put(jax.numpy.ones((4, 6), jax.numpy.float32), gpus[0])
     out = dlspan.diagnostics._empty_like(x)
     assert isinstance(out, jax.Array)
@@ -418,10 +428,7 @@ def test_device_round_trips_through_dlspan_share_the_memory():
         again = cupy.from_dlpack(tc)
         assert again.data.ptr == c.data.ptr and bool((again == c).all())
     jax = pytest.importorskip("jax")
-    try:
-        gpus = jax.devices("gpu")
-    except RuntimeError:
-        gpus = []
+    gpus = jax_gpus(jax)
     if gpus:
         j = jax.device_put(jax.numpy.arange(8, dtype=jax.numpy.float32), gpus[0])
         tj = dlspan.from_dlpack(j)
@@ -566,12 +573,7 @@ def test_a_cupy_output_written_on_another_stream_is_ordered_both_ways():
 
 def test_a_jax_output_written_on_another_stream_is_ready_for_jax():
     jax = pytest.importorskip("jax")
-    try:
-        gpus = jax.devices("gpu")
-    except RuntimeError:
-        gpus = []
-    if not gpus:
-        pytest.skip("skipped: this jaxlib has no GPU backend")
+    gpus = jax_gpus_or_skip(jax)
     x = jax.device_put(jax.numpy.ones(1 << 20, jax.numpy.float32), gpus[0])
     # JAX's computations compiled first: a compilation would outlast the write.
     warm = dlspan.diagnostics._fill_on_own_stream(x, 1.0, 1000)

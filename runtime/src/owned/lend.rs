@@ -197,15 +197,16 @@ unsafe fn settle_on(cell: &mut Lending, stream: sys::CUstream, device: DLDevice)
 /// no device view has been lent yet: the record replaces the event's last one, which a launch on
 /// a view would have made.
 unsafe fn start_on(cell: &Lending, home: sys::CUstream, device: DLDevice) {
-    if lent_order(cell, device).is_none() {
-        if cell.get().is_some() {
-            // Views are lent with no event: they are unordered, so the allocation's uses must be
-            // over before any of them runs.
-            wait_device(device);
-        }
-        return;
-    }
-    let Some(Some(event)) = cell.get() else { return };
+    // Made here (for CUDA memory) if it was not.
+    let _ = lent_order(cell, device);
+    let event = match cell.get() {
+        Some(Some(event)) => event,
+        // Views are lent with no event: they are unordered, so the allocation's uses must be over
+        // before any of them runs.
+        Some(None) => return wait_device(device),
+        // Not CUDA device memory: nothing to order.
+        None => return,
+    };
     let _current = Restore::current();
     // SAFETY: the event is live (the cell holds it) and its context current; `home` is a live
     // stream of its device (the caller's contract).

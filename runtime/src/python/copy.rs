@@ -95,7 +95,8 @@ unsafe fn copy_packed(meta: &Meta, contiguous: bool, target: *mut u8) {
         }
         return;
     }
-    let rank = meta.shape().len();
+    let (shape, strides) = (meta.shape(), meta.strides());
+    let rank = shape.len();
     let mut index = vec![0i64; rank];
     let mut offset = 0isize; // in elements, from index 0
     for k in 0..meta.numel {
@@ -105,11 +106,11 @@ unsafe fn copy_packed(meta: &Meta, contiguous: bool, target: *mut u8) {
         // The next index in row-major order.
         for axis in (0..rank).rev() {
             index[axis] += 1;
-            offset += meta.strides()[axis] as isize;
-            if index[axis] < meta.shape()[axis] {
+            offset += strides[axis] as isize;
+            if index[axis] < shape[axis] {
                 break;
             }
-            offset -= meta.strides()[axis] as isize * index[axis] as isize;
+            offset -= strides[axis] as isize * index[axis] as isize;
             index[axis] = 0;
         }
     }

@@ -9,6 +9,10 @@ use pyo3::prelude::*;
 /// The host's device.
 pub(crate) const CPU: DLDevice = DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 };
 
+/// The driver's handle of the per-thread default stream (`CU_STREAM_PER_THREAD`), DLPack's stream
+/// value 2: dlspan's own stream for CUDA memory whose producer names none.
+pub(crate) const PER_THREAD: usize = 2;
+
 /// Whether the host reads this device's memory directly (dlspan can copy it).
 pub(crate) fn host_readable(device: DLDevice) -> bool {
     matches!(

@@ -174,14 +174,11 @@ unsafe extern "C" fn current_work_stream(device_type: DLDeviceType, device_id: i
         };
         return guarded(|_| Err(pyo3::exceptions::PyValueError::new_err(message)));
     }
-    let stream = if cuda { PER_THREAD_STREAM } else { 0 };
+    let stream = if cuda { super::device::PER_THREAD } else { 0 };
     // SAFETY: a writable slot (caller).
     unsafe { out.write(core::ptr::without_provenance_mut(stream)) };
     0
 }
-
-/// The driver's handle of the per-thread default stream (`CU_STREAM_PER_THREAD`).
-const PER_THREAD_STREAM: usize = 2;
 
 /// `managed_tensor_allocator`: a new zeroed CPU tensor with the prototype's dtype and shape.
 ///

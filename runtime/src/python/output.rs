@@ -334,9 +334,9 @@ impl<'py> Output<'py> {
         {
             let tensor = super::device_memory::zeroed_on(py, &shape, dtype, device)?;
             if let Some(owner) = tensor.get().managed() {
-                // SAFETY: the per-thread default stream (the driver's handle 2), which the memory
-                // was allocated and zeroed on.
-                unsafe { owner.lend_after(2 as cudarc::driver::sys::CUstream) };
+                // SAFETY: the per-thread default stream (the driver's handle), which the memory was
+                // allocated and zeroed on.
+                unsafe { owner.lend_after(super::device::PER_THREAD as cudarc::driver::sys::CUstream) };
             }
             let dl = tensor.get().meta.dl_tensor();
             Ok(Self { py, memory: Memory::Dlspan { tensor, dl, framework }, stream: Some(stream), release: None })

@@ -5,6 +5,7 @@
 //! (the per-thread default stream), which dlspan passes to `__dlpack__(stream=…)` so the producer
 //! orders its work before it. Never the DLPack stream value 0.
 
+use super::device::PER_THREAD;
 use super::dialect::Api;
 use super::error::ExchangeError;
 use crate::ffi::{DLDevice, DLDeviceType};
@@ -52,8 +53,6 @@ pub struct CallerStream {
 
 /// The driver's handle of the legacy default stream (`CU_STREAM_LEGACY`), DLPack's stream value 1.
 const LEGACY: usize = 1;
-/// The driver's handle of the per-thread default stream (`CU_STREAM_PER_THREAD`), DLPack's value 2.
-const PER_THREAD: usize = 2;
 
 impl CallerStream {
     /// dlspan's own stream on `device`: the per-thread default stream.

@@ -45,11 +45,11 @@ impl DeviceOwner {
 impl Drop for DeviceOwner {
     fn drop(&mut self) {
         let Some(tensor) = self.0.take() else { return };
-        // SAFETY: the driver's per-thread default stream (handle 2), on the tensor's device once the
+        // SAFETY: the driver's per-thread default stream (its handle), on the tensor's device once the
         // lending event's context is bound; the tensor's deleter frees the cudarc allocation with
         // `cuMemFreeAsync` on that same handle from this same thread (cudarc's per-thread stream,
         // the allocation's), which is this thread's per-thread stream: the free follows the wait.
-        unsafe { tensor.drop_on(2 as cudarc::driver::sys::CUstream) };
+        unsafe { tensor.drop_on(super::device::PER_THREAD as cudarc::driver::sys::CUstream) };
     }
 }
 
