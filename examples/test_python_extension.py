@@ -81,6 +81,7 @@ def test_read_only_aliased_or_mismatched_outputs_are_value_errors():
         my_kernels.axpy(1.0, x, jnp.zeros(3))  # JAX arrays are immutable
     with pytest.raises(ValueError):
         my_kernels.axpy(1.0, x, x)  # the same memory as x and y
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as mismatched:
         my_kernels.axpy(1.0, x, np.zeros(4, dtype=np.float32))
+    assert "while processing 'x'" in getattr(mismatched.value, "__notes__", [])
     assert x.tolist() == [1.0, 1.0, 1.0]

@@ -429,7 +429,7 @@ impl fmt::Display for DlpackError {
                 write!(f, "dtype {dtype} has no element type or storage layout in dlspan")
             }
             Self::UnsupportedRank { rank, max } => {
-                write!(f, "rank {rank} is above the highest rank dispatched to typed code ({max})")
+                write!(f, "rank {rank} is above {max}, the most axes this operation takes")
             }
             Self::NegativeNdim { ndim } => write!(f, "tensor has negative ndim {ndim}"),
             Self::PackedByteLength { required, found } => {

@@ -527,7 +527,9 @@ fn python_message(err: &DlpackError) -> String {
             format!("could not allocate {len} elements of {element_size} bytes")
         }
         E::UnsupportedDtype { dtype } => format!("dlspan has no element type for the dtype {dtype}"),
-        E::UnsupportedRank { rank, max } => format!("a {rank}-d array has more axes than dlspan handles ({max})"),
+        E::UnsupportedRank { rank, max } => {
+            format!("a {rank}-d array has more axes than this operation takes (at most {max})")
+        }
         E::NegativeNdim { ndim } => format!("the array has a negative number of dimensions ({ndim}) {MALFORMED}"),
         E::PackedByteLength { required, found } => {
             format!("{found} bytes given where the packed values take {required}")
