@@ -8,7 +8,7 @@ name of dlspan's error variant) and, where the error has them, ``expected`` and 
 about an argument carries the note ``while processing 'x'``.
 """
 
-from typing import Any, Protocol, SupportsIndex, TypeAlias, final
+from typing import Any, Protocol, SupportsComplex, SupportsFloat, SupportsIndex, TypeAlias, final
 
 from . import diagnostics as diagnostics, examples as examples
 
@@ -93,8 +93,9 @@ def add(a: Any, b: Any, out: Any = None) -> Any:
 def mul(a: Any, b: Any, out: Any = None) -> Any:
     """``out = a * b``; without ``out``, a new tensor of ``a``'s type, returned."""
 
-def scale_(x: Any, alpha: bool | int | float | complex) -> None:
-    """``x *= alpha`` in place; ``alpha`` of no higher kind than ``x`` (bool < int < float < complex)."""
+def scale_(x: Any, alpha: bool | int | float | complex | SupportsIndex | SupportsFloat | SupportsComplex) -> None:
+    """``x *= alpha`` in place; ``alpha`` of no higher kind than ``x`` (bool < int < float < complex;
+    NumPy scalars and 0-d arrays or tensors by their dtype's kind)."""
 
 def sum(x: Any) -> int | float | complex:
     """The sum of every element: NumPy's pairwise summation in the dtype's accumulator (float32 for

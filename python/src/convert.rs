@@ -106,6 +106,19 @@ pub(crate) fn check_cast_dtype(dtype: Option<DLDataType>, out: DLDataType) -> Py
     }
 }
 
+/// `len` values collected into a vector allocated up front: a refused allocation (a broadcast source
+/// of more elements than memory holds) is `AllocationFailed` (`BufferError`), not an abort.
+fn try_collect<T>(len: usize, values: impl Iterator<Item = T>) -> Result<Vec<T>, DlpackError> {
+    let mut collected = Vec::new();
+    collected.try_reserve_exact(len).map_err(|_| DlpackError::AllocationFailed {
+        len,
+        element_size: size_of::<T>(),
+        alignment: align_of::<T>(),
+    })?;
+    collected.extend(values.take(len));
+    Ok(collected)
+}
+
 /// The host cast's first step: the values of `x` (dtype `U`) in logical order, then converted.
 struct Gather<'v, 'a, 'py, O> {
     x: &'v PyDynView<'a>,
@@ -126,7 +139,8 @@ impl<O: Target> TensorVisitor for Gather<'_, '_, '_, O> {
 
     fn visit<U: Numeric, const R: usize>(self) -> Self::Output {
         let x = self.x.typed::<U, R, LayoutStrideRelaxed>().in_argument("x")?;
-        let values: Vec<U> = run(self.py, x.size(), move || x.iter().copied().collect());
+        let len = x.size();
+        let values = run(self.py, len, move || try_collect(len, x.iter().copied())).in_argument("x")?;
         self.convert(values, R)
     }
 
@@ -135,7 +149,8 @@ impl<O: Target> TensorVisitor for Gather<'_, '_, '_, O> {
             return self.visit::<U, R>();
         }
         let shape = self.x.view().in_argument("x")?.shape().to_vec();
-        let values: Vec<U> = values::<U, R>(self.x, "x", &shape)?.collect();
+        let len = shape.iter().product();
+        let values = try_collect(len, values::<U, R>(self.x, "x", &shape)?).in_argument("x")?;
         self.convert(values, R)
     }
 }
@@ -149,10 +164,12 @@ struct Convert<'v, 'py, U, O> {
 }
 
 impl<'v, U: Numeric, O: Target> Convert<'v, '_, U, O> {
-    fn converted<T: Numeric>(self) -> (Vec<T>, usize, &'v mut O) {
+    fn converted<T: Numeric>(self) -> PyResult<(Vec<T>, usize, &'v mut O)> {
         let values = self.values;
-        let converted = run(self.py, values.len(), move || values.into_iter().map(cast::<U, T>).collect());
-        (converted, self.rank, self.out)
+        let len = values.len();
+        let converted =
+            run(self.py, len, move || try_collect(len, values.into_iter().map(cast::<U, T>))).in_argument("out")?;
+        Ok((converted, self.rank, self.out))
     }
 }
 
@@ -160,12 +177,12 @@ impl<U: Numeric, O: Target> NumericVisitor for Convert<'_, '_, U, O> {
     type Output = PyResult<()>;
 
     fn visit<T: Numeric>(self) -> Self::Output {
-        let (values, rank, out) = self.converted::<T>();
+        let (values, rank, out) = self.converted::<T>()?;
         dispatch_rank(rank, Scatter { values, out }).in_argument("out")?
     }
 
     fn visit_subbyte<T: Numeric + PlainBits>(self) -> Self::Output {
-        let (values, rank, out) = self.converted::<T>();
+        let (values, rank, out) = self.converted::<T>()?;
         let packed = {
             let out = out.dynamic()?;
             out.element_bits() < 8 && !out.is_subbyte_padded()

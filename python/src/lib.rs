@@ -14,12 +14,27 @@ use dlspan::ffi::{DLDevice, DLDeviceType};
 use dlspan::python::{Framework, ImportRequest, Output, Tensor, dtype_from_py};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyInt, PyString};
 
 /// A shape: an integer or a sequence of integers.
 fn shape_of(shape: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
-    match shape.extract::<i64>() {
-        Ok(n) => Ok(vec![n]),
-        Err(_) => shape.extract::<Vec<i64>>(),
+    let extent = |value: &Bound<'_, PyAny>| -> PyResult<i64> {
+        if value.is_instance_of::<PyInt>() || value.hasattr(pyo3::intern!(value.py(), "__index__"))? {
+            value.extract::<i64>().map_err(|_| {
+                PyValueError::new_err(format!("extent {value} is too large: the most an axis takes is 2**63 - 1"))
+            })
+        } else {
+            let name = value.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+            Err(PyTypeError::new_err(format!("shape must be an int or a sequence of ints, got {name}")))
+        }
+    };
+    if shape.is_instance_of::<PyString>() || shape.is_instance_of::<PyBytes>() {
+        let name = shape.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+        return Err(PyTypeError::new_err(format!("shape must be an int or a sequence of ints, got {name}")));
+    }
+    match shape.try_iter() {
+        Ok(items) => items.map(|item| extent(&item?)).collect(),
+        Err(_) => Ok(vec![extent(shape)?]),
     }
 }
 

@@ -24,8 +24,9 @@ use dlspan::python::{
 use dlspan::view::{Iter, PackedIter};
 use dlspan::{DlpackError, DynMdspanMut, HostMdspanMut, LayoutStrideRelaxed};
 use pyo3::exceptions::PyTypeError;
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
+use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyString};
 
 /// Runs `kernel`, with the GIL released for large tensors.
 pub(crate) fn run<R: Send>(py: Python<'_>, elements: usize, kernel: impl FnOnce() -> R + Send) -> R {
@@ -358,14 +359,51 @@ impl Scalar {
         } else if value.is_instance_of::<PyComplex>() {
             let c = value.cast::<PyComplex>()?;
             Self::Complex(Complex::new(c.real(), c.imag()))
-        } else if let Ok(float) = value.extract::<f64>() {
-            Self::Float(float)
         } else {
-            let name = value.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-            return Err(PyTypeError::new_err(format!(
-                "alpha must be a number (bool, int, float or complex), got {name}"
-            )));
+            return Self::extract_other(value);
         })
+    }
+
+    /// A number of another type (a NumPy or JAX scalar, a 0-d array or PyTorch tensor, a
+    /// `Fraction`): its kind from its `dtype` when it has one (NumPy's `kind` letter, or PyTorch's
+    /// `is_complex` / `is_floating_point`), so that `np.complex64(2j)` stays complex and
+    /// `np.int64(2)` an integer; otherwise the first of `__index__`, `__float__`, `__complex__`
+    /// it answers.
+    fn extract_other(value: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let py = value.py();
+        let index = |value: &Bound<'_, PyAny>| -> PyResult<Self> {
+            let int = py.import(intern!(py, "operator"))?.getattr(intern!(py, "index"))?.call1((value,))?;
+            Ok(Self::Int(int.extract()?))
+        };
+        let complex = |value: &Bound<'_, PyAny>| -> PyResult<Self> {
+            let c = py.get_type::<PyComplex>().call1((value,))?;
+            let c = c.cast::<PyComplex>()?;
+            Ok(Self::Complex(Complex::new(c.real(), c.imag())))
+        };
+        let kind = value.getattr(intern!(py, "dtype")).ok().and_then(|dtype| {
+            if let Ok(kind) = dtype.getattr(intern!(py, "kind")).and_then(|k| k.extract::<String>()) {
+                return kind.chars().next();
+            }
+            let flag = |name: &Bound<'_, PyString>| dtype.getattr(name).and_then(|f| f.is_truthy()).ok();
+            match (flag(intern!(py, "is_complex"))?, flag(intern!(py, "is_floating_point"))?) {
+                (true, _) => Some('c'),
+                (false, true) => Some('f'),
+                _ if dtype.str().is_ok_and(|name| name.to_string_lossy() == "torch.bool") => Some('b'),
+                _ => Some('i'),
+            }
+        });
+        match kind {
+            Some('b') => Ok(Self::Bool(value.is_truthy()?)),
+            Some('i' | 'u') => index(value),
+            Some('f') => Ok(Self::Float(value.extract()?)),
+            Some('c') => complex(value),
+            _ => index(value).or_else(|_| value.extract::<f64>().map(Self::Float)).or_else(|_| complex(value)).map_err(
+                |_| {
+                    let name = value.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+                    PyTypeError::new_err(format!("alpha must be a number (bool, int, float or complex), got {name}"))
+                },
+            ),
+        }
     }
 
     fn kind(self) -> u8 {
@@ -428,7 +466,10 @@ impl TensorVisitor for Scale<'_, '_, '_> {
 ///     strides (on a device: integers and IEEE-like floats).
 /// alpha : bool, int, float or complex
 ///     The factor, rounded into ``x``'s dtype. It may not be of a higher kind than ``x``
-///     (bool < integer < float < complex), as NumPy's ``same_kind`` casting says.
+///     (bool < integer < float < complex), as NumPy's ``same_kind`` casting says. NumPy scalars
+///     and 0-d arrays or tensors count by their dtype's kind (``np.complex64(2j)`` is complex,
+///     ``np.int64(2)`` an integer); other numbers by the first of ``__index__``, ``__float__``,
+///     ``__complex__`` they answer.
 ///
 /// Raises
 /// ------

@@ -73,11 +73,12 @@ impl Particles {
 #[pymethods]
 impl Particles {
     #[new]
-    fn new(n: usize) -> Self {
+    fn new(n: usize) -> PyResult<Self> {
+        // Too many records for memory is `AllocationFailed` (`BufferError`), not an abort.
         let mut records: AlignedBuffer<Particle> =
-            AlignedBuffer::from_fn(n, |i| Particle { id: i as u32, ..Particle::default() });
+            AlignedBuffer::try_from_fn(n, |i| Particle { id: i as u32, ..Particle::default() })?;
         let base = records.as_mut_slice().as_mut_ptr() as usize;
-        Self { _records: records, base, len: n }
+        Ok(Self { _records: records, base, len: n })
     }
 
     fn __len__(&self) -> usize {

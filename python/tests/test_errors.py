@@ -327,3 +327,85 @@ def test_host_memory_of_any_device_id_is_delivered_to_the_host():
         assert t.shape == (2,)
         del t
         assert crafted.deleted == 1
+
+
+def _heuristic_overcommit():
+    """Whether Linux refuses a single allocation larger than the machine's memory (the default
+    heuristic, vm.overcommit_memory 0): only then can a test ask for terabytes without risk."""
+    try:
+        with open("/proc/sys/vm/overcommit_memory") as mode:
+            return mode.read().strip() == "0"
+    except OSError:
+        return False
+
+
+def test_allocations_too_large_are_buffer_errors_not_aborts(tmp_path):
+    """Nothing aborts the interpreter on memory it cannot get: a cast whose intermediate values
+    take terabytes (a broadcast source) and an example class asked for too many records raise
+    BufferError (`AllocationFailed`), as `zeros` and copies do."""
+    from dlspan.examples import Particles
+
+    for n in (2**62, 2**63):  # more bytes than isize holds, whatever the allocator would do
+        with pytest.raises(BufferError) as err:
+            Particles(n)
+        assert err.value.kind == "AllocationFailed"
+    if not _heuristic_overcommit():
+        pytest.skip("vm.overcommit_memory is not 0: a terabyte request might be granted and touched")
+    with pytest.raises(BufferError) as err:
+        Particles(2**40)  # 24 TiB of records
+    assert err.value.kind == "AllocationFailed"
+    n = 1 << 40
+    source = np.broadcast_to(np.float64(1.0), (n,))  # 2**40 values over 8 bytes
+    path = tmp_path / "out"
+    try:
+        with open(path, "wb") as f:
+            f.truncate(n)  # a sparse file: no disk, no memory
+        out = np.memmap(path, dtype=np.int8, mode="r+", shape=(n,))
+    except (OSError, ValueError) as error:
+        pytest.skip(f"no sparse terabyte file here ({error})")
+    with pytest.raises(BufferError) as err:
+        dlspan.cast(source, out=out)
+    assert err.value.kind == "AllocationFailed"
+    del out
+
+
+def test_scale_takes_scalars_of_other_types_by_their_kind(torch):
+    """NumPy scalars, 0-d tensors and other numbers keep their kind: a complex NumPy scalar is
+    complex (its imaginary part is not dropped), a NumPy or PyTorch integer an integer."""
+    from fractions import Fraction
+
+    z = np.ones(3, np.complex64)
+    dlspan.scale_(z, np.complex64(2j))
+    assert z.tolist() == [2j, 2j, 2j]
+    y = np.ones(3, np.float32)
+    with pytest.raises(TypeError) as err:
+        dlspan.scale_(y, np.complex64(2j))
+    assert err.value.kind == "ScalarKind" and y.tolist() == [1.0, 1.0, 1.0]
+    i = np.arange(3)
+    dlspan.scale_(i, np.int64(2))
+    dlspan.scale_(i, torch.tensor(3))
+    assert i.tolist() == [0, 6, 12]
+    with pytest.raises(TypeError) as err:
+        dlspan.scale_(i, np.float32(2.0))
+    assert err.value.kind == "ScalarKind"
+    b = np.array([True, True])
+    dlspan.scale_(b, np.bool_(False))
+    assert b.tolist() == [False, False]
+    f = np.ones(2, np.float32)
+    dlspan.scale_(f, np.float32(0.5))
+    dlspan.scale_(f, Fraction(1, 2))
+    dlspan.scale_(f, torch.tensor(2.0))
+    assert f.tolist() == [0.5, 0.5]
+    with pytest.raises(TypeError):
+        dlspan.scale_(f, "2")
+
+
+def test_shapes_are_ints_or_sequences_of_ints():
+    assert dlspan.zeros(np.int64(2)).shape == (2,)
+    assert dlspan.zeros((np.int32(2), 3)).shape == (2, 3)
+    assert dlspan.zeros([]).shape == ()
+    for shape, words in (("3", "got str"), ((2, 1.5), "got float"), (None, "got NoneType")):
+        with pytest.raises(TypeError, match=words):
+            dlspan.zeros(shape)
+    with pytest.raises(ValueError, match="too large"):
+        dlspan.zeros(2**63)

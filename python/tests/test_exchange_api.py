@@ -104,6 +104,15 @@ def test_allocator_errors_carry_their_class(consumer):
     assert kind == "BufferError", (kind, message)
 
 
+def test_allocator_leaves_a_pending_exception_alone(consumer):
+    """The allocator reports through SetError: an exception the caller had pending is still pending
+    after the call, refused (float0) or not (float32)."""
+    for bits, refused in ((0, True), (32, False)):
+        rc, kind, pending = consumer.allocate_pending(dlspan.zeros(1), 2, bits)
+        assert (rc, kind) == ((-1, "TypeError") if refused else (0, "")), (rc, kind)
+        assert isinstance(pending, KeyError) and pending.args == ("pending before the call",), pending
+
+
 @pytest.mark.parametrize("code, bits", [(17, 8), (15, 4), (16, 8), (10, 16), (6, 1)])
 def test_codes_of_one_width_refuse_another(consumer, code, bits):
     """DLPack fixes the width of bool, FP8, FP6 and FP4 and tells consumers to stop importing any

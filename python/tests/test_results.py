@@ -311,3 +311,19 @@ def test_numpy_array_protocol_for_ml_dtypes():
     assert a.dtype == ml_dtypes.bfloat16 and a.tolist() == [1.5, -2.0]
     fp8 = dlspan.Tensor._from_bytes(np.array([1.0], ml_dtypes.float8_e4m3fn).tobytes(), "float8_e4m3fn", (1,))
     assert np.asarray(fp8).dtype == ml_dtypes.float8_e4m3fn
+
+
+@pytest.mark.parametrize(
+    "dtype, count",
+    [((2, 32, 3), 2), ((0, 4, 1), 5), ((1, 1, 1), 9), ((1, 8, 4), 2), ((1, 24, 1), 2), ((2, 8, 1), 3), ((3, 64, 1), 2)],
+    ids=["float32x3", "int4", "uint1", "uint8x4", "uint24", "float8-code2", "opaque_handle64"],
+)
+def test_pickling_keeps_data_types_without_a_name(dtype, count):
+    """A Tensor of a data type no name describes (lanes, odd widths, opaque handles) pickles as
+    DLPack's (code, bits, lanes) and comes back whole."""
+    code, bits, lanes = dtype
+    data = bytes(range(1, (count * bits * lanes + 7) // 8 + 1))
+    t = dlspan.Tensor._from_bytes(data, dtype, (count,))
+    back = pickle.loads(pickle.dumps(t))
+    assert (back.shape, back.dtype) == (t.shape, t.dtype)
+    assert pickle.dumps(back) == pickle.dumps(t), "the same bytes, data type and shape"

@@ -383,3 +383,26 @@ def test_a_torch_function_mode_cannot_hand_out_another_storage(torch):
             dlspan.diagnostics._sum_during(x, lambda: None)
     assert err.value.kind == "StorageMismatch"
     assert dlspan.diagnostics._sum_during(x, lambda: None) == 64.0
+
+
+def test_a_torch_tensor_reaching_past_its_shrunk_storage_is_refused_everywhere(torch):
+    # A storage shrunk under a view (`resize_` of the base's storage) leaves the view reaching
+    # memory the storage no longer holds (PyTorch itself then reads freed memory). The view
+    # arguments refused it; `from_dlpack` (shared, or copied) took PyTorch's export as it came.
+    base = torch.arange(10, dtype=torch.float64)
+    view = base[5:]
+    base.untyped_storage().resize_(16)
+    calls = {
+        "sum": lambda: dlspan.sum(view),
+        "from_dlpack": lambda: dlspan.from_dlpack(view),
+        "from_dlpack copy=True": lambda: dlspan.from_dlpack(view, copy=True),
+        "from_dlpack copy=False": lambda: dlspan.from_dlpack(view, copy=False),
+        "from_dlpack device=cpu": lambda: dlspan.from_dlpack(view, device="cpu"),
+    }
+    for name, call in calls.items():
+        with pytest.raises(BufferError) as err:
+            call()
+        assert err.value.kind == "StorageMismatch", name
+    # What the storage still holds is read as before.
+    assert dlspan.from_dlpack(base[:2]).tolist() == [0.0, 1.0]
+    assert dlspan.from_dlpack(base[:2], copy=True).tolist() == [0.0, 1.0]

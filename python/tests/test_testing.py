@@ -132,12 +132,23 @@ def test_a_factory_that_refuses_a_source_skips_it():
     assert "refused" in report["export.all"].detail and "NotImplementedError" in report["export.all"].detail
 
 
-def test_a_factory_that_refuses_everything_checks_nothing():
+def test_a_factory_that_refuses_everything_fails():
+    """The factory must accept the basic example: one that raises for everything (a broken
+    producer, a factory with a bug) fails, rather than passing every rule by skipping it."""
+
     def refuses(source):
         raise TypeError("nothing")
 
-    report = check_producer(refuses)
-    assert report.ok and {r.status for r in report} == {"skipped"}
+    def refuses_no_argument():
+        raise ImportError("broken")
+
+    for factory, error in ((refuses, "TypeError"), (refuses_no_argument, "ImportError")):
+        report = check_producer(factory)
+        assert not report.ok and report.failed == {"export.all"}, str(report)
+        assert "basic example" in report["export.all"].detail and error in report["export.all"].detail
+        assert {r.status for r in report if r.rule != "export.all"} == {"skipped"}
+        with pytest.raises(AssertionError, match="basic example"):
+            assert_conforms(factory)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -231,6 +242,16 @@ def null_strides_in_1_3(struct, tensor, versioned):
         tensor.strides = None
 
 
+def huge_ndim(struct, tensor, versioned):
+    # The shape array keeps its entries: a kit reading 2**30 of them would crash.
+    tensor.ndim = 1 << 30
+
+
+def null_shape(struct, tensor, versioned):
+    if tensor.ndim > 0:
+        tensor.shape = None
+
+
 class WrongDevice(Tampered):
     def __dlpack_device__(self):
         return "cpu"
@@ -270,6 +291,14 @@ BROKEN = {
         {"flags.read_only", "flags.read_only_legacy"},
     ),
 }
+
+
+@pytest.mark.parametrize("alter, words", [(huge_ndim, "ndim is 1073741824"), (null_shape, "shape is NULL")])
+def test_a_capsule_whose_shape_cannot_be_read_is_reported_not_read(alter, words):
+    """A capsule's ndim is read before its shape: an implausible one (negative, above 64) or a NULL
+    shape is a failure the report names, never a read past the producer's arrays."""
+    report = check_producer(lambda source: Tampered(aligned(source), alter))
+    assert not report.ok and words in str(report), str(report)
 
 
 def test_an_unaltered_numpy_array_conforms():

@@ -199,13 +199,39 @@ impl<T, const ALIGN: usize> AlignedBuffer<T, ALIGN> {
     /// assert_eq!(&*b, &[0, 10, 20, 30]);
     /// ```
     #[track_caller]
-    pub fn from_fn(len: usize, mut f: impl FnMut(usize) -> T) -> Self {
-        let mut buffer = Self::with_capacity(len);
+    pub fn from_fn(len: usize, f: impl FnMut(usize) -> T) -> Self {
+        match Self::try_from_fn(len, f) {
+            Ok(buffer) => buffer,
+            Err(_) => Self::allocation_failed(len),
+        }
+    }
+
+    /// `len` elements, element `i` being `f(i)`, or why they could not be allocated (before `f`
+    /// is called).
+    ///
+    /// # Errors
+    ///
+    /// [`DlpackError::AllocationFailed`] when the size overflows `isize` or the allocator fails.
+    ///
+    /// # Panics
+    ///
+    /// A panic of `f` drops the elements made so far.
+    ///
+    /// ```
+    /// use dlspan::{AlignedBuffer, DlpackError};
+    /// assert_eq!(&*AlignedBuffer::<u32>::try_from_fn(3, |i| i as u32 + 1)?, &[1, 2, 3]);
+    /// let huge = AlignedBuffer::<[f32; 4]>::try_from_fn(usize::MAX / 8, |_| [0.0; 4]);
+    /// assert!(matches!(huge, Err(DlpackError::AllocationFailed { element_size: 16, .. })));
+    /// # Ok::<(), DlpackError>(())
+    /// ```
+    pub fn try_from_fn(len: usize, mut f: impl FnMut(usize) -> T) -> Result<Self, DlpackError> {
+        let ptr = Self::allocate(len, false)?;
+        let mut buffer = Self { ptr, len: 0, cap: len, _owns: PhantomData };
         for i in 0..len {
             // SAFETY: one element per index, into room for `len`.
             unsafe { buffer.push_within_capacity(f(i)) };
         }
-        buffer
+        Ok(buffer)
     }
 
     /// The number of elements (also `<[T]>::len` through `Deref`).

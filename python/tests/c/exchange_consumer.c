@@ -129,6 +129,36 @@ static PyObject *allocate(PyObject *self, PyObject *args) {
   return (PyObject *)out;
 }
 
+/* allocate_pending(obj, code, bits): the allocator called, for a CPU prototype of shape (4,), while
+ * a KeyError is pending; returns (return code, SetError's kind, the exception pending after). */
+static PyObject *allocate_pending(PyObject *self, PyObject *args) {
+  PyObject *obj;
+  int code, bits;
+  if (!PyArg_ParseTuple(args, "Oii", &obj, &code, &bits)) return NULL;
+  const DLPackExchangeAPI *api = table_of(obj);
+  if (api == NULL) return NULL;
+  int64_t shape[1] = {4};
+  DLTensor prototype = {0};
+  prototype.ndim = 1;
+  prototype.shape = shape;
+  prototype.dtype.code = (uint8_t)code;
+  prototype.dtype.bits = (uint8_t)bits;
+  prototype.dtype.lanes = 1;
+  prototype.device.device_type = kDLCPU;
+  DLManagedTensorVersioned *managed = NULL;
+  struct error_ctx error = {{0}, {0}};
+  PyErr_SetString(PyExc_KeyError, "pending before the call");
+  int rc = api->managed_tensor_allocator(&prototype, &managed, &error, set_error);
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  if (rc == 0 && managed->deleter) managed->deleter(managed);
+  PyObject *result = Py_BuildValue("(isO)", rc, error.kind, value ? value : Py_None);
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(traceback);
+  return result;
+}
+
 /* stream(obj, device_type, device_id, null_out): the producer's current work stream of a device (an
  * integer; 0 for null), or the error it raises; with null_out, a null `out` is passed. */
 static PyObject *stream(PyObject *self, PyObject *args) {
@@ -179,6 +209,7 @@ static PyMethodDef methods[] = {
     {"roundtrip", roundtrip, METH_O, NULL},
     {"release_elsewhere", release_elsewhere, METH_O, NULL},
     {"allocate", allocate, METH_VARARGS, NULL},
+    {"allocate_pending", allocate_pending, METH_VARARGS, NULL},
     {"stream", stream, METH_VARARGS, NULL},
     {"describe_as", describe_as, METH_VARARGS, NULL},
     {"relabel", relabel, METH_VARARGS, NULL},

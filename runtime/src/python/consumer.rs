@@ -125,6 +125,12 @@ pub(crate) fn import(
             None => import_protocol(object, &request, choose, sent)
                 .map_err(|err| if torch { explain(object, err) } else { err })?,
         };
+        // PyTorch exports a view as it is, even one reaching past a storage shrunk under it.
+        if let Dialect::Exchange { torch: Some(base), .. } = dialect
+            && !tensor.is_copied()
+        {
+            super::torch::check_exported(object, base, tensor.dl_tensor())?;
+        }
         match dialect {
             Dialect::Protocol { immutable: true } if !tensor.is_read_only() => read_only(tensor)?,
             _ => tensor,

@@ -75,9 +75,10 @@ pub enum ExchangeError {
         /// The stream given.
         stream: i64,
     },
-    /// The storage PyTorch returned for a tensor does not hold the tensor's memory (a
-    /// `__torch_function__` mode or override answered `untyped_storage()`): the view could not be
-    /// kept alive (rule Y14).
+    /// The storage PyTorch returned for a tensor does not hold the tensor's memory: the storage was
+    /// shrunk under the tensor (`resize_` of its `untyped_storage()`), or a `__torch_function__`
+    /// mode or override answered `untyped_storage()` with another; the memory cannot be read safely
+    /// (rule Y14).
     StorageMismatch,
     /// Memory the host can address but the device may still be writing (CUDA pinned or managed
     /// memory, ROCm host memory), read on the host where dlspan cannot wait for the device: the
@@ -171,8 +172,9 @@ impl fmt::Display for ExchangeError {
                 found.device_type, found.device_id, expected.device_type, expected.device_id
             ),
             Self::StorageMismatch => f.write_str(
-                "the storage PyTorch returned does not hold the tensor's memory (a __torch_function__ mode or \
-                 override answered untyped_storage()): the view could not be kept alive",
+                "the tensor reaches memory its storage does not hold (the storage was shrunk under it, with \
+                 resize_, or a __torch_function__ mode or override answered untyped_storage() with another): \
+                 its memory cannot be read safely",
             ),
             Self::HostAccessUnordered { device } => write!(
                 f,
@@ -419,6 +421,9 @@ fn python_message(err: &DlpackError) -> String {
                 device.device_id,
                 device_type_name(device.device_type)
             )
+        }
+        E::RankMismatch { expected, found } if found < 0 => {
+            format!("expected a {expected}-d array, got a tensor of negative ndim {found}")
         }
         E::RankMismatch { expected, found } => format!("expected a {expected}-d array, got {found}-d"),
         E::DtypeMismatch { expected, found } => format!("expected a {expected} array, got {found}"),

@@ -197,12 +197,22 @@ unsafe extern "C" fn allocate(
             if prototype.is_null() {
                 return Err((c"ValueError".into(), "null prototype".into()));
             }
+            // The allocator reports through `SetError`, not Python's error state: an exception the
+            // caller has pending is set aside while Python is called and put back after, whatever
+            // the outcome (a refusal's exception would otherwise chain onto it and consume it).
+            let pending = PyErr::take(py);
             // SAFETY: a live prototype (caller).
             let prototype = unsafe { &*prototype };
             let tensor =
                 if prototype.device == CPU { zeros_like(py, prototype) } else { device_zeros_like(py, prototype) };
-            let tensor = tensor.map_err(|err| error_parts(py, &err))?;
-            Ok(shared_versioned(&tensor, DLPackVersion::CURRENT, 0))
+            let result = match tensor {
+                Ok(tensor) => Ok(shared_versioned(&tensor, DLPackVersion::CURRENT, 0)),
+                Err(err) => Err(error_parts(py, &err)),
+            };
+            if let Some(pending) = pending {
+                pending.restore(py);
+            }
+            result
         })
         .unwrap_or_else(|| Err((c"RuntimeError".into(), "the Python interpreter is not available".into())))
     }))

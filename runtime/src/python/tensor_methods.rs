@@ -13,7 +13,7 @@ use super::producer::ExportRequest;
 use super::tensor::Tensor;
 use super::values;
 use crate::error::DlpackError;
-use crate::ffi::{DLDevice, DLDeviceType};
+use crate::ffi::{DLDataType, DLDevice, DLDeviceType};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -90,8 +90,9 @@ impl Tensor {
         values::to_list(slf.as_any(), &slf.get().meta)
     }
 
-    /// Pickling, by copy: the values' bytes (compact, row-major), the data type, the shape and the
-    /// flags. BufferError for memory the host cannot read.
+    /// Pickling, by copy: the values' bytes (compact, row-major), the data type (as DLPack's
+    /// `(code, bits, lanes)`, so that every data type a `Tensor` holds comes back, named or not), the
+    /// shape and the flags. BufferError for memory the host cannot read.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
         let meta = &slf.get().meta;
@@ -108,24 +109,29 @@ impl Tensor {
         };
         let rebuild = slf.get_type().getattr(pyo3::intern!(py, "_from_bytes"))?;
         let shape = PyTuple::new(py, meta.shape().iter())?;
-        let arguments = (bytes, meta.dtype.to_string(), shape, meta.read_only, meta.subbyte_padded);
+        let dtype = (meta.dtype.code, meta.dtype.bits, meta.dtype.lanes);
+        let arguments = (bytes, dtype, shape, meta.read_only, meta.subbyte_padded);
         PyTuple::new(py, [rebuild, arguments.into_pyobject(py)?.into_any()])
     }
 
     /// Unpickling: a tensor holding a copy of `data`, the compact row-major bytes of a tensor of
-    /// `dtype` and `shape` (`padded`: one sub-byte value per byte).
+    /// `dtype` (DLPack's `(code, bits, lanes)`, or a name `dlspan.zeros` takes) and `shape`
+    /// (`padded`: one sub-byte value per byte).
     #[classmethod]
     #[pyo3(signature = (data, dtype, shape, readonly = false, padded = false))]
     fn _from_bytes<'py>(
         cls: &Bound<'py, PyType>,
         data: &Bound<'py, PyBytes>,
-        dtype: &str,
+        dtype: &Bound<'py, PyAny>,
         shape: Vec<i64>,
         readonly: bool,
         padded: bool,
     ) -> PyResult<Bound<'py, Self>> {
         let py = cls.py();
-        let dtype = dtype_from_py(PyString::new(py, dtype).as_any())?;
+        let dtype = match dtype.extract::<(u8, u8, u16)>() {
+            Ok((code, bits, lanes)) => DLDataType { code, bits, lanes },
+            Err(_) => dtype_from_py(dtype)?,
+        };
         Tensor::from_compact(py, data.as_bytes(), dtype, &shape, readonly, padded)
     }
 

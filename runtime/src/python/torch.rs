@@ -437,6 +437,16 @@ fn find_mode_check(py: Python<'_>) -> Option<Py<PyAny>> {
 /// the process).
 static STORAGE_BASE: Shared<Option<StaticType>> = Shared::new(None);
 
+/// Proves that what PyTorch exported for `object` (its table's or `__dlpack__`'s tensor, not a
+/// copy) lies in the tensor's storage: a storage shrunk under a view (`resize_` of the base's
+/// `untyped_storage()`) leaves the view reaching bytes the storage no longer holds, which PyTorch
+/// exports as they are ([`ExchangeError::StorageMismatch`], as for view arguments, rule Y14).
+pub(crate) fn check_exported(object: &Bound<'_, PyAny>, base: StaticType, tensor: &DLTensor) -> PyResult<()> {
+    let py = object.py();
+    let storage = base.bind(py).getattr(intern!(py, "untyped_storage"))?.call1((object,))?;
+    check_storage(&storage, tensor)
+}
+
 /// Proves that `storage` holds every byte `tensor` reaches, through `torch._C.StorageBase`'s C
 /// methods (`data_ptr`, `nbytes`): the storage came from a Python call, which a
 /// `__torch_function__` mode may answer with any object.
