@@ -71,6 +71,8 @@ def test_stream_and_device_checks():
         with pytest.raises(ValueError) as err:
             t.__dlpack__(stream=stream)
         assert err.value.kind == "InvalidStream"
+        # Also what NumPy and JAX raise, so that code (and tests) written against them catch it.
+        assert isinstance(err.value, RuntimeError)
     with pytest.raises(TypeError):
         t.__dlpack__(stream="default")
     t.__dlpack__(dl_device=(1, 0))

@@ -70,7 +70,8 @@ pub enum ExchangeError {
     /// pair of 32-bit integers.
     NotADevice,
     /// A `stream` the tensor's device cannot honour (host memory takes none or -1; 0 is never
-    /// valid).
+    /// valid). Raised as `InvalidStreamError`, a `ValueError` that is also a `RuntimeError` (what
+    /// NumPy and JAX raise for it).
     InvalidStream {
         /// The stream given.
         stream: i64,
@@ -195,6 +196,31 @@ enum Class {
     Buffer,
     Type,
     Value,
+    /// `ValueError` that is also a `RuntimeError` (what NumPy and JAX raise for a stream their
+    /// device cannot honour), as NumPy's `AxisError` is both `ValueError` and `IndexError`.
+    ValueRuntime,
+}
+
+/// The class of [`Class::ValueRuntime`] exceptions, `InvalidStreamError(ValueError, RuntimeError)`,
+/// made once per process by this build (`ValueError` should Python refuse to make it).
+fn value_runtime_error(py: Python<'_>, message: String) -> PyErr {
+    static CLASS: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> = pyo3::sync::PyOnceLock::new();
+    let class = CLASS.get_or_try_init(py, || -> PyResult<_> {
+        let builtins = py.import(pyo3::intern!(py, "builtins"))?;
+        let bases = (builtins.getattr("ValueError")?, builtins.getattr("RuntimeError")?);
+        let namespace = pyo3::types::PyDict::new(py);
+        namespace.set_item("__module__", "dlspan")?;
+        namespace.set_item(
+            "__doc__",
+            "A stream the tensor's device cannot honour: a ValueError, and a RuntimeError as NumPy and JAX raise.",
+        )?;
+        let class = builtins.getattr("type")?.call1(("InvalidStreamError", bases, namespace))?;
+        Ok(class.cast_into::<pyo3::types::PyType>()?.unbind())
+    });
+    match class {
+        Ok(class) => PyErr::from_type(class.bind(py).clone(), (message,)),
+        Err(_) => PyValueError::new_err(message),
+    }
 }
 
 fn class(err: &DlpackError) -> Class {
@@ -249,8 +275,8 @@ fn exchange_class(err: &ExchangeError) -> Class {
         E::BorrowConflict { .. }
         | E::RequiresGrad
         | E::InferenceTensor
-        | E::InvalidStream { .. }
         | E::DevicesDiffer { .. } => Class::Value,
+        E::InvalidStream { .. } => Class::ValueRuntime,
         E::ConjugateBit
         | E::NegativeBit
         | E::CapsuleConsumed
@@ -326,6 +352,7 @@ fn raise(class: Class, kind: &'static str, message: String, details: Details) ->
         Class::Buffer => PyBufferError::new_err(message),
         Class::Type => PyTypeError::new_err(message),
         Class::Value => PyValueError::new_err(message),
+        Class::ValueRuntime => Python::attach(|py| value_runtime_error(py, message)),
     };
     Python::attach(|py| {
         let value = pyerr.value(py);
