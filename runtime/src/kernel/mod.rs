@@ -171,7 +171,10 @@
 //!
 //! Section [K](crate::rules#k) of the rules page has the raw kernels' rules (K7 to K9). Modules
 //! NVRTC compiles for a stream, raw and element-wise, are kept on disk across processes
-//! ([K10](crate::rules#k10): `DLSPAN_KERNEL_CACHE` moves or disables the cache).
+//! ([K10](crate::rules#k10): `DLSPAN_KERNEL_CACHE` moves or disables that cache); raw kernels
+//! the host C++ compiler builds for [`Cpu`] are cached under `$DLSPAN_CACHE_DIR/cpu` (else
+//! `$XDG_CACHE_HOME/dlspan/cpu`, `~/.cache/dlspan/cpu`), which `DLSPAN_KERNEL_CACHE` does not
+//! move ([K8](crate::rules#k8)).
 
 #[doc(hidden)]
 pub mod builtin;
