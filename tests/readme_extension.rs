@@ -87,3 +87,47 @@ fn the_readme_takes_dlspan_from_crates_io_and_the_repository_by_path() {
     // Nothing else may name a path: the README's crate builds anywhere.
     assert!(!readme.values().any(|text| text.contains("path =")), "the README's files name no path");
 }
+
+/// The fenced block after the README line that starts with `caption`.
+fn block_after(readme: &str, caption: &str) -> String {
+    let start = readme.find(caption).unwrap_or_else(|| panic!("the README shows {caption}"));
+    let rest = &readme[start..];
+    let open = rest.find("\n```").expect("a fenced block follows the caption");
+    let body = &rest[open + 4..];
+    let body = &body[body.find('\n').unwrap() + 1..];
+    body[..body.find("\n```").expect("the block ends")].to_owned()
+}
+
+/// Whether every line of `excerpt` (trimmed; blank lines and `// ...` elisions aside) is a line
+/// of `file` (the excerpt may show the file's items in another order).
+fn lines_of(excerpt: &str, file: &str) -> Result<(), String> {
+    let file_lines: std::collections::BTreeSet<&str> = file.lines().map(str::trim).collect();
+    match excerpt.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("// ...") && !file_lines.contains(l))
+    {
+        Some(line) => Err(line.to_owned()),
+        None => Ok(()),
+    }
+}
+
+#[test]
+fn the_readme_operator_excerpts_are_the_example_s_code() {
+    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+    let op = root().join("examples/torch-op");
+    for (caption, path) in [
+        ("`src/lib.rs` (excerpt", "src/lib.rs"),
+        ("`python/my_torch_ops/__init__.py` (excerpt", "python/my_torch_ops/__init__.py"),
+    ] {
+        let excerpt = block_after(&readme, caption);
+        let file = fs::read_to_string(op.join(path)).unwrap();
+        if let Err(line) = lines_of(&excerpt, &file) {
+            panic!("the README's excerpt of examples/torch-op/{path} has a line the file has not: {line}");
+        }
+    }
+    // Each operator the excerpt defines has its fake implementation shown: without the backward's,
+    // the README's own `opcheck` and `torch.compile` lines fail.
+    let python = block_after(&readme, "`python/my_torch_ops/__init__.py` (excerpt");
+    for op in ["silu", "silu_backward"] {
+        assert!(python.contains(&format!("def {op}(")), "the excerpt defines {op}");
+        assert!(python.contains(&format!("@{op}.register_fake")), "the excerpt registers {op}'s fake");
+    }
+}

@@ -272,10 +272,7 @@ fn exchange_class(err: &ExchangeError) -> Class {
     use ExchangeError as E;
     match err {
         E::NotDlpackCapsule | E::NotADevice => Class::Type,
-        E::BorrowConflict { .. }
-        | E::RequiresGrad
-        | E::InferenceTensor
-        | E::DevicesDiffer { .. } => Class::Value,
+        E::BorrowConflict { .. } | E::RequiresGrad | E::InferenceTensor | E::DevicesDiffer { .. } => Class::Value,
         E::InvalidStream { .. } => Class::ValueRuntime,
         E::ConjugateBit
         | E::NegativeBit

@@ -44,7 +44,7 @@ def _(grad, x):
     return _kernels.silu_backward_cuda(grad.contiguous(), x.contiguous())
 
 
-@silu_backward.register_fake
+@silu_backward.register_fake  # opcheck and torch.compile trace the backward too
 def _(grad, x):
     return x.new_empty(x.shape)
 
