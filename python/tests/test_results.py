@@ -230,6 +230,30 @@ def test_reads_respect_mutable_views():
     assert x.tolist() == [1.0, 1.0, 1.0, 1.0]
 
 
+def test_copies_respect_mutable_views():
+    """Every copy of a tensor reads under a shared borrow, as `tolist` does: a mutable view alive
+    meanwhile (here on this thread's stack; on another thread, with the GIL released, the copy
+    read values half written) refuses it."""
+    x = dlspan.arange(4, "float64")
+    a = np.arange(4.0)
+    copies = {
+        "__array__(copy=True)": lambda: x.__array__(copy=True),
+        "__array__(dtype=float32)": lambda: x.__array__(dtype=np.float32),
+        "__dlpack__(copy=True)": lambda: x.__dlpack__(copy=True),
+        "np.from_dlpack(x, copy=True)": lambda: np.from_dlpack(x, copy=True),
+        "dlspan.from_dlpack(x, copy=True)": lambda: dlspan.from_dlpack(x, copy=True),
+    }
+    for name, copy in copies.items():
+        with pytest.raises(ValueError) as err:
+            ext.fill_during(x, 1.0, copy)
+        assert err.value.kind == "BorrowConflict", name
+    with pytest.raises(ValueError) as err:
+        ext.fill_during(a, 1.0, lambda: dlspan.from_dlpack(a, copy=True))
+    assert err.value.kind == "BorrowConflict"
+    assert np.asarray(x.__array__(copy=True)).tolist() == [0.0, 1.0, 2.0, 3.0], "nothing was written"
+    assert dlspan.from_dlpack(a, copy=True).tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
 def test_tolist():
     assert dlspan.arange(3).tolist() == [0, 1, 2]
     assert _tensor(np.arange(6.0).reshape(2, 3)[:, ::-1]).tolist() == [[2.0, 1.0, 0.0], [5.0, 4.0, 3.0]]

@@ -6,7 +6,6 @@
 //! deleter releases — taking the GIL itself, from whatever thread it is called on.
 
 use super::capsule::{legacy_capsule, versioned_capsule};
-use super::device::wait_for_host;
 use super::error::{ExchangeError, export_error};
 use super::gil::DETACH_ELEMENTS;
 use super::meta::{Meta, row_major};
@@ -166,7 +165,10 @@ fn capsule<'py>(tensor: &Bound<'py, Tensor>, form: Form, extra_flags: u64) -> Py
 pub(crate) fn copy_tensor<'py>(tensor: &Bound<'py, Tensor>) -> PyResult<Bound<'py, Tensor>> {
     let py = tensor.py();
     let meta = &tensor.get().meta;
-    wait_for_host(meta.device)?;
+    // A shared borrow of the memory while it is read (rule Y8): a mutable view argument alive now
+    // (on another thread, with the GIL released, or further up this one's stack) refuses the copy
+    // rather than the copy reading values half written.
+    let _borrow = super::values::hold(tensor.as_any(), meta)?;
     // One element per index: a broadcast or overlapping tensor's copy is larger than its span.
     let bytes = meta.compact_bytes().ok_or(DlpackError::SpanOverflow).map_err(export_error)?;
     let (owner, data) = zeroed_bytes(meta.allocation_bytes(bytes)).map_err(export_error)?;

@@ -163,13 +163,20 @@ impl Tensor {
                             slf.get().meta.dtype
                         )));
                     }
+                    // Read under a shared borrow (rule Y8), as every copy of a tensor is.
+                    let _borrow = values::hold(slf.as_any(), &slf.get().meta)?;
                     return array.call_method1(pyo3::intern!(py, "astype"), (dtype,));
                 }
                 copy == Some(true)
             }
             None => copy == Some(true),
         };
-        if needs_copy { array.call_method0(pyo3::intern!(py, "copy")) } else { Ok(array) }
+        if !needs_copy {
+            return Ok(array);
+        }
+        // Read under a shared borrow (rule Y8): a mutable view argument alive now refuses the copy.
+        let _borrow = values::hold(slf.as_any(), &slf.get().meta)?;
+        array.call_method0(pyo3::intern!(py, "copy"))
     }
 
     /// The device as DLPack codes it: ``(device_type, device_id)``.
