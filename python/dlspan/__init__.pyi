@@ -12,6 +12,10 @@ from typing import Any, Protocol, SupportsComplex, SupportsFloat, SupportsIndex,
 
 from . import diagnostics as diagnostics, examples as examples
 
+class InvalidStreamError(ValueError, RuntimeError):
+    """A ``stream`` the tensor's device cannot honour (``__dlpack__(stream=...)``): a ValueError, and
+    a RuntimeError as NumPy and JAX raise for it."""
+
 class _DlpackProducer(Protocol):
     def __dlpack__(self, *, stream: int | None = ..., max_version: tuple[int, int] | None = ...) -> Any: ...
     def __dlpack_device__(self) -> tuple[int, int]: ...

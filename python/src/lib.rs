@@ -12,29 +12,41 @@ mod particles;
 
 use dlspan::ffi::{DLDevice, DLDeviceType};
 use dlspan::python::{Framework, ImportRequest, Output, Tensor, dtype_from_py};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyInt, PyString};
+use pyo3::types::{PyBytes, PyString};
 
 /// A shape: an integer or a sequence of integers.
 fn shape_of(shape: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
-    let extent = |value: &Bound<'_, PyAny>| -> PyResult<i64> {
-        if value.is_instance_of::<PyInt>() || value.hasattr(pyo3::intern!(value.py(), "__index__"))? {
-            value.extract::<i64>().map_err(|_| {
-                PyValueError::new_err(format!("extent {value} is too large: the most an axis takes is 2**63 - 1"))
-            })
-        } else {
-            let name = value.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-            Err(PyTypeError::new_err(format!("shape must be an int or a sequence of ints, got {name}")))
-        }
+    let py = shape.py();
+    let not_a_shape = |value: &Bound<'_, PyAny>| {
+        let name = value.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+        PyTypeError::new_err(format!("shape must be an int or a sequence of ints, got {name}"))
     };
-    if shape.is_instance_of::<PyString>() || shape.is_instance_of::<PyBytes>() {
-        let name = shape.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-        return Err(PyTypeError::new_err(format!("shape must be an int or a sequence of ints, got {name}")));
-    }
-    match shape.try_iter() {
-        Ok(items) => items.map(|item| extent(&item?)).collect(),
-        Err(_) => Ok(vec![extent(shape)?]),
+    // An int, or anything with `__index__` (NumPy and PyTorch integers), as Python's `range` takes.
+    let extent = |value: &Bound<'_, PyAny>| -> PyResult<i64> {
+        let index = py.import(pyo3::intern!(py, "operator"))?.getattr(pyo3::intern!(py, "index"))?;
+        let int = index.call1((value,)).map_err(|_| not_a_shape(value))?;
+        int.extract::<i64>().map_err(|err| {
+            if err.is_instance_of::<PyOverflowError>(py) {
+                PyValueError::new_err(format!("extent {int} is too large: the most an axis takes is 2**63 - 1"))
+            } else {
+                err
+            }
+        })
+    };
+    // One extent, or a sequence of them (a tuple, a list, a 1-d array), not any iterable: a set has
+    // no order.
+    // SAFETY: a live object, attached; `PySequence_Check` reads its type's slots (a NumPy array is
+    // a sequence there, though not a `collections.abc.Sequence`).
+    let sequence = !shape.is_instance_of::<PyString>()
+        && !shape.is_instance_of::<PyBytes>()
+        && unsafe { pyo3::ffi::PySequence_Check(shape.as_ptr()) } == 1;
+    match extent(shape) {
+        Err(err) if sequence && err.is_instance_of::<PyTypeError>(py) => {
+            shape.try_iter().map_err(|_| not_a_shape(shape))?.map(|item| extent(&item?)).collect()
+        }
+        one => one.map(|n| vec![n]),
     }
 }
 
@@ -187,6 +199,8 @@ fn dlspan_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // First: this module's registry and `Tensor` class are the process's (rule Y18).
     dlspan::python::export_c_api(m)?;
     m.add_class::<Tensor>()?;
+    // The exception of a stream a device cannot honour: a ValueError and a RuntimeError.
+    m.add("InvalidStreamError", dlspan::python::invalid_stream_error(m.py())?)?;
     m.add_function(wrap_pyfunction!(zeros, m)?)?;
     m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(ops::add, m)?)?;

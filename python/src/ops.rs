@@ -26,7 +26,7 @@ use dlspan::{DlpackError, DynMdspanMut, HostMdspanMut, LayoutStrideRelaxed};
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyString};
+use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
 
 /// Runs `kernel`, with the GIL released for large tensors.
 pub(crate) fn run<R: Send>(py: Python<'_>, elements: usize, kernel: impl FnOnce() -> R + Send) -> R {
@@ -364,46 +364,39 @@ impl Scalar {
         })
     }
 
-    /// A number of another type (a NumPy or JAX scalar, a 0-d array or PyTorch tensor, a
-    /// `Fraction`): its kind from its `dtype` when it has one (NumPy's `kind` letter, or PyTorch's
-    /// `is_complex` / `is_floating_point`), so that `np.complex64(2j)` stays complex and
-    /// `np.int64(2)` an integer; otherwise the first of `__index__`, `__float__`, `__complex__`
-    /// it answers.
+    /// A number of another type: an array scalar (NumPy's, JAX's, a 0-d array, PyTorch tensor or
+    /// `dlspan.Tensor`: anything with `ndim`, which must be 0) by its `tolist()`, the builtin number
+    /// of its dtype's kind (`np.complex64(2j)` stays complex, `np.int64(2)` an integer); any other
+    /// number (a `Fraction`) by the first of `__index__`, `__float__`, `__complex__` it answers.
     fn extract_other(value: &Bound<'_, PyAny>) -> PyResult<Self> {
         let py = value.py();
-        let index = |value: &Bound<'_, PyAny>| -> PyResult<Self> {
+        let name = || value.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+        let not_a_number =
+            || PyTypeError::new_err(format!("alpha must be a number (bool, int, float or complex), got {}", name()));
+        if let Some(ndim) = value.getattr_opt(intern!(py, "ndim"))? {
+            if ndim.extract::<i64>().ok() != Some(0) {
+                return Err(PyTypeError::new_err(format!(
+                    "alpha must be a number or a 0-d array, got a {} of ndim {ndim}",
+                    name()
+                )));
+            }
+            let scalar = value.call_method0(intern!(py, "tolist")).map_err(|_| not_a_number())?;
+            let builtin = scalar.is_instance_of::<PyBool>()
+                || scalar.is_instance_of::<PyInt>()
+                || scalar.is_instance_of::<PyFloat>()
+                || scalar.is_instance_of::<PyComplex>();
+            return if builtin { Self::extract(&scalar) } else { Err(not_a_number()) };
+        }
+        let index = || -> PyResult<Self> {
             let int = py.import(intern!(py, "operator"))?.getattr(intern!(py, "index"))?.call1((value,))?;
             Ok(Self::Int(int.extract()?))
         };
-        let complex = |value: &Bound<'_, PyAny>| -> PyResult<Self> {
+        let complex = || -> PyResult<Self> {
             let c = py.get_type::<PyComplex>().call1((value,))?;
             let c = c.cast::<PyComplex>()?;
             Ok(Self::Complex(Complex::new(c.real(), c.imag())))
         };
-        let kind = value.getattr(intern!(py, "dtype")).ok().and_then(|dtype| {
-            if let Ok(kind) = dtype.getattr(intern!(py, "kind")).and_then(|k| k.extract::<String>()) {
-                return kind.chars().next();
-            }
-            let flag = |name: &Bound<'_, PyString>| dtype.getattr(name).and_then(|f| f.is_truthy()).ok();
-            match (flag(intern!(py, "is_complex"))?, flag(intern!(py, "is_floating_point"))?) {
-                (true, _) => Some('c'),
-                (false, true) => Some('f'),
-                _ if dtype.str().is_ok_and(|name| name.to_string_lossy() == "torch.bool") => Some('b'),
-                _ => Some('i'),
-            }
-        });
-        match kind {
-            Some('b') => Ok(Self::Bool(value.is_truthy()?)),
-            Some('i' | 'u') => index(value),
-            Some('f') => Ok(Self::Float(value.extract()?)),
-            Some('c') => complex(value),
-            _ => index(value).or_else(|_| value.extract::<f64>().map(Self::Float)).or_else(|_| complex(value)).map_err(
-                |_| {
-                    let name = value.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-                    PyTypeError::new_err(format!("alpha must be a number (bool, int, float or complex), got {name}"))
-                },
-            ),
-        }
+        index().or_else(|_| value.extract::<f64>().map(Self::Float)).or_else(|_| complex()).map_err(|_| not_a_number())
     }
 
     fn kind(self) -> u8 {
@@ -488,11 +481,13 @@ impl TensorVisitor for Scale<'_, '_, '_> {
 #[pyfunction]
 #[pyo3(name = "scale_")]
 pub(crate) fn scale(py: Python<'_>, x: &Bound<'_, PyAny>, alpha: &Bound<'_, PyAny>) -> PyResult<()> {
+    // The factor first: reading it may run Python code (a tensor's `tolist`, a subclass's
+    // `__torch_function__`), which should not run while `x`'s mutable view is registered.
+    let alpha = Scalar::extract(alpha).in_argument("alpha")?;
     let x = match PyDynViewMut::extract_or_device(x, "x") {
         Err(OffHostMut::Failed(err)) => return Err(err),
         x => x,
     };
-    let alpha = Scalar::extract(alpha).in_argument("alpha")?;
     let dtype = match &x {
         Ok(x) => x.dtype(),
         Err(OffHostMut::Device(x)) => x.dtype(),

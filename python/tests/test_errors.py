@@ -396,16 +396,29 @@ def test_scale_takes_scalars_of_other_types_by_their_kind(torch):
     dlspan.scale_(f, Fraction(1, 2))
     dlspan.scale_(f, torch.tensor(2.0))
     assert f.tolist() == [0.5, 0.5]
-    with pytest.raises(TypeError):
-        dlspan.scale_(f, "2")
+    dlspan.scale_(f, dlspan.from_dlpack(np.array(4.0)))  # a 0-d Tensor
+    assert f.tolist() == [2.0, 2.0]
+    for not_a_scalar in ("2", np.array([2.0]), torch.ones(2), np.array([True, False])):
+        with pytest.raises(TypeError):
+            dlspan.scale_(f, not_a_scalar)
+    assert f.tolist() == [2.0, 2.0]
 
 
 def test_shapes_are_ints_or_sequences_of_ints():
     assert dlspan.zeros(np.int64(2)).shape == (2,)
+    assert dlspan.zeros(np.array(3)).shape == (3,)
     assert dlspan.zeros((np.int32(2), 3)).shape == (2, 3)
+    assert dlspan.zeros(np.array([2, 3])).shape == (2, 3)
     assert dlspan.zeros([]).shape == ()
-    for shape, words in (("3", "got str"), ((2, 1.5), "got float"), (None, "got NoneType")):
+    for shape, words in (
+        ("3", "got str"),
+        ((2, 1.5), "got float"),
+        (None, "got NoneType"),
+        ({2, 3}, "got set"),  # no order
+        (np.array(2.5), "got ndarray"),
+    ):
         with pytest.raises(TypeError, match=words):
             dlspan.zeros(shape)
-    with pytest.raises(ValueError, match="too large"):
-        dlspan.zeros(2**63)
+    for too_large in (2**63, (2, 2**64)):
+        with pytest.raises(ValueError, match="too large"):
+            dlspan.zeros(too_large)

@@ -4,6 +4,8 @@ with dlspan's capsules."""
 import gc
 import weakref
 
+import pickle
+
 import numpy as np
 import pytest
 from conftest import IS_COPIED, READ_ONLY, Recorder, Returns, capsule_info
@@ -72,7 +74,9 @@ def test_stream_and_device_checks():
             t.__dlpack__(stream=stream)
         assert err.value.kind == "InvalidStream"
         # Also what NumPy and JAX raise, so that code (and tests) written against them catch it.
-        assert isinstance(err.value, RuntimeError)
+        assert isinstance(err.value, RuntimeError) and type(err.value) is dlspan.InvalidStreamError
+    back = pickle.loads(pickle.dumps(err.value))  # a process pool hands it back
+    assert type(back) is dlspan.InvalidStreamError and back.args == err.value.args
     with pytest.raises(TypeError):
         t.__dlpack__(stream="default")
     t.__dlpack__(dl_device=(1, 0))

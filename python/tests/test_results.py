@@ -103,6 +103,11 @@ def test_ml_dtypes_arrays_are_read_back(torch):
     assert b.tolist() == [0.0, 2.0, 4.0]
     fp8 = np.array([1.0, -0.5, 448.0], dtype=ml_dtypes.float8_e4m3fn)
     assert dlspan.from_dlpack(fp8).dtype == "float8_e4m3fn" and dlspan.sum(fp8) == 448.5
+    # Copied as they are shared (CuPy's test_conversion_bfloat16 asks for the copy).
+    for source in (b, b[::-1], fp8):
+        copy = dlspan.from_dlpack(source, copy=True)
+        assert copy.dtype == str(source.dtype) and copy.tolist() == source.tolist()
+        assert not np.shares_memory(np.asarray(copy), source) and not copy.readonly
     assert torch.equal(torch.from_dlpack(dlspan.from_dlpack(a)), torch.arange(3, dtype=torch.bfloat16))
     # ml_dtypes' sub-byte types take a byte per value, which a plain DLPack tensor cannot say.
     with pytest.raises(BufferError):

@@ -151,6 +151,7 @@ static PyObject *allocate_pending(PyObject *self, PyObject *args) {
   int rc = api->managed_tensor_allocator(&prototype, &managed, &error, set_error);
   PyObject *type, *value, *traceback;
   PyErr_Fetch(&type, &value, &traceback);
+  PyErr_NormalizeException(&type, &value, &traceback); /* the pending state is kept as it was set */
   if (rc == 0 && managed->deleter) managed->deleter(managed);
   PyObject *result = Py_BuildValue("(isO)", rc, error.kind, value ? value : Py_None);
   Py_XDECREF(type);

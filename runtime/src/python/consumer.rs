@@ -92,6 +92,18 @@ pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResul
     import(object, request, &mut |_| Ok(None), &mut None)
 }
 
+/// Refuses a managed tensor of more axes than dlspan takes, or of a negative byte stride that
+/// wrapped around, before its shape and strides are read further.
+fn check_managed(tensor: &ManagedTensor) -> PyResult<()> {
+    super::meta::check_rank(tensor.dl_tensor())?;
+    // SAFETY: a managed tensor's shape and strides (its producer's contract), of at most
+    // MAX_TENSOR_RANK entries.
+    match unsafe { super::meta::unsigned_stride(tensor.dl_tensor()) } {
+        Some(err) => Err(err.into()),
+        None => Ok(()),
+    }
+}
+
 /// [`from_dlpack`], with the stream for a CUDA or ROCm tensor the request names none for chosen by
 /// `choose` from the device `__dlpack_device__` reports, before `__dlpack__` is called (rule Y21).
 /// `sent` receives the `stream` the call that succeeded passed (`None` when a producer older than
@@ -120,15 +132,20 @@ pub(crate) fn import(
             Dialect::Exchange { api, torch: Some(base) } if host => super::torch::managed_host(object, api, base)?,
             _ => None,
         };
+        let shared = fast.is_none() && request.copy != Some(true) && request.device.is_none();
         let tensor = match fast {
             Some(tensor) => tensor,
             None => import_protocol(object, &request, choose, sent)
                 .map_err(|err| if torch { explain(object, err) } else { err })?,
         };
-        // PyTorch exports a view as it is, even one reaching past a storage shrunk under it.
+        // PyTorch exports a view as it is, even one reaching past a storage shrunk under it: what
+        // `__dlpack__` shares (it copies for `copy=True` and another device, without saying so:
+        // IS_COPIED is never set) is proven to lie in the tensor's storage, after the rank and
+        // strides are checked (`managed_host` proves its own).
         if let Dialect::Exchange { torch: Some(base), .. } = dialect
-            && !tensor.is_copied()
+            && shared
         {
+            check_managed(&tensor)?;
             super::torch::check_exported(object, base, tensor.dl_tensor())?;
         }
         match dialect {
@@ -136,12 +153,7 @@ pub(crate) fn import(
             _ => tensor,
         }
     };
-    super::meta::check_rank(tensor.dl_tensor())?;
-    // SAFETY: a managed tensor's shape and strides (its producer's contract), of at most
-    // MAX_TENSOR_RANK entries.
-    if let Some(err) = unsafe { super::meta::unsigned_stride(tensor.dl_tensor()) } {
-        return Err(err.into());
-    }
+    check_managed(&tensor)?;
     let device = tensor.device();
     match request.device {
         Some(requested) if !same_memory(requested, device) => {
@@ -195,10 +207,11 @@ impl Tensor {
     /// ```
     pub fn from_dlpack<'py>(object: &Bound<'py, PyAny>, request: ImportRequest) -> PyResult<Bound<'py, Self>> {
         let py = object.py();
-        let shared = request.copy != Some(true) && request.device.is_none_or(|device| same_memory(device, CPU));
-        if shared && !object.is_instance_of::<PyCapsule>() {
+        let host = request.device.is_none_or(|device| same_memory(device, CPU));
+        let shared = request.copy != Some(true) && host;
+        if host && !object.is_instance_of::<PyCapsule>() {
             match dialect(object)? {
-                Dialect::Exchange { api, torch: Some(base) } if request.stream.is_none() => {
+                Dialect::Exchange { api, torch: Some(base) } if shared && request.stream.is_none() => {
                     if let Some(read) = super::torch::shared_host(object, api, base)? {
                         // SAFETY: the storage holds every byte the tensor reaches (proven by
                         // `shared_host`) and keeps them alive and in place while it lives (a
@@ -216,9 +229,12 @@ impl Tensor {
                         // values of its data type; the tensor's shape (the array's) and strides
                         // (ours) are read during this call only. A non-writeable array gives a
                         // read-only tensor.
-                        return unsafe {
-                            Self::from_object(py, object.clone().unbind(), &array.tensor, !array.writeable)
-                        };
+                        let tensor =
+                            unsafe { Self::from_object(py, object.clone().unbind(), &array.tensor, !array.writeable) }?;
+                        // `copy=True`: the copy made from the struct's reading too, so that arrays
+                        // NumPy's `__dlpack__` refuses (ml_dtypes' bfloat16 and FP8) copy as they
+                        // share (rule Y19).
+                        return if shared { Ok(tensor) } else { super::producer::copy_tensor(&tensor) };
                     }
                 }
                 _ => {}

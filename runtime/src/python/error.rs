@@ -201,24 +201,64 @@ enum Class {
     ValueRuntime,
 }
 
-/// The class of [`Class::ValueRuntime`] exceptions, `InvalidStreamError(ValueError, RuntimeError)`,
-/// made once per process by this build (`ValueError` should Python refuse to make it).
-fn value_runtime_error(py: Python<'_>, message: String) -> PyErr {
+/// `dlspan.InvalidStreamError`, the class of [`ExchangeError::InvalidStream`]: a `ValueError`
+/// that is also a `RuntimeError` (what NumPy and JAX raise for a stream the device cannot honour),
+/// as NumPy's `AxisError` is both `ValueError` and `IndexError`. One class per process: the
+/// installed `dlspan` package's when there is one (so that an extension's exceptions pickle and are
+/// caught by name as the package's), else one this build makes, named `dlspan.InvalidStreamError`.
+///
+/// ```
+/// use dlspan::pyo3::prelude::*;
+/// Python::initialize();
+/// Python::attach(|py| {
+///     let class = dlspan::python::invalid_stream_error(py)?;
+///     assert!(class.is_subclass_of::<dlspan::pyo3::exceptions::PyValueError>()?);
+///     assert!(class.is_subclass_of::<dlspan::pyo3::exceptions::PyRuntimeError>()?);
+///     assert_eq!(class.name()?.to_string(), "InvalidStreamError");
+///     Ok::<_, PyErr>(())
+/// })?;
+/// # Ok::<(), PyErr>(())
+/// ```
+///
+/// # Errors
+///
+/// What Python raises if the class cannot be made.
+pub fn invalid_stream_error(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyType>> {
     static CLASS: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> = pyo3::sync::PyOnceLock::new();
     let class = CLASS.get_or_try_init(py, || -> PyResult<_> {
         let builtins = py.import(pyo3::intern!(py, "builtins"))?;
-        let bases = (builtins.getattr("ValueError")?, builtins.getattr("RuntimeError")?);
+        let (value_error, runtime_error) = (builtins.getattr("ValueError")?, builtins.getattr("RuntimeError")?);
+        // The package's class, if it has made one already (not while it is being imported).
+        let package = py.import(pyo3::intern!(py, "dlspan")).ok();
+        if let Some(Ok(class)) = package.and_then(|package| {
+            package
+                .getattr_opt(pyo3::intern!(py, "InvalidStreamError"))
+                .ok()
+                .flatten()
+                .map(|c| c.cast_into::<pyo3::types::PyType>())
+        }) && class.is_subclass(&value_error)?
+            && class.is_subclass(&runtime_error)?
+        {
+            return Ok(class.unbind());
+        }
         let namespace = pyo3::types::PyDict::new(py);
         namespace.set_item("__module__", "dlspan")?;
+        namespace.set_item("__qualname__", "InvalidStreamError")?;
         namespace.set_item(
             "__doc__",
             "A stream the tensor's device cannot honour: a ValueError, and a RuntimeError as NumPy and JAX raise.",
         )?;
-        let class = builtins.getattr("type")?.call1(("InvalidStreamError", bases, namespace))?;
+        let class = builtins.getattr("type")?.call1(("InvalidStreamError", (value_error, runtime_error), namespace))?;
         Ok(class.cast_into::<pyo3::types::PyType>()?.unbind())
-    });
-    match class {
-        Ok(class) => PyErr::from_type(class.bind(py).clone(), (message,)),
+    })?;
+    Ok(class.bind(py).clone())
+}
+
+/// A [`Class::ValueRuntime`] exception: an [`invalid_stream_error`] (a `ValueError` should Python
+/// refuse to make the class).
+fn value_runtime_error(py: Python<'_>, message: String) -> PyErr {
+    match invalid_stream_error(py) {
+        Ok(class) => PyErr::from_type(class, (message,)),
         Err(_) => PyValueError::new_err(message),
     }
 }
@@ -412,7 +452,13 @@ pub(crate) fn device_name(device: DLDevice) -> String {
         DLDeviceType::kDLVulkan => "vulkan",
         DLDeviceType::kDLOpenCL => "opencl",
         DLDeviceType::kDLOneAPI => "oneapi",
-        other => return format!("device{}:{}", other.0, device.device_id),
+        DLDeviceType::kDLVPI => "vpi",
+        DLDeviceType::kDLExtDev => "ext_dev",
+        DLDeviceType::kDLWebGPU => "webgpu",
+        DLDeviceType::kDLHexagon => "hexagon",
+        DLDeviceType::kDLMAIA => "maia",
+        DLDeviceType::kDLTrn => "trn",
+        other => return format!("device type {}:{}", other.0, device.device_id),
     };
     format!("{kind}:{}", device.device_id)
 }

@@ -199,20 +199,17 @@ unsafe extern "C" fn allocate(
             }
             // The allocator reports through `SetError`, not Python's error state: an exception the
             // caller has pending is set aside while Python is called and put back after, whatever
-            // the outcome (a refusal's exception would otherwise chain onto it and consume it).
-            let pending = PyErr::take(py);
+            // the outcome, a panic included (a refusal's exception would otherwise chain onto it
+            // and consume it).
+            let _pending = PendingException::set_aside(py);
             // SAFETY: a live prototype (caller).
             let prototype = unsafe { &*prototype };
             let tensor =
                 if prototype.device == CPU { zeros_like(py, prototype) } else { device_zeros_like(py, prototype) };
-            let result = match tensor {
+            match tensor {
                 Ok(tensor) => Ok(shared_versioned(&tensor, DLPackVersion::CURRENT, 0)),
                 Err(err) => Err(error_parts(py, &err)),
-            };
-            if let Some(pending) = pending {
-                pending.restore(py);
             }
-            result
         })
         .unwrap_or_else(|| Err((c"RuntimeError".into(), "the Python interpreter is not available".into())))
     }))
@@ -230,6 +227,40 @@ unsafe extern "C" fn allocate(
                 unsafe { set_error(error_ctx, kind.as_ptr().cast::<c_char>(), message.as_ptr()) };
             }
             -1
+        }
+    }
+}
+
+/// The exception a C caller had pending, taken out of the thread's error state as it is (raw:
+/// PyO3's `PyErr::take` would resume a pending `PanicException` as a panic) and put back when
+/// dropped, after any exception raised meanwhile was cleared.
+struct PendingException<'py> {
+    py: Python<'py>,
+    parts: [*mut pyo3::ffi::PyObject; 3],
+}
+
+impl<'py> PendingException<'py> {
+    fn set_aside(py: Python<'py>) -> Self {
+        let mut parts = [core::ptr::null_mut(); 3];
+        // SAFETY: attached (`py`); the three slots are writable, and receive the references the
+        // error state held (or null), owned by this value from now on.
+        unsafe { pyo3::ffi::PyErr_Fetch(&mut parts[0], &mut parts[1], &mut parts[2]) };
+        Self { py, parts }
+    }
+}
+
+impl Drop for PendingException<'_> {
+    fn drop(&mut self) {
+        let _ = self.py;
+        if self.parts[0].is_null() {
+            return;
+        }
+        // SAFETY: attached (`py`: this value cannot leave its thread); the error state is cleared
+        // of whatever was raised meanwhile, then given back the references taken in `set_aside`,
+        // which `PyErr_Restore` steals.
+        unsafe {
+            pyo3::ffi::PyErr_Clear();
+            pyo3::ffi::PyErr_Restore(self.parts[0], self.parts[1], self.parts[2]);
         }
     }
 }

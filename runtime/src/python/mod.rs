@@ -106,7 +106,7 @@ pub use capsule::{EXCHANGE_API_CAPSULE, LEGACY, USED_LEGACY, USED_VERSIONED, VER
 pub use consumer::{ImportRequest, from_dlpack};
 pub use dialect::Framework;
 pub use dtype::{DTYPES, dtype_from_name, dtype_from_py};
-pub use error::{ExchangeError, InArgument};
+pub use error::{ExchangeError, InArgument, invalid_stream_error};
 pub use exchange::exchange_api;
 pub use gil::DETACH_ELEMENTS;
 pub use meta::MAX_TENSOR_RANK;

@@ -163,7 +163,7 @@ impl Tensor {
                             slf.get().meta.dtype
                         )));
                     }
-                    // Read under a shared borrow (rule Y8), as every copy of a tensor is.
+                    // Read under a shared borrow (rule Y8), as dlspan's own copies of a tensor are.
                     let _borrow = values::hold(slf.as_any(), &slf.get().meta)?;
                     return array.call_method1(pyo3::intern!(py, "astype"), (dtype,));
                 }

@@ -68,9 +68,7 @@ pub(crate) fn read<'py>(object: &Bound<'py, PyAny>, api: Api, base: StaticType, 
 /// for a managed tensor the table hands out that dlspan cannot take (a major version other than 1).
 pub(crate) fn managed_host(object: &Bound<'_, PyAny>, api: Api, base: StaticType) -> PyResult<Option<ManagedTensor>> {
     let py = object.py();
-    if exported_as_is(object, base)?.is_none() {
-        return Ok(None);
-    }
+    let Some(direct) = exported_as_is(object, base)? else { return Ok(None) };
     let Some(managed) = api.table().managed_tensor_from_py_object_no_sync else { return Ok(None) };
     let mut raw = core::ptr::null_mut();
     // SAFETY: the table was found on this object's exact type (the exchange API's requirement), the
@@ -83,7 +81,16 @@ pub(crate) fn managed_host(object: &Bound<'_, PyAny>, api: Api, base: StaticType
     // SAFETY: on success the slot holds a managed tensor whose ownership passes here (the exchange
     // API's contract).
     let tensor = unsafe { ManagedTensor::from_raw_versioned(raw) }?;
-    Ok((tensor.device().device_type == DLDeviceType::kDLCPU).then_some(tensor))
+    if tensor.device().device_type != DLDeviceType::kDLCPU {
+        return Ok(None);
+    }
+    // PyTorch exports a view as it is, even one reaching past a storage shrunk under it (`resize_`
+    // of its base's storage): the storage, through `StorageBase`'s C methods, must hold it.
+    let storage = direct.storage.call(object)?;
+    if !direct.holds(&storage, tensor.dl_tensor())? {
+        return Err(ExchangeError::StorageMismatch.into());
+    }
+    Ok(Some(tensor))
 }
 
 /// A PyTorch tensor in host memory as `dlspan.from_dlpack` shares it: read as a shared view

@@ -9,7 +9,7 @@ use super::meta::Meta;
 use crate::convert::ImportOptions;
 use crate::dtype::{Numeric, NumericVisitor, PlainBits, cast, dispatch};
 use crate::ffi::{DLDataTypeCode, DLDeviceType};
-use crate::space::Host;
+use crate::space::{Host, Managed};
 use crate::view::DynMdspan;
 use num_complex::Complex;
 use pyo3::prelude::*;
@@ -166,9 +166,16 @@ pub(crate) fn hold<'py>(object: &Bound<'py, PyAny>, meta: &Meta) -> PyResult<Opt
     }
     let options = ImportOptions { subbyte_padded: meta.subbyte_padded, ..ImportOptions::CURRENT };
     let tensor = meta.dl_tensor();
-    // SAFETY: only metadata is read, from a validated tensor whose arrays `meta` holds.
-    let view = unsafe { DynMdspan::<Host>::from_dltensor_with(&tensor, options) }?;
-    Ok(Some(register(object, None, dyn_footprint(&view), false)?))
+    // The view of the tensor's own space: CUDA managed memory is no `Host` memory (its address
+    // space is the host's all the same, rule Y8).
+    let footprint = if meta.device.device_type == DLDeviceType::kDLCUDAManaged {
+        // SAFETY: only metadata is read, from a validated tensor whose arrays `meta` holds.
+        dyn_footprint(&unsafe { DynMdspan::<Managed>::from_dltensor_with(&tensor, options) }?)
+    } else {
+        // SAFETY: as above.
+        dyn_footprint(&unsafe { DynMdspan::<Host>::from_dltensor_with(&tensor, options) }?)
+    };
+    Ok(Some(register(object, None, footprint, false)?))
 }
 
 /// Elements shown per end of a summarised axis, and the element count beyond which a tensor is
