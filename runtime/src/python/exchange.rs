@@ -255,13 +255,12 @@ impl Drop for PendingException<'_> {
         if self.parts[0].is_null() {
             return;
         }
-        // SAFETY: attached (`py`: this value cannot leave its thread); the error state is cleared
-        // of whatever was raised meanwhile, then given back the references taken in `set_aside`,
-        // which `PyErr_Restore` steals.
-        unsafe {
-            pyo3::ffi::PyErr_Clear();
-            pyo3::ffi::PyErr_Restore(self.parts[0], self.parts[1], self.parts[2]);
-        }
+        // SAFETY: attached (`py`: this value cannot leave its thread); clears whatever was raised
+        // meanwhile.
+        unsafe { pyo3::ffi::PyErr_Clear() };
+        // SAFETY: attached, as above; the error state is given back the references taken in
+        // `set_aside`, which `PyErr_Restore` steals (this runs once: the drop).
+        unsafe { pyo3::ffi::PyErr_Restore(self.parts[0], self.parts[1], self.parts[2]) };
     }
 }
 
