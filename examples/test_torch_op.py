@@ -82,6 +82,17 @@ def test_the_readme_shows_the_crates_lines_as_they_are():
                 assert line in source, f"the README's {caption} has a line that is not the file's: {line!r}"
 
 
+def test_the_readme_shows_each_operators_fake():
+    """Each operator the README's Python excerpt defines shows its `register_fake`: without the
+    backward's, the README's own `opcheck` and `torch.compile` lines fail."""
+    (text,) = [text for caption, _, text in readme_blocks() if caption == "python/my_torch_ops/__init__.py"]
+    operators = re.findall(r"^def (\w+)\(", text, re.M)
+    custom = [name for name in operators if f'"dlspan_example::{name}"' in text]
+    assert custom == ["silu", "silu_backward"], custom
+    for name in custom:
+        assert f"@{name}.register_fake" in text, f"the README's excerpt shows no fake for {name}"
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_forward_agrees_with_torch(shape, dtype):
