@@ -87,4 +87,3 @@ fn the_readme_takes_dlspan_from_crates_io_and_the_repository_by_path() {
     // Nothing else may name a path: the README's crate builds anywhere.
     assert!(!readme.values().any(|text| text.contains("path =")), "the README's files name no path");
 }
-
