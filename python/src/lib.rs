@@ -25,8 +25,7 @@ fn shape_of(shape: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
     };
     // An int, or anything with `__index__` (NumPy and PyTorch integers), as Python's `range` takes.
     let extent = |value: &Bound<'_, PyAny>| -> PyResult<i64> {
-        let index = py.import(pyo3::intern!(py, "operator"))?.getattr(pyo3::intern!(py, "index"))?;
-        let int = index.call1((value,)).map_err(|_| not_a_shape(value))?;
+        let int = ops::index(value).map_err(|_| not_a_shape(value))?;
         int.extract::<i64>().map_err(|err| {
             if err.is_instance_of::<PyOverflowError>(py) {
                 PyValueError::new_err(format!("extent {int} is too large: the most an axis takes is 2**63 - 1"))

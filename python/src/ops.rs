@@ -329,6 +329,15 @@ pub(crate) fn mul<'py>(
     binary(py, a, b, out, MulOp)
 }
 
+/// `operator.index(value)`: the Python int of an int or of anything with `__index__` (NumPy and
+/// PyTorch integers), through the C API.
+pub(crate) fn index<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: a live object, attached; returns a new reference, or null with an exception set.
+    let int = unsafe { pyo3::ffi::PyNumber_Index(value.as_ptr()) };
+    // SAFETY: that new reference (or null and the exception), owned from here on.
+    unsafe { Bound::from_owned_ptr_or_err(value.py(), int) }
+}
+
 /// A Python scalar, in the widest Rust type of its kind.
 #[derive(Clone, Copy)]
 pub(crate) enum Scalar {
@@ -387,10 +396,7 @@ impl Scalar {
                 || scalar.is_instance_of::<PyComplex>();
             return if builtin { Self::extract(&scalar) } else { Err(not_a_number()) };
         }
-        let index = || -> PyResult<Self> {
-            let int = py.import(intern!(py, "operator"))?.getattr(intern!(py, "index"))?.call1((value,))?;
-            Ok(Self::Int(int.extract()?))
-        };
+        let index = || -> PyResult<Self> { Ok(Self::Int(index(value)?.extract()?)) };
         let complex = || -> PyResult<Self> {
             let c = py.get_type::<PyComplex>().call1((value,))?;
             let c = c.cast::<PyComplex>()?;

@@ -103,6 +103,18 @@ static void set_error(void *ctx, const char *kind, const char *message) {
   snprintf(e->message, sizeof e->message, "%s", message);
 }
 
+/* A prototype for the allocator: `ndim` extents `shape`, scalar elements of `code` and `bits`. */
+static DLTensor prototype_of(int64_t *shape, int ndim, int code, int bits, int device_type) {
+  DLTensor prototype = {0};
+  prototype.ndim = ndim;
+  prototype.shape = shape;
+  prototype.dtype.code = (uint8_t)code;
+  prototype.dtype.bits = (uint8_t)bits;
+  prototype.dtype.lanes = 1;
+  prototype.device.device_type = device_type;
+  return prototype;
+}
+
 /* allocate(obj, shape, code, bits, device_type): a new tensor of obj's producer like the prototype. */
 static PyObject *allocate(PyObject *self, PyObject *args) {
   PyObject *obj, *shape_tuple;
@@ -113,13 +125,7 @@ static PyObject *allocate(PyObject *self, PyObject *args) {
   int64_t shape[8];
   int ndim = (int)PyTuple_GET_SIZE(shape_tuple);
   for (int i = 0; i < ndim && i < 8; i++) shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape_tuple, i));
-  DLTensor prototype = {0};
-  prototype.ndim = ndim;
-  prototype.shape = shape;
-  prototype.dtype.code = (uint8_t)code;
-  prototype.dtype.bits = (uint8_t)bits;
-  prototype.dtype.lanes = 1;
-  prototype.device.device_type = device_type;
+  DLTensor prototype = prototype_of(shape, ndim, code, bits, device_type);
   DLManagedTensorVersioned *managed = NULL;
   struct error_ctx error = {{0}, {0}};
   if (api->managed_tensor_allocator(&prototype, &managed, &error, set_error) != 0)
@@ -138,13 +144,7 @@ static PyObject *allocate_pending(PyObject *self, PyObject *args) {
   const DLPackExchangeAPI *api = table_of(obj);
   if (api == NULL) return NULL;
   int64_t shape[1] = {4};
-  DLTensor prototype = {0};
-  prototype.ndim = 1;
-  prototype.shape = shape;
-  prototype.dtype.code = (uint8_t)code;
-  prototype.dtype.bits = (uint8_t)bits;
-  prototype.dtype.lanes = 1;
-  prototype.device.device_type = kDLCPU;
+  DLTensor prototype = prototype_of(shape, 1, code, bits, kDLCPU);
   DLManagedTensorVersioned *managed = NULL;
   struct error_ctx error = {{0}, {0}};
   PyErr_SetString(PyExc_KeyError, "pending before the call");

@@ -92,18 +92,6 @@ pub fn from_dlpack(object: &Bound<'_, PyAny>, request: ImportRequest) -> PyResul
     import(object, request, &mut |_| Ok(None), &mut None)
 }
 
-/// Refuses a managed tensor of more axes than dlspan takes, or of a negative byte stride that
-/// wrapped around, before its shape and strides are read further.
-fn check_managed(tensor: &ManagedTensor) -> PyResult<()> {
-    super::meta::check_rank(tensor.dl_tensor())?;
-    // SAFETY: a managed tensor's shape and strides (its producer's contract), of at most
-    // MAX_TENSOR_RANK entries.
-    match unsafe { super::meta::unsigned_stride(tensor.dl_tensor()) } {
-        Some(err) => Err(err.into()),
-        None => Ok(()),
-    }
-}
-
 /// [`from_dlpack`], with the stream for a CUDA or ROCm tensor the request names none for chosen by
 /// `choose` from the device `__dlpack_device__` reports, before `__dlpack__` is called (rule Y21).
 /// `sent` receives the `stream` the call that succeeded passed (`None` when a producer older than
@@ -115,6 +103,9 @@ pub(crate) fn import(
     sent: &mut Option<i64>,
 ) -> PyResult<ManagedTensor> {
     let py = object.py();
+    // PyTorch's base type when what `__dlpack__` exported is to be proven to lie in the tensor's
+    // storage (below).
+    let mut storage_check = None;
     let tensor = if object.is_instance_of::<PyCapsule>() {
         take_capsule(object)?
     } else {
@@ -138,22 +129,29 @@ pub(crate) fn import(
             None => import_protocol(object, &request, choose, sent)
                 .map_err(|err| if torch { explain(object, err) } else { err })?,
         };
-        // PyTorch exports a view as it is, even one reaching past a storage shrunk under it: what
-        // `__dlpack__` shares (it copies for `copy=True` and another device, without saying so:
-        // IS_COPIED is never set) is proven to lie in the tensor's storage, after the rank and
-        // strides are checked (`managed_host` proves its own).
         if let Dialect::Exchange { torch: Some(base), .. } = dialect
             && shared
         {
-            check_managed(&tensor)?;
-            super::torch::check_exported(object, base, tensor.dl_tensor())?;
+            storage_check = Some(base);
         }
         match dialect {
             Dialect::Protocol { immutable: true } if !tensor.is_read_only() => read_only(tensor)?,
             _ => tensor,
         }
     };
-    check_managed(&tensor)?;
+    super::meta::check_rank(tensor.dl_tensor())?;
+    // SAFETY: a managed tensor's shape and strides (its producer's contract), of at most
+    // MAX_TENSOR_RANK entries.
+    if let Some(err) = unsafe { super::meta::unsigned_stride(tensor.dl_tensor()) } {
+        return Err(err.into());
+    }
+    // PyTorch exports a view as it is, even one reaching past a storage shrunk under it: what
+    // `__dlpack__` shares (it copies for `copy=True` and another device, without saying so:
+    // IS_COPIED is never set) is proven to lie in the tensor's storage, once its rank and strides
+    // are checked (`managed_host` proves its own).
+    if let Some(base) = storage_check {
+        super::torch::check_exported(object, base, tensor.dl_tensor())?;
+    }
     let device = tensor.device();
     match request.device {
         Some(requested) if !same_memory(requested, device) => {

@@ -235,7 +235,8 @@ unsafe extern "C" fn allocate(
 /// PyO3's `PyErr::take` would resume a pending `PanicException` as a panic) and put back when
 /// dropped, after any exception raised meanwhile was cleared.
 struct PendingException<'py> {
-    py: Python<'py>,
+    /// Ties the value to an attached thread (`Python` is neither `Send` nor `Sync`).
+    _py: Python<'py>,
     parts: [*mut pyo3::ffi::PyObject; 3],
 }
 
@@ -245,13 +246,12 @@ impl<'py> PendingException<'py> {
         // SAFETY: attached (`py`); the three slots are writable, and receive the references the
         // error state held (or null), owned by this value from now on.
         unsafe { pyo3::ffi::PyErr_Fetch(&mut parts[0], &mut parts[1], &mut parts[2]) };
-        Self { py, parts }
+        Self { _py: py, parts }
     }
 }
 
 impl Drop for PendingException<'_> {
     fn drop(&mut self) {
-        let _ = self.py;
         if self.parts[0].is_null() {
             return;
         }
