@@ -36,9 +36,9 @@ failed=0
 # A fresh PTX cache (rule K10): the first GPU run compiles every module and stores it, the runs under
 # the sanitizers then load their modules from it, so the GPU checks PTX that came from disk as well
 # as PTX that came from NVRTC.
-DLSPAN_KERNEL_CACHE=$(mktemp -d "${TMPDIR:-/tmp}/dlspan-kernels.XXXXXX")
-export DLSPAN_KERNEL_CACHE
-trap 'rm -rf "$DLSPAN_KERNEL_CACHE"' EXIT
+DLSPAN_CACHE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/dlspan-kernels.XXXXXX")
+export DLSPAN_CACHE_DIR
+trap 'rm -rf "$DLSPAN_CACHE_DIR"' EXIT
 
 step "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || failed=1
@@ -48,8 +48,8 @@ if wants tests; then
   # DLSPAN_GPU_SKIP names a test to leave out (a rerun that has the slow cast test's result already).
   timeout "${DLSPAN_GPU_TEST_TIMEOUT:-600}" "$bundle/cuda_gpu" --test-threads=1 --nocapture \
     ${DLSPAN_GPU_SKIP:+--skip "$DLSPAN_GPU_SKIP"} || failed=1
-  entries=$(find "$DLSPAN_KERNEL_CACHE" -name '*.ptx' | wc -l)
-  echo "PTX cache: $entries modules stored in $DLSPAN_KERNEL_CACHE"
+  entries=$(find "$DLSPAN_CACHE_DIR/kernels" -name '*.ptx' | wc -l)
+  echo "PTX cache: $entries modules stored in $DLSPAN_CACHE_DIR/kernels"
   [ "$entries" -gt 0 ] || { echo "the GPU run stored no module in the PTX cache" >&2; failed=1; }
 fi
 

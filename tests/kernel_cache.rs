@@ -1,6 +1,6 @@
 //! The on-disk PTX cache (NVRTC tier: needs NVRTC, not a GPU): a module compiled by one process is
 //! loaded by the next; the key follows the NVRTC version, the options, the architecture and the
-//! source; damaged entries are recompiled; `DLSPAN_KERNEL_CACHE=off` and unwritable directories
+//! source; damaged entries are recompiled; `DLSPAN_CACHE_DIR=off` and unwritable directories
 //! only cost compilations; compile errors name the kernel's Rust lines. "Processes" here are this
 //! test binary run again as a child (`child_process`, which does nothing unless asked).
 #![cfg(feature = "cuda")]
@@ -127,7 +127,7 @@ fn field<'a>(report: &'a str, name: &str) -> &'a str {
 }
 
 /// The cache crosses processes: the first compiles and stores, the second loads the same PTX, and
-/// neither is told more than `DLSPAN_KERNEL_CACHE`.
+/// neither is told more than `DLSPAN_CACHE_DIR` (whose `kernels/` holds the PTX).
 #[test]
 fn a_second_process_loads_the_module_from_disk() {
     if !cuda_support::nvrtc_or_skip() {
@@ -140,8 +140,10 @@ fn a_second_process_loads_the_module_from_disk() {
     assert_eq!(field(&first, "origin"), "Nvrtc", "{first}");
     assert_eq!(field(&second, "origin"), "Disk", "{second}");
     assert_eq!(field(&first, "ptx"), field(&second, "ptx"));
-    assert_eq!(field(&first, "dir"), dir.display().to_string());
-    assert_eq!(files(&dir).len(), 1, "one entry, no temporary file left: {:?}", files(&dir));
+    let kernels = dir.join("kernels");
+    assert_eq!(field(&first, "dir"), kernels.display().to_string());
+    assert_eq!(files(&kernels).len(), 1, "one entry, no temporary file left: {:?}", files(&kernels));
+    assert_eq!(files(&dir), [kernels], "nothing else under the root");
     assert!(files(&xdg).is_empty(), "the setting moved the cache away from the default");
 }
 
@@ -181,7 +183,7 @@ fn concurrent_processes_leave_one_whole_entry() {
     let reports: Vec<String> = children.into_iter().map(report).collect();
     let ptx = field(&reports[0], "ptx");
     assert!(reports.iter().all(|r| field(r, "ptx") == ptx), "{reports:?}");
-    assert_eq!(files(&dir).len(), 1, "{:?}", files(&dir));
+    assert_eq!(files(&dir.join("kernels")).len(), 1, "{:?}", files(&dir.join("kernels")));
     assert_eq!(field(&run_child("compile", Some(&dir), &xdg), "origin"), "Disk");
 }
 

@@ -134,7 +134,7 @@ impl Gpu {
     }
 
     /// How many modules have been compiled for this device so far (by NVRTC, or loaded from the
-    /// disk cache a process before filled: `DLSPAN_KERNEL_CACHE`).
+    /// disk cache a process before filled: `DLSPAN_CACHE_DIR`).
     ///
     /// ```no_run
     /// let gpu = dlspan::cuda::Gpu::new(0)?;

@@ -4,8 +4,10 @@
 //! blocks in parallel on OS threads, a block's threads as fibers that switch at `__syncthreads()`
 //! (`dlspan.cuh`, `dl_cpu_run_kernel`).
 
-use super::cachedir::{fnv1a_128, user_cache_in};
+use super::cachedir::{cache_root, fnv1a_128, open_cache};
+use super::private::{TempDir, publish, read_private, write_new};
 use super::raw::{KernelError, LaunchConfig, RawInstance};
+use core::fmt::Write as _;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -67,61 +69,154 @@ fn compiler() -> Result<&'static (String, String), KernelError> {
         .map_err(Clone::clone)
 }
 
-/// The directory of built libraries: `$DLSPAN_CACHE_DIR/cpu`, else `cpu` in dlspan's directory of
-/// the user's cache (as the PTX cache's, [`user_cache_in`]), else the temporary directory's
-/// `dlspan-cpu`.
-fn cache_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("DLSPAN_CACHE_DIR").filter(|v| !v.is_empty()) {
-        return PathBuf::from(dir).join("cpu");
-    }
-    user_cache_in(|name| std::env::var_os(name))
-        .map_or_else(|| std::env::temp_dir().join("dlspan-cpu"), |dlspan| dlspan.join("cpu"))
+/// The first line of an entry's key file: the format's name and version.
+const MAGIC: &[u8] = b"dlspan-cpu-entry 1\n";
+
+/// The largest library an entry may hold (a larger file is not read: it is not one of ours).
+const MAX_LIBRARY: u64 = 1 << 28;
+
+/// The target the process was built for: a library is loaded only by the target it was built for.
+const TARGET: &str = env!("DLSPAN_TARGET");
+
+/// The directory of built libraries, checked to be the user's own (rule K11): `cpu` under the
+/// caches' root ([`cache_root`]: `$DLSPAN_CACHE_DIR`, else the user's cache directory); `None` when
+/// there is none, the cache is `off`, or the directory is refused (one warning).
+fn cache_dir() -> Option<PathBuf> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(|| open_cache(&cache_root()?.join("cpu"), "the cache of raw kernels built for the CPU")).clone()
 }
 
-/// A hash of the source, the compiler and its version, and the flags (each ended by a NUL, so that
-/// no two keys run together), as a file name: [`fnv1a_128`], stable across Rust versions and
-/// processes.
-fn key(source: &str, compiler: &(String, String)) -> String {
-    let mut text = Vec::with_capacity(source.len() + 256);
-    for part in [source, &compiler.0, &compiler.1, &FLAGS.join(" ")] {
-        text.extend_from_slice(part.as_bytes());
-        text.push(0);
+/// Everything a built library depends on, as one text stored beside it and compared before it is
+/// loaded: dlspan's version, the target, the compiler and its version, the flags and the source
+/// (each field length-prefixed, so that no two keys write the same text).
+fn key_text(source: &str, compiler: &(String, String)) -> String {
+    let mut text = String::with_capacity(source.len() + 512);
+    let _ = writeln!(text, "dlspan {}\ntarget {TARGET}", env!("CARGO_PKG_VERSION"));
+    for (field, value) in
+        [("compiler", &*compiler.0), ("version", &compiler.1), ("flags", &FLAGS.join(" ")), ("source", source)]
+    {
+        let _ = writeln!(text, "{field} {} {value}", value.len());
     }
-    format!("{:032x}", fnv1a_128(&text))
+    text
 }
 
-/// Builds `source` into a library under the cache directory, unless it is there already.
-fn build(instance: &RawInstance, source: &str) -> Result<PathBuf, KernelError> {
-    let compiler = compiler()?;
-    let dir = cache_dir();
-    let name = key(source, compiler);
-    let library = dir.join(format!("{name}.so"));
-    if library.is_file() {
-        return Ok(library);
+/// The bytes of the key file of an entry whose library is `library`: [`MAGIC`], the library's
+/// length and [`fnv1a_128`], then the key's full text.
+fn key_file(key: &str, library: &[u8]) -> Vec<u8> {
+    let mut bytes = MAGIC.to_vec();
+    bytes.extend_from_slice(format!("{} {:032x}\n", library.len(), fnv1a_128(library)).as_bytes());
+    bytes.extend_from_slice(key.as_bytes());
+    bytes
+}
+
+/// The library of the entry `name` in `dir`, when it is whole: a key file of this very key, and a
+/// library of the length and checksum it records (a truncated, empty or replaced file is not).
+fn cached(dir: &Path, name: &str, key: &str) -> Option<PathBuf> {
+    let stored = read_private(&dir.join(format!("{name}.key")), (MAGIC.len() + key.len() + 64) as u64)?;
+    let rest = stored.strip_prefix(MAGIC)?;
+    let newline = rest.iter().position(|&b| b == b'\n')?;
+    let (header, text) = (core::str::from_utf8(&rest[..newline]).ok()?, &rest[newline + 1..]);
+    let (len, checksum) = header.split_once(' ')?;
+    if text != key.as_bytes() {
+        return None;
     }
+    let path = dir.join(format!("{name}.so"));
+    let library = read_private(&path, MAX_LIBRARY)?;
+    let whole =
+        len.parse::<usize>().ok()? == library.len() && u128::from_str_radix(checksum, 16).ok()? == fnv1a_128(&library);
+    whole.then_some(path)
+}
+
+/// Compiles `source` into `kernel.so` in the fresh private directory `dir` (the compiler runs
+/// there, so nothing it reads or writes is named by another user).
+fn compile(instance: &RawInstance, source: &str, compiler: &str, dir: &Path) -> Result<PathBuf, KernelError> {
     let load_error = |path: &Path, e: std::io::Error| KernelError::Load {
         library: path.display().to_string(),
         message: e.to_string(),
     };
-    std::fs::create_dir_all(&dir).map_err(|e| load_error(&dir, e))?;
-    // Written under names of this process, then renamed: concurrent builders never see half a file.
-    let unique = format!("{name}.{}.{:?}", std::process::id(), std::thread::current().id())
-        .replace(|c: char| !c.is_ascii_alphanumeric() && c != '.', "_");
-    let cpp = dir.join(format!("{unique}.cpp"));
-    let tmp = dir.join(format!("{unique}.so"));
-    std::fs::write(&cpp, source).map_err(|e| load_error(&cpp, e))?;
-    let output = Command::new(&compiler.0).args(FLAGS).arg("-o").arg(&tmp).arg(&cpp).output();
-    let _ = std::fs::remove_file(&cpp);
-    let output = output.map_err(|e| load_error(Path::new(&compiler.0), e))?;
+    let cpp = dir.join("kernel.cpp");
+    write_new(&cpp, source.as_bytes()).map_err(|e| load_error(&cpp, e))?;
+    // A compiler named by a relative path is found from the process's directory, not the build's.
+    let program = match Path::new(compiler) {
+        path if path.components().count() > 1 && path.is_relative() => {
+            std::env::current_dir().map(|cwd| cwd.join(path).into_os_string()).unwrap_or_else(|_| compiler.into())
+        }
+        _ => compiler.into(),
+    };
+    let output = Command::new(&program)
+        .current_dir(dir)
+        .args(FLAGS)
+        .args(["-o", "kernel.so", "kernel.cpp"])
+        .output()
+        .map_err(|e| load_error(Path::new(compiler), e))?;
     if !output.status.success() {
-        let _ = std::fs::remove_file(&tmp);
         let mut log = String::from_utf8_lossy(&output.stderr).into_owned();
         log.push_str(&String::from_utf8_lossy(&output.stdout));
         let def = instance.def();
         return Err(KernelError::Compile { kernel: format!("{instance} ({}:{})", def.file, def.line), log });
     }
-    std::fs::rename(&tmp, &library).map_err(|e| load_error(&library, e))?;
+    Ok(dir.join("kernel.so"))
+}
+
+/// Puts the library `built` (in a build directory inside `cache`) into the cache as entry `name`:
+/// library first, then its key file, each synced and renamed into place (a reader sees a whole
+/// entry, or a key its library does not match, never half a file). The cached library's path.
+fn store(cache: &Path, name: &str, key: &str, built: &Path) -> std::io::Result<PathBuf> {
+    let bytes = read_private(built, MAX_LIBRARY).ok_or_else(|| std::io::Error::other("the built library"))?;
+    // The compiler made it with the umask's mode: for this user only, as the cache's own files.
+    #[cfg(unix)]
+    std::fs::set_permissions(built, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
+    std::fs::File::open(built)?.sync_all()?;
+    let library = cache.join(format!("{name}.so"));
+    publish(built, &library, cache)?;
+    let staged = built.with_file_name("kernel.key");
+    write_new(&staged, &key_file(key, &bytes))?;
+    publish(&staged, &cache.join(format!("{name}.key")), cache)?;
     Ok(library)
+}
+
+/// Loads the library at `path`.
+fn load(path: &Path) -> Result<Built, KernelError> {
+    let load_error = |message: String| KernelError::Load { library: path.display().to_string(), message };
+    // SAFETY: the library is dlspan's build of the generated source, in a directory only this user
+    // can write (rule K11), checked against its key and checksum when it comes from the cache; its
+    // only initialisers are those of the C and C++ runtimes, and loading it runs nothing else.
+    let library = unsafe { libloading::Library::new(path) }.map_err(|e| load_error(e.to_string()))?;
+    // SAFETY: the generated source defines `dlspan_raw_launch` with exactly this C signature.
+    let launch: LaunchFn =
+        *unsafe { library.get::<LaunchFn>(b"dlspan_raw_launch\0") }.map_err(|e| load_error(e.to_string()))?;
+    Ok(Built { _library: library, launch })
+}
+
+/// Builds `source` and loads it: from the cache when a whole entry of its key is there and loads;
+/// else built in a fresh private directory (in the cache, else in the temporary directory), stored
+/// in the cache when it can be (a full or unwritable cache only costs the next process a build),
+/// and loaded. A cached library that does not load is built again, once.
+fn build(instance: &RawInstance, source: &str) -> Result<Built, KernelError> {
+    let compiler = compiler()?;
+    let key = key_text(source, compiler);
+    let name = format!("{:032x}", fnv1a_128(key.as_bytes()));
+    let cache = cache_dir();
+    if let Some(path) = cache.as_deref().and_then(|dir| cached(dir, &name, &key)) {
+        if let Ok(built) = load(&path) {
+            return Ok(built);
+        }
+    }
+    let scratch = cache
+        .as_deref()
+        .and_then(|dir| TempDir::new_in(dir, ".build-").ok())
+        .map_or_else(|| TempDir::new_in(&std::env::temp_dir(), "dlspan-build-"), Ok)
+        .map_err(|refused| KernelError::Load {
+            library: refused.path.display().to_string(),
+            message: format!("no private directory to build a raw kernel in: {}", refused.reason),
+        })?;
+    let built = compile(instance, source, &compiler.0, scratch.path())?;
+    let stored = cache
+        .as_deref()
+        .filter(|dir| scratch.path().starts_with(dir))
+        .and_then(|dir| store(dir, &name, &key, &built).ok());
+    // The library stays mapped once loaded: the build directory is removed when `scratch` drops.
+    load(stored.as_deref().unwrap_or(&built))
 }
 
 /// The loaded library of `instance`, built on first use in the process.
@@ -135,15 +230,7 @@ fn library(instance: &RawInstance) -> Result<Arc<Built>, KernelError> {
     }
     // Arguments that do not fit a launch have no library (nor a source).
     instance.argument_layout()?;
-    let path = build(instance, &instance.source_cpu())?;
-    let load_error = |message: String| KernelError::Load { library: path.display().to_string(), message };
-    // SAFETY: the library is dlspan's build of the generated source, whose only initialisers are
-    // those of the C and C++ runtimes; loading it runs nothing else.
-    let library = unsafe { libloading::Library::new(&path) }.map_err(|e| load_error(e.to_string()))?;
-    // SAFETY: the generated source defines `dlspan_raw_launch` with exactly this C signature.
-    let launch: LaunchFn =
-        *unsafe { library.get::<LaunchFn>(b"dlspan_raw_launch\0") }.map_err(|e| load_error(e.to_string()))?;
-    let built = Arc::new(Built { _library: library, launch });
+    let built = Arc::new(build(instance, &instance.source_cpu())?);
     map.insert(*instance, built.clone());
     Ok(built)
 }

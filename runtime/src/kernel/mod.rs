@@ -171,10 +171,11 @@
 //!
 //! Section [K](crate::rules#k) of the rules page has the raw kernels' rules (K7 to K9). Modules
 //! NVRTC compiles for a stream, raw and element-wise, are kept on disk across processes
-//! ([K10](crate::rules#k10): `DLSPAN_KERNEL_CACHE` moves or disables that cache); raw kernels
-//! the host C++ compiler builds for [`Cpu`] are cached under `$DLSPAN_CACHE_DIR/cpu` (else
-//! `$XDG_CACHE_HOME/dlspan/cpu`, `~/.cache/dlspan/cpu`), which `DLSPAN_KERNEL_CACHE` does not
-//! move ([K8](crate::rules#k8)).
+//! ([K10](crate::rules#k10)), and so are the libraries the host C++ compiler builds of raw kernels
+//! for [`Cpu`] ([K9](crate::rules#k9)): both under one directory, `$DLSPAN_CACHE_DIR` ([`CACHE_ENV`];
+//! `off` disables both), else `$XDG_CACHE_HOME/dlspan` or `~/.cache/dlspan` — the PTX in its
+//! `kernels/`, the CPU's libraries in its `cpu/` — used only when it is the user's own
+//! ([K11](crate::rules#k11)).
 
 #[doc(hidden)]
 pub mod builtin;
@@ -184,13 +185,15 @@ mod cxx;
 mod def;
 mod host;
 mod operand;
+mod private;
 mod raw;
 mod scalar;
 
+pub use cachedir::CACHE_ENV;
 #[doc(hidden)]
 pub use cachedir::fnv1a_128;
 #[cfg(feature = "cuda")]
-pub(crate) use cachedir::user_cache_in;
+pub(crate) use cachedir::{cache_root_in, open_cache};
 pub use ctype::{ElementType, ScalarType};
 #[doc(hidden)]
 pub use cxx::prepare;
@@ -205,6 +208,8 @@ pub use operand::{Operand, RawOperand, ViewArgs, ViewRef, broadcast};
 pub use operand::{RawArg, argument_block};
 #[cfg(feature = "cuda")]
 pub(crate) use operand::{sealed, widen};
+#[cfg(feature = "cuda")]
+pub(crate) use private::{publish, read_private, write_new};
 pub use raw::{
     HEADER, INCLUDE_DIR, KernelError, LaunchConfig, MAX_ARGUMENT_BYTES, MAX_RAW_RANK, MAX_SHARED_BYTES, RawInstance,
     RawView, ViewType,

@@ -4,28 +4,31 @@
 //! file is named by a stable 128-bit hash of that key ([`fnv1a_128`]) and holds the key's full
 //! text, so that a collision of hashes can never load another module's code.
 //!
-//! The directory is `$DLSPAN_KERNEL_CACHE` when set ([`CACHE_ENV`]; `off` disables the cache), else
-//! `$XDG_CACHE_HOME/dlspan/kernels`, else `$HOME/.cache/dlspan/kernels` (`%LOCALAPPDATA%\dlspan\kernels`
-//! on Windows). Entries are written to a temporary file and renamed into place, so concurrent
-//! processes see a whole entry or none; an entry that is truncated, corrupt or of another key is
-//! ignored (and replaced by the next compilation), never trusted; a directory that cannot be
-//! created, read or written only costs the compilations. Entries are never evicted: the directory
-//! may be deleted at any time.
+//! The directory is `kernels` under `$DLSPAN_CACHE_DIR` when set ([`CACHE_ENV`]; `off` disables
+//! the cache), else `$XDG_CACHE_HOME/dlspan/kernels`, else `$HOME/.cache/dlspan/kernels`
+//! (`%LOCALAPPDATA%\dlspan\kernels` on Windows); with none of these, no disk cache. It is used
+//! only when it is the user's own (rule K11: created `0700`, refused with one warning when
+//! another user owns it or a directory above it, or can write to them); entries are read without
+//! following symbolic links. Entries are written to a temporary file created exclusively, synced
+//! and renamed into place, so concurrent processes see a whole entry or none; an entry that is
+//! truncated, corrupt or of another key is ignored (and replaced by the next compilation), never
+//! trusted; a directory that cannot be created, read or written only costs the compilations.
+//! Entries are never evicted: the directory may be deleted at any time.
 
-use crate::kernel::fnv1a_128;
-use std::ffi::OsStr;
+use crate::kernel::{cache_root_in, fnv1a_128, open_cache, publish, read_private, write_new};
 use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// The environment variable that moves the cache (a directory) or disables it (`off`).
+/// The environment variable that moves the caches (a directory, the PTX in its `kernels/`) or
+/// disables them (`off`): [`kernel::CACHE_ENV`](crate::kernel::CACHE_ENV), shared with the CPU's
+/// cache of raw kernels.
 ///
 /// ```
-/// assert_eq!(dlspan::cuda::kernel::CACHE_ENV, "DLSPAN_KERNEL_CACHE");
+/// assert_eq!(dlspan::cuda::kernel::CACHE_ENV, "DLSPAN_CACHE_DIR");
 /// ```
-pub const CACHE_ENV: &str = "DLSPAN_KERNEL_CACHE";
+pub use crate::kernel::CACHE_ENV;
 
 /// The first line of every entry: the format's name and version.
 const MAGIC: &[u8] = b"dlspan-ptx 1\n";
@@ -94,6 +97,9 @@ impl CacheKey {
 #[derive(Debug, Default)]
 pub struct DiskCache {
     dir: Option<PathBuf>,
+    /// The directory resolved and checked to be the user's own (rule K11), once it exists: `None`
+    /// inside when it is refused.
+    checked: OnceLock<Option<PathBuf>>,
     hits: AtomicUsize,
     misses: AtomicUsize,
     rejected: AtomicUsize,
@@ -115,30 +121,18 @@ impl DiskCache {
         Self::default()
     }
 
-    /// The cache a setting of [`CACHE_ENV`] names: unset or empty, the `default` directory (none:
-    /// no cache); `off`, no cache; anything else, that directory.
+    /// The cache the environment names: `kernels` under [`CACHE_ENV`]'s directory, else under
+    /// the user's cache directory (`$XDG_CACHE_HOME/dlspan`, `$HOME/.cache/dlspan`); none for
+    /// `off`, or with neither.
     ///
     /// ```
-    /// use dlspan::cuda::kernel::DiskCache;
-    /// use std::ffi::OsStr;
-    /// use std::path::Path;
-    /// let default = Some(Path::new("/home/u/.cache/dlspan/kernels").to_owned());
-    /// assert_eq!(DiskCache::from_setting(None, default.clone()).dir(), default.as_deref());
-    /// assert_eq!(DiskCache::from_setting(Some(OsStr::new("off")), default.clone()).dir(), None);
-    /// assert_eq!(DiskCache::from_setting(Some(OsStr::new("/tmp/k")), default).dir(), Some(Path::new("/tmp/k")));
+    /// let cache = dlspan::cuda::kernel::DiskCache::from_env();
+    /// if let Some(dir) = cache.dir() {
+    ///     assert!(dir.ends_with("kernels"));
+    /// }
     /// ```
-    pub fn from_setting(setting: Option<&OsStr>, default: Option<PathBuf>) -> Self {
-        match setting {
-            None => default.map_or_else(Self::off, Self::at),
-            Some(value) if value.is_empty() => default.map_or_else(Self::off, Self::at),
-            Some(value) if value == "off" => Self::off(),
-            Some(value) => Self::at(value),
-        }
-    }
-
-    /// The cache the environment names ([`CACHE_ENV`], else the user's cache directory).
     pub fn from_env() -> Self {
-        Self::from_setting(std::env::var_os(CACHE_ENV).as_deref(), default_dir())
+        cache_root_in(|name| std::env::var_os(name)).map_or_else(Self::off, |root| Self::at(root.join("kernels")))
     }
 
     /// The process's cache, from the environment as it was at the first compilation.
@@ -152,9 +146,23 @@ impl DiskCache {
         self.dir.as_deref()
     }
 
+    /// The directory to read and write, resolved, once it exists (`create`: made if missing) and
+    /// only when it is the user's own; refused, it is never used by this cache (one warning).
+    fn checked(&self, create: bool) -> Option<&Path> {
+        let dir = self.dir.as_deref()?;
+        if self.checked.get().is_none() && !create && !dir.exists() {
+            return None;
+        }
+        self.checked.get_or_init(|| open_cache(dir, "the PTX cache")).as_deref()
+    }
+
     /// The PTX stored under `key`, when a whole entry of this very key is there.
     pub fn load(&self, key: &CacheKey) -> Option<String> {
-        let dir = self.dir.as_deref()?;
+        self.dir.as_ref()?;
+        let Some(dir) = self.checked(false) else {
+            self.misses.fetch_add(1, Ordering::Relaxed);
+            return None;
+        };
         match read_entry(&dir.join(key.file_name()), key) {
             Entry::Found(ptx) => {
                 self.hits.fetch_add(1, Ordering::Relaxed);
@@ -172,9 +180,9 @@ impl DiskCache {
     }
 
     /// Stores `ptx` under `key`, replacing any entry there; does nothing when the directory cannot
-    /// be created or written (the next process compiles again).
+    /// be created or written, or is not the user's own (the next process compiles again).
     pub fn store(&self, key: &CacheKey, ptx: &str) {
-        let Some(dir) = self.dir.as_deref() else { return };
+        let Some(dir) = self.checked(true) else { return };
         if write_entry(dir, key, ptx).is_ok() {
             self.stores.fetch_add(1, Ordering::Relaxed);
         }
@@ -201,17 +209,6 @@ impl DiskCache {
     }
 }
 
-/// The user's cache directory's `dlspan/kernels`: `$XDG_CACHE_HOME`, else `$HOME/.cache`
-/// (`%LOCALAPPDATA%` on Windows); relative settings are ignored, as the XDG rules ask.
-fn default_dir() -> Option<PathBuf> {
-    default_dir_in(|name| std::env::var_os(name))
-}
-
-/// [`default_dir`] in the environment `var` gives.
-fn default_dir_in(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
-    crate::kernel::user_cache_in(var).map(|dlspan| dlspan.join("kernels"))
-}
-
 /// What a load found.
 enum Entry {
     Found(String),
@@ -219,15 +216,14 @@ enum Entry {
     Rejected,
 }
 
-/// The entry at `path`, checked: magic, lengths that account for every byte, the same key text, a
-/// matching checksum, PTX in UTF-8 (not empty, no NUL).
+/// The entry at `path`, checked: a regular file of this user's, not reached through a symbolic
+/// link, whose bytes are a whole entry of `key` ([`parse_entry`]).
 fn read_entry(path: &Path, key: &CacheKey) -> Entry {
-    let Ok(meta) = fs::metadata(path) else { return Entry::Absent };
-    if !meta.is_file() || meta.len() > MAX_PTX + key.text.len() as u64 + 128 {
-        return Entry::Rejected;
+    if fs::symlink_metadata(path).is_err() {
+        return Entry::Absent;
     }
-    let Ok(bytes) = fs::read(path) else { return Entry::Absent };
-    parse_entry(&bytes, key).map_or(Entry::Rejected, Entry::Found)
+    let max = MAX_PTX + key.text.len() as u64 + 128;
+    read_private(path, max).and_then(|bytes| parse_entry(&bytes, key)).map_or(Entry::Rejected, Entry::Found)
 }
 
 /// The PTX of an entry's bytes, when they are a whole entry of `key` and its PTX is text, not
@@ -269,19 +265,15 @@ fn entry_bytes(key: &CacheKey, ptx: &str) -> Vec<u8> {
     bytes
 }
 
-/// Writes `key`'s entry into `dir` atomically: a temporary file of this process and thread, synced,
-/// then renamed over the entry (readers in other processes see the old file or the new one).
+/// Writes `key`'s entry into `dir` atomically: a temporary file of this process, created
+/// exclusively and synced, then renamed over the entry (readers in other processes see the old
+/// file or the new one).
 fn write_entry(dir: &Path, key: &CacheKey, ptx: &str) -> std::io::Result<()> {
     static SEQUENCE: AtomicUsize = AtomicUsize::new(0);
-    fs::create_dir_all(dir)?;
     let sequence = SEQUENCE.fetch_add(1, Ordering::Relaxed);
     let temporary = dir.join(format!(".{}.{}-{sequence}.tmp", key.file_name(), std::process::id()));
-    let written = (|| {
-        let mut file = fs::File::create_new(&temporary)?;
-        file.write_all(&entry_bytes(key, ptx))?;
-        file.sync_all()?;
-        fs::rename(&temporary, dir.join(key.file_name()))
-    })();
+    let written = write_new(&temporary, &entry_bytes(key, ptx))
+        .and_then(|()| publish(&temporary, &dir.join(key.file_name()), dir));
     if written.is_err() {
         let _ = fs::remove_file(&temporary);
     }
@@ -316,21 +308,45 @@ mod tests {
         assert_eq!(parse_entry(&entry_bytes(&key, ""), &key), None);
     }
 
-    #[cfg(not(windows))]
+    #[cfg(unix)]
     #[test]
-    fn the_default_directory_follows_xdg_then_home() {
-        let env = |vars: &'static [(&'static str, &'static str)]| {
-            move |name: &str| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.into())
-        };
-        let kernels = |base: &str| Some(Path::new(base).join("dlspan").join("kernels"));
-        let both = env(&[("XDG_CACHE_HOME", "/xdg"), ("HOME", "/home/u")]);
-        assert_eq!(default_dir_in(both), kernels("/xdg"));
-        let home = env(&[("HOME", "/home/u")]);
-        assert_eq!(default_dir_in(home), kernels("/home/u/.cache"));
-        let relative = env(&[("XDG_CACHE_HOME", "cache"), ("HOME", "/home/u")]);
-        assert_eq!(default_dir_in(relative), kernels("/home/u/.cache"));
-        assert_eq!(default_dir_in(env(&[("HOME", "relative")])), None);
-        assert_eq!(default_dir_in(env(&[])), None);
+    fn a_directory_others_can_write_is_never_read_nor_written() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = std::env::temp_dir().join(format!("dlspan-disk-shared-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let key = key();
+        // An entry planted by whoever can write there: whole, of the very key asked for.
+        fs::create_dir(&dir).unwrap();
+        fs::write(dir.join(key.file_name()), entry_bytes(&key, "planted")).unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+        let cache = DiskCache::at(&dir);
+        assert_eq!(cache.load(&key), None);
+        cache.store(&key, "ours");
+        assert_eq!(cache.stores(), 0);
+        assert_eq!(fs::read(dir.join(key.file_name())).unwrap(), entry_bytes(&key, "planted"));
+        // The same directory, private: the entry is used.
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(DiskCache::at(&dir).load(&key).as_deref(), Some("planted"));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_entry_reached_through_a_link_is_refused_and_the_link_replaced_not_followed() {
+        let dir = std::env::temp_dir().join(format!("dlspan-disk-link-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir(&dir).unwrap();
+        let key = key();
+        let victim = dir.join("victim");
+        fs::write(&victim, entry_bytes(&key, "victim")).unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join(key.file_name())).unwrap();
+        let cache = DiskCache::at(&dir);
+        assert_eq!(cache.load(&key), None);
+        assert_eq!(cache.rejected(), 1);
+        cache.store(&key, "ours");
+        assert_eq!(fs::read(&victim).unwrap(), entry_bytes(&key, "victim"), "the link's target is untouched");
+        assert_eq!(DiskCache::at(&dir).load(&key).as_deref(), Some("ours"));
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
