@@ -68,6 +68,11 @@ for features in "" cuda python ndarray; do
   cargo clippy -p dlspan --lib --no-default-features --features "$features" --locked -- -D warnings
 done
 
+step "cargo package: the published crates build from what they would publish"
+# What `dlspan = "0.1"` promises: each crate verified from its own package (dlspan against the
+# packaged dlspan-macros), so a feature or file the workspace lends them cannot hide.
+cargo package -p dlspan-macros -p dlspan --locked --allow-dirty
+
 step "cargo test (unit, integration, doc, UI)"
 # The NVRTC tier writes the kernel x dtype matrix it compiled here (test output is captured).
 matrix="${CARGO_TARGET_DIR:-$root/target}/tmp/nvrtc-matrix.txt"
