@@ -7,6 +7,7 @@
 use super::cachedir::{cache_root, fnv1a_128, open_cache};
 use super::private::{TempDir, publish, read_private, write_new};
 use super::raw::{KernelError, LaunchConfig, RawInstance};
+use super::stacks::{CpuStacks, Lease};
 use core::fmt::Write as _;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -14,12 +15,36 @@ use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The flags every CPU build gets: optimised, position-independent, exact floating point (no
-/// contraction, as NVRTC's `--fmad=false`).
-const FLAGS: &[&str] =
-    &["-std=c++17", "-O2", "-fPIC", "-shared", "-pthread", "-DDLSPAN_CPU", "-ffp-contract=off", "-fno-fast-math"];
+/// contraction, as NVRTC's `--fmad=false`), no C++ exceptions (device code has none: a `throw` is
+/// a compile error, as under NVRTC), and stack probes (a frame larger than a thread's stack faults
+/// at its guard page rather than jumping it into another thread's stack).
+const FLAGS: &[&str] = &[
+    "-std=c++17",
+    "-O2",
+    "-fPIC",
+    "-shared",
+    "-pthread",
+    "-DDLSPAN_CPU",
+    "-ffp-contract=off",
+    "-fno-fast-math",
+    "-fno-exceptions",
+    "-fstack-clash-protection",
+];
 
-/// The stack of each thread of a block (a fiber), in bytes.
-const STACK_BYTES: u64 = 128 * 1024;
+/// The stack of each thread of a block (a fiber), in bytes: what a GPU gives a thread's local
+/// memory at most (512 KiB), so a kernel whose frame fits on the GPU fits on the CPU. Mapped
+/// without reserving: only the pages a thread touches cost memory ([`Lease`]).
+const STACK_BYTES: usize = 512 * 1024;
+
+/// What ended a launch early, as `dl_cpu_report` (dlspan.cuh) fills it.
+#[repr(C)]
+#[derive(Default)]
+struct CpuReport {
+    code: u32,
+    block: [u32; 3],
+    threads: [[u32; 3]; 2],
+    lines: [u32; 2],
+}
 
 /// The launch as `dl_cpu_launch` (dlspan.cuh) reads it.
 #[repr(C)]
@@ -27,9 +52,11 @@ struct CpuLaunch {
     grid: [u32; 3],
     block: [u32; 3],
     shared_bytes: u64,
-    stack_bytes: u64,
+    /// One set of stacks per worker.
+    stacks: *const CpuStacks,
     workers: u32,
     reserved: u32,
+    report: *mut CpuReport,
 }
 
 /// `extern "C" int dlspan_raw_launch(const dl_cpu_launch*, const void*)`.
@@ -253,7 +280,9 @@ pub fn prepare(instance: &RawInstance) -> Result<(), KernelError> {
 /// # Errors
 ///
 /// As [`prepare`]; [`KernelError::InvalidLaunch`] for a configuration CUDA would refuse;
-/// [`KernelError::OutOfMemory`] when stacks or shared memory cannot be allocated.
+/// [`KernelError::OutOfMemory`] when stacks, their guard pages or shared memory cannot be
+/// allocated; [`KernelError::DivergentBarrier`] when threads of a block wait at different
+/// `__syncthreads()`.
 ///
 /// # Safety
 ///
@@ -267,21 +296,41 @@ pub(crate) unsafe fn run(instance: &RawInstance, config: &LaunchConfig, args: &[
     if config.blocks() == 0 {
         return Ok(());
     }
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(64) as u32;
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(64);
+    let workers = usize::try_from(config.blocks()).map_or(workers, |blocks| workers.min(blocks));
+    let threads = config.block.iter().product::<u32>();
+    // Every stack guarded, or no worker for it: fewer workers when guards run out.
+    let lease = Lease::take(workers, threads, STACK_BYTES).ok_or(KernelError::OutOfMemory)?;
+    let stacks = lease.c();
+    let mut report = CpuReport::default();
     let launch = CpuLaunch {
         grid: config.grid,
         block: config.block,
         shared_bytes: u64::from(config.shared_bytes),
-        stack_bytes: STACK_BYTES,
-        workers,
+        stacks: stacks.as_ptr(),
+        workers: stacks.len() as u32,
         reserved: 0,
+        report: &mut report,
     };
-    // SAFETY: `launch` and `args` live for the call; `built.launch` is the library's entry of this
-    // instantiation, reading `args` at the offsets `argument_layout` gave; the caller's contract
+    // SAFETY: `launch`, `stacks`, `report` and `args` live for the call, and the leased stacks are
+    // this launch's alone until `lease` drops after it; `built.launch` is the library's entry of
+    // this instantiation, reading `args` at the offsets `argument_layout` gave, running each worker
+    // on its set (at least `threads` stacks each) and writing only `report`; the caller's contract
     // covers the memory the kernel reaches.
     let code = unsafe { (built.launch)(&launch, args.as_ptr()) };
+    drop(lease);
     match code {
         0 => Ok(()),
+        5 => {
+            let def = instance.def();
+            Err(KernelError::DivergentBarrier {
+                kernel: format!("{instance} ({}:{})", def.file, def.line),
+                file: def.body_path(),
+                block: report.block,
+                threads: report.threads,
+                lines: report.lines,
+            })
+        }
         _ => Err(KernelError::OutOfMemory),
     }
 }

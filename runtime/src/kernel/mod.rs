@@ -188,6 +188,7 @@ mod operand;
 mod private;
 mod raw;
 mod scalar;
+mod stacks;
 
 pub use cachedir::CACHE_ENV;
 #[doc(hidden)]

@@ -98,8 +98,24 @@ pub enum KernelError {
         /// What is wrong.
         reason: String,
     },
-    /// The CPU could not allocate the threads' stacks or the shared memory of a launch.
+    /// The CPU could not allocate the threads' stacks (or their guard pages: each is a mapping of
+    /// its own, within the system's `vm.max_map_count`) or the shared memory of a launch.
     OutOfMemory,
+    /// On the CPU, threads of one block waited at different `__syncthreads()` (a barrier in
+    /// divergent code: undefined on a GPU, where it hangs or pairs barriers that do not belong
+    /// together). The launch stopped; what the block wrote until then stays written.
+    DivergentBarrier {
+        /// The kernel and its instantiation.
+        kernel: String,
+        /// The file of the kernel's body (the Rust file, or the `.cu` file it includes).
+        file: String,
+        /// The block (x, y, z).
+        block: [u32; 3],
+        /// Two of its threads (x, y, z) that waited at different barriers.
+        threads: [[u32; 3]; 2],
+        /// The lines of `file` of their barriers.
+        lines: [u32; 2],
+    },
 }
 
 impl fmt::Display for KernelError {
@@ -117,7 +133,16 @@ impl fmt::Display for KernelError {
                 write!(f, "raw kernel arguments take {size} bytes, above the limit of {max}")
             }
             Self::InvalidLaunch { reason } => write!(f, "invalid launch configuration: {reason}"),
-            Self::OutOfMemory => f.write_str("could not allocate the stacks or shared memory of a CPU launch"),
+            Self::OutOfMemory => f.write_str(
+                "could not allocate the stacks (or their guard pages: vm.max_map_count) or the shared memory of a CPU launch",
+            ),
+            Self::DivergentBarrier { kernel, file, block, threads, lines } => write!(
+                f,
+                "raw kernel {kernel}: in block {block:?}, thread {:?} waits at the __syncthreads() of {file}:{} and \
+                 thread {:?} at the one of {file}:{} (a barrier must be reached by every thread of a block, or by \
+                 none: on a GPU this hangs or misbehaves)",
+                threads[0], lines[0], threads[1], lines[1]
+            ),
         }
     }
 }

@@ -596,7 +596,7 @@ impl From<crate::kernel::KernelError> for PyErr {
     /// view as its [`DlpackError`] is raised; `ValueError` for a launch configuration or arguments
     /// CUDA would refuse; `MemoryError` when the CPU could not allocate a launch's stacks;
     /// `RuntimeError` when the kernel could not be compiled or loaded (the compiler's log in the
-    /// message). `?` raises it in a `#[pyfunction]`.
+    /// message), or when its threads waited at different barriers on the CPU (`DivergentBarrier`). `?` raises it in a `#[pyfunction]`.
     ///
     /// ```
     /// use dlspan::kernel::LaunchConfig;
@@ -622,6 +622,7 @@ impl From<crate::kernel::KernelError> for PyErr {
             K::CompilerMissing { .. } => raise_kind(PyRuntimeError::new_err(message), "CompilerMissing"),
             K::Compile { .. } => raise_kind(PyRuntimeError::new_err(message), "Compile"),
             K::Load { .. } => raise_kind(PyRuntimeError::new_err(message), "Load"),
+            K::DivergentBarrier { .. } => raise_kind(PyRuntimeError::new_err(message), "DivergentBarrier"),
         }
     }
 }

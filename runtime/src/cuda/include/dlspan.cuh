@@ -45,20 +45,29 @@ static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((u
 struct dl_dim3 { unsigned int x, y, z; };
 #ifdef DLSPAN_CPU
 // Raw kernels on the CPU. A launch (dl_cpu_run) runs the grid's blocks on `workers` OS threads,
-// each taking the next block from a shared counter; a block's threads are fibers (ucontext) of the
-// worker, each with a stack of its own, run one after another until each has finished or waits at
-// __syncthreads(); then the barrier opens and the next round starts. Everything a block's threads
-// share lives with the worker: __shared__ variables are `static thread_local` (one per worker, so
-// one per running block), dynamic shared memory a buffer of the worker. Atomics are the host's,
-// relaxed as CUDA's are; blocks run in parallel, so only atomics order them, as on the GPU.
+// each taking the next block from a shared counter; a block's threads are fibers of the worker,
+// each with a stack of its own above a guard page, run one after another until each has finished
+// or waits at __syncthreads(); then the barrier opens and the next round starts (threads waiting at
+// different barriers end the launch with an error: a GPU hangs or misbehaves there). Fibers switch
+// with a few instructions on x86-64 (dl_cpu_switch: the callee-saved registers and the stack
+// pointer, no system call), with ucontext elsewhere. Everything a block's threads share lives with
+// the worker: __shared__ variables are `static thread_local` (one per worker, so one per running
+// block), dynamic shared memory a buffer of the worker. Atomics are the host's, relaxed as CUDA's
+// are; blocks run in parallel, so only atomics order them, as on the GPU. Built with
+// -fno-exceptions (no C++ exceptions, as on the GPU) and -fstack-clash-protection (a frame larger
+// than the stack faults at the guard page instead of writing another thread's stack).
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <ucontext.h>
+#include <stdint.h>
 #include <unistd.h>
+#if defined(__x86_64__) && !defined(DL_CPU_UCONTEXT)
+#define DL_CPU_ASM_SWITCH 1
+#else
+#include <ucontext.h>
+#endif
 // Under valgrind, the fibers' stacks are registered as stacks (client requests: a few instructions
 // and no effect outside valgrind), or its memcheck mistakes each switch of stacks for a huge frame.
 #if defined(__has_include)
@@ -73,27 +82,86 @@ struct dl_dim3 { unsigned int x, y, z; };
 #define DL_CPU_STACK_DEREGISTER(id) ((void)(id))
 #endif
 
-// The launch, as dlspan's Rust side fills it (kernel/cpu.rs, `CpuLaunch`).
+// What ended a launch early, for dlspan's error (kernel/cxx.rs, `CpuReport`).
+struct dl_cpu_report {
+  unsigned int code;           // the launch's return value (5: threads at different barriers)
+  unsigned int block[3];       // the block
+  unsigned int threads[2][3];  // two of its threads that wait at different barriers
+  unsigned int lines[2];       // the lines of those barriers
+};
+
+// One worker's stacks, made (each above a guard page) and kept between launches by dlspan's Rust
+// side (kernel/stacks.rs, `CpuStacks`).
+struct dl_cpu_stack_set {
+  unsigned char* base;       // the lowest byte of the first stack
+  unsigned long long stride; // from one stack to the next (a stack and the next one's guard page)
+  unsigned long long bytes;  // each stack's bytes
+  unsigned int threads;      // how many stacks (at least the block's threads)
+  unsigned int reserved;
+};
+
+// The launch, as dlspan's Rust side fills it (kernel/cxx.rs, `CpuLaunch`).
 struct dl_cpu_launch {
   unsigned int grid[3];
   unsigned int block[3];
   unsigned long long shared_bytes;  // dynamic shared memory per block
-  unsigned long long stack_bytes;   // per thread of a block
-  unsigned int workers;             // OS threads running blocks
+  const dl_cpu_stack_set* stacks;   // one per worker
+  unsigned int workers;             // OS threads running blocks (at most): how many sets `stacks` holds
   unsigned int reserved;
+  dl_cpu_report* report;            // filled when the launch fails
 };
 
+#ifdef DL_CPU_ASM_SWITCH
+// Saves the callee-saved registers (System V AMD64: rbp, rbx, r12-r15) on the current stack,
+// stores the stack pointer in *from, and resumes the context whose stack pointer is `to`. The x87
+// control word and MXCSR are the OS thread's, shared by its fibers (kernels do not change them).
+// Weak and hidden: one per library, whichever translation units include this header.
+extern "C" void dl_cpu_switch(void** from, void* to) __attribute__((visibility("hidden")));
+__asm__(
+    ".text\n"
+    ".p2align 4\n"
+    ".weak dl_cpu_switch\n"
+    ".hidden dl_cpu_switch\n"
+    ".type dl_cpu_switch, @function\n"
+    "dl_cpu_switch:\n"
+    "  pushq %rbp\n"
+    "  pushq %rbx\n"
+    "  pushq %r12\n"
+    "  pushq %r13\n"
+    "  pushq %r14\n"
+    "  pushq %r15\n"
+    "  movq %rsp, (%rdi)\n"
+    "  movq %rsi, %rsp\n"
+    "  popq %r15\n"
+    "  popq %r14\n"
+    "  popq %r13\n"
+    "  popq %r12\n"
+    "  popq %rbx\n"
+    "  popq %rbp\n"
+    "  ret\n"
+    ".size dl_cpu_switch, .-dl_cpu_switch\n");
+#endif
+
 struct dl_cpu_fiber {
+#ifdef DL_CPU_ASM_SWITCH
+  void* sp;  // its saved stack pointer while it does not run
+#else
   ucontext_t context;
+#endif
   dl_dim3 thread;
   int state;  // 0 runnable, 1 waiting at the barrier, 2 finished
+  unsigned int line;  // the line of the barrier it waits at
   unsigned int stack_id;  // valgrind's id of its stack (0 outside valgrind)
 };
 
 struct dl_cpu_run;
 
 struct dl_cpu_worker {
+#ifdef DL_CPU_ASM_SWITCH
+  void* scheduler;
+#else
   ucontext_t scheduler;
+#endif
   dl_cpu_fiber* fibers;
   unsigned int threads;
   unsigned int current;
@@ -101,7 +169,7 @@ struct dl_cpu_worker {
   unsigned char* stacks;
   size_t stack_stride;
   size_t stack_bytes;
-  size_t mapped;
+  int registered;  // whether its stacks are registered with valgrind
   unsigned char* shared;
   int votes, vote_count, vote_arrived;  // __syncthreads_count/and/or
   dl_cpu_run* run;
@@ -115,6 +183,7 @@ struct dl_cpu_run {
   const void* args;
   unsigned long long blocks;
   unsigned long long next;  // the next block to run, taken atomically
+  int failed;               // set (atomically, first error wins) when a block fails: no more blocks
 };
 
 static thread_local dl_cpu_worker* dl_cpu_self = 0;
@@ -136,28 +205,46 @@ static const int warpSize = 32;
 #define DL_SHARED static thread_local
 #define DL_EACH_THREAD
 
-// The current thread waits at the barrier: back to the scheduler until every thread of its block
-// that has not finished waits too.
-static inline void dl_cpu_wait() {
+// Back from fiber `f` to its worker's scheduler, or from the scheduler into `f`.
+static inline void dl_cpu_to_scheduler(dl_cpu_worker* w, dl_cpu_fiber* f) {
+#ifdef DL_CPU_ASM_SWITCH
+  dl_cpu_switch(&f->sp, w->scheduler);
+#else
+  swapcontext(&f->context, &w->scheduler);
+#endif
+}
+static inline void dl_cpu_to_fiber(dl_cpu_worker* w, dl_cpu_fiber* f) {
+#ifdef DL_CPU_ASM_SWITCH
+  dl_cpu_switch(&w->scheduler, f->sp);
+#else
+  swapcontext(&w->scheduler, &f->context);
+#endif
+}
+
+// The current thread waits at the barrier of `line`: back to the scheduler until every thread of
+// its block that has not finished waits too (at the same barrier, or the launch fails). The line is
+// the caller's (__builtin_LINE() as a default argument), in the kernel's own file.
+static inline void dl_cpu_wait(unsigned int line) {
   dl_cpu_worker* w = dl_cpu_self;
   dl_cpu_fiber* f = &w->fibers[w->current];
   f->state = 1;
-  swapcontext(&f->context, &w->scheduler);
+  f->line = line;
+  dl_cpu_to_scheduler(w, f);
 }
-static inline void __syncthreads() { dl_cpu_wait(); }
-static inline int __syncthreads_count(int predicate) {
+static inline void __syncthreads(unsigned int line = __builtin_LINE()) { dl_cpu_wait(line); }
+static inline int __syncthreads_count(int predicate, unsigned int line = __builtin_LINE()) {
   dl_cpu_self->votes += predicate != 0;
-  dl_cpu_wait();
+  dl_cpu_wait(line);
   return dl_cpu_self->vote_count;
 }
-static inline int __syncthreads_and(int predicate) {
+static inline int __syncthreads_and(int predicate, unsigned int line = __builtin_LINE()) {
   dl_cpu_self->votes += predicate != 0;
-  dl_cpu_wait();
+  dl_cpu_wait(line);
   return dl_cpu_self->vote_count == dl_cpu_self->vote_arrived;
 }
-static inline int __syncthreads_or(int predicate) {
+static inline int __syncthreads_or(int predicate, unsigned int line = __builtin_LINE()) {
   dl_cpu_self->votes += predicate != 0;
-  dl_cpu_wait();
+  dl_cpu_wait(line);
   return dl_cpu_self->vote_count != 0;
 }
 static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
@@ -267,15 +354,63 @@ static inline float max(float a, float b) { return fmaxf(a, b); }
 static inline double min(double a, double b) { return fmin(a, b); }
 static inline double max(double a, double b) { return fmax(a, b); }
 
-// A fiber's first function: the kernel for its thread, then back to the scheduler (uc_link).
+// A fiber's first function: the kernel for its thread, then back to the scheduler for good.
 static void dl_cpu_fiber_main() {
   dl_cpu_worker* w = dl_cpu_self;
   w->run->kernel(w->run->args);
   w->fibers[w->current].state = 2;
+#ifdef DL_CPU_ASM_SWITCH
+  dl_cpu_to_scheduler(w, &w->fibers[w->current]);
+  __builtin_trap();  // a finished fiber is never resumed
+#endif
 }
 
-// Runs block `b` to its end: rounds of every runnable thread until it waits or finishes.
-static void dl_cpu_block(dl_cpu_worker* w, unsigned long long b) {
+// Fiber `f` made ready to start dl_cpu_fiber_main on its stack [base, base + bytes).
+static void dl_cpu_fiber_init(dl_cpu_worker* w, dl_cpu_fiber* f, unsigned char* base, size_t bytes) {
+#ifdef DL_CPU_ASM_SWITCH
+  (void)w;
+  // The frame dl_cpu_switch resumes: six callee-saved registers (zero), the return address (the
+  // fiber's function), and an empty slot above it, so that the function starts as if called with a
+  // 16-byte aligned stack (rsp + 8 a multiple of 16).
+  uint64_t* top = (uint64_t*)((uintptr_t)(base + bytes) & ~(uintptr_t)15);
+  *--top = 0;
+  *--top = (uint64_t)(uintptr_t)&dl_cpu_fiber_main;
+  for (int k = 0; k < 6; ++k) *--top = 0;
+  f->sp = top;
+#else
+  getcontext(&f->context);
+  f->context.uc_stack.ss_sp = base;
+  f->context.uc_stack.ss_size = bytes;
+  f->context.uc_link = &w->scheduler;
+  makecontext(&f->context, dl_cpu_fiber_main, 0);
+#endif
+}
+
+// Ends the launch with `code`, describing it in the launch's report when it is the first failure.
+static void dl_cpu_fail(dl_cpu_worker* w, int code, const dl_cpu_fiber* a, const dl_cpu_fiber* b) {
+  int expected = 0;
+  if (!__atomic_compare_exchange_n(&w->run->failed, &expected, code, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    return;
+  }
+  dl_cpu_report* r = w->run->launch->report;
+  if (!r) return;
+  r->code = (unsigned int)code;
+  r->block[0] = w->block.x;
+  r->block[1] = w->block.y;
+  r->block[2] = w->block.z;
+  const dl_cpu_fiber* fibers[2] = {a, b};
+  for (int k = 0; k < 2; ++k) {
+    r->threads[k][0] = fibers[k]->thread.x;
+    r->threads[k][1] = fibers[k]->thread.y;
+    r->threads[k][2] = fibers[k]->thread.z;
+    r->lines[k] = fibers[k]->line;
+  }
+}
+
+// Runs block `b` to its end: rounds of every runnable thread until it waits or finishes. Returns
+// 0, or 5 when threads wait at different barriers (the block is abandoned: its fibers' stacks are
+// the worker's, and nothing on them is cleaned up).
+static int dl_cpu_block(dl_cpu_worker* w, unsigned long long b) {
   const dl_cpu_launch* l = w->run->launch;
   w->block.x = (unsigned int)(b % l->grid[0]);
   w->block.y = (unsigned int)(b / l->grid[0] % l->grid[1]);
@@ -286,25 +421,30 @@ static void dl_cpu_block(dl_cpu_worker* w, unsigned long long b) {
     f->thread.y = t / l->block[0] % l->block[1];
     f->thread.z = t / (l->block[0] * l->block[1]);
     f->state = 0;
-    getcontext(&f->context);
-    f->context.uc_stack.ss_sp = w->stacks + (size_t)t * w->stack_stride;
-    f->context.uc_stack.ss_size = w->stack_bytes;
-    f->context.uc_link = &w->scheduler;
-    makecontext(&f->context, dl_cpu_fiber_main, 0);
+    dl_cpu_fiber_init(w, f, w->stacks + (size_t)t * w->stack_stride, w->stack_bytes);
   }
   unsigned int live = w->threads;
   w->votes = 0;
   while (live > 0) {
     int arrived = 0;
+    const dl_cpu_fiber* first = 0;
     for (unsigned int t = 0; t < w->threads; ++t) {
       dl_cpu_fiber* f = &w->fibers[t];
       if (f->state != 0) continue;
       w->current = t;
-      swapcontext(&w->scheduler, &f->context);
+      dl_cpu_to_fiber(w, f);
       if (f->state == 2) {
         --live;
       } else {
         ++arrived;
+        // Every waiting thread waits at one barrier: a barrier in divergent code is undefined on
+        // a GPU (it hangs, or pairs barriers that do not belong together).
+        if (!first) {
+          first = f;
+        } else if (f->line != first->line) {
+          dl_cpu_fail(w, 5, first, f);
+          return 5;
+        }
       }
     }
     // Every thread that has not finished waits at the barrier: open it.
@@ -315,25 +455,25 @@ static void dl_cpu_block(dl_cpu_worker* w, unsigned long long b) {
       if (w->fibers[t].state == 1) w->fibers[t].state = 0;
     }
   }
+  return 0;
 }
 
 static void* dl_cpu_worker_main(void* p) {
   dl_cpu_worker* w = (dl_cpu_worker*)p;
   dl_cpu_self = w;
-  for (;;) {
+  while (!__atomic_load_n(&w->run->failed, __ATOMIC_ACQUIRE)) {
     unsigned long long b = __atomic_fetch_add(&w->run->next, 1ull, __ATOMIC_RELAXED);
     if (b >= w->run->blocks) break;
-    dl_cpu_block(w, b);
+    if (dl_cpu_block(w, b) != 0) break;
   }
   dl_cpu_self = 0;
   return 0;
 }
 
-// Stacks (each above a guard page) and shared memory of one worker; 0 on success.
-static int dl_cpu_worker_init(dl_cpu_worker* w, dl_cpu_run* run) {
+// One worker of a launch, on the stacks of `set` (each above a guard page), with its shared memory;
+// 0 on success, 3 when memory cannot be allocated.
+static int dl_cpu_worker_init(dl_cpu_worker* w, dl_cpu_run* run, const dl_cpu_stack_set* set) {
   const dl_cpu_launch* l = run->launch;
-  long page = sysconf(_SC_PAGESIZE);
-  if (page <= 0) page = 4096;
   w->run = run;
   w->threads = l->block[0] * l->block[1] * l->block[2];
   w->block_dim.x = l->block[0];
@@ -344,24 +484,14 @@ static int dl_cpu_worker_init(dl_cpu_worker* w, dl_cpu_run* run) {
   w->grid_dim.z = l->grid[2];
   w->fibers = (dl_cpu_fiber*)calloc(w->threads, sizeof(dl_cpu_fiber));
   if (!w->fibers) return 3;
-  w->stack_bytes = (l->stack_bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
-  w->stack_stride = w->stack_bytes + (size_t)page;
-  w->mapped = w->stack_stride * w->threads + (size_t)page;
-  void* stacks = mmap(0, w->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (stacks == MAP_FAILED) {
-    w->mapped = 0;
-    return 2;
-  }
-  // A guard page below each stack (stacks grow down): an overflow faults instead of writing the
-  // next thread's stack.
-  for (unsigned int t = 0; t < w->threads; ++t) {
-    mprotect((unsigned char*)stacks + (size_t)t * w->stack_stride, (size_t)page, PROT_NONE);
-  }
-  w->stacks = (unsigned char*)stacks + (size_t)page;
+  w->stacks = set->base;
+  w->stack_bytes = (size_t)set->bytes;
+  w->stack_stride = (size_t)set->stride;
   for (unsigned int t = 0; t < w->threads; ++t) {
     unsigned char* start = w->stacks + (size_t)t * w->stack_stride;
     w->fibers[t].stack_id = DL_CPU_STACK_REGISTER(start, start + w->stack_bytes);
   }
+  w->registered = 1;
   if (l->shared_bytes > 0) {
     void* shared = 0;
     if (posix_memalign(&shared, 128, (size_t)l->shared_bytes) != 0) return 3;
@@ -371,17 +501,18 @@ static int dl_cpu_worker_init(dl_cpu_worker* w, dl_cpu_run* run) {
 }
 
 static void dl_cpu_worker_free(dl_cpu_worker* w) {
-  if (w->mapped) {
+  if (w->registered) {
     for (unsigned int t = 0; t < w->threads; ++t) DL_CPU_STACK_DEREGISTER(w->fibers[t].stack_id);
-    munmap(w->stacks - sysconf(_SC_PAGESIZE), w->mapped);
   }
   free(w->shared);
   free(w->fibers);
 }
 
-// Runs `kernel(args)` for every thread of the grid; 0 on success, 2 when stacks could not be
-// mapped, 3 when memory could not be allocated. The calling thread is worker 0; a worker thread
-// that cannot be started leaves its blocks to the others.
+// Runs `kernel(args)` for every thread of the grid, on at most `l->workers` workers (one per set of
+// stacks); 0 on success, 3 when memory could not be allocated, 5 when the threads of a block
+// waited at different barriers (described in l->report). The calling thread is worker 0; a worker
+// that cannot be set up, or whose thread cannot be started, leaves its blocks to the others (the
+// launch fails only when worker 0 cannot run).
 static int dl_cpu_run_kernel(const dl_cpu_launch* l, void (*kernel)(const void*), const void* args) {
   dl_cpu_run run;
   run.launch = l;
@@ -389,6 +520,7 @@ static int dl_cpu_run_kernel(const dl_cpu_launch* l, void (*kernel)(const void*)
   run.args = args;
   run.blocks = (unsigned long long)l->grid[0] * l->grid[1] * l->grid[2];
   run.next = 0;
+  run.failed = 0;
   unsigned long long count = l->workers < run.blocks ? l->workers : run.blocks;
   if (count == 0) count = 1;
   dl_cpu_worker* workers = (dl_cpu_worker*)calloc((size_t)count, sizeof(dl_cpu_worker));
@@ -396,17 +528,19 @@ static int dl_cpu_run_kernel(const dl_cpu_launch* l, void (*kernel)(const void*)
   int error = 0;
   unsigned long long ready = 0;
   for (; ready < count; ++ready) {
-    error = dl_cpu_worker_init(&workers[ready], &run);
+    error = dl_cpu_worker_init(&workers[ready], &run, &l->stacks[ready]);
     if (error) break;
   }
-  if (!error) {
-    for (unsigned long long k = 1; k < count; ++k) {
+  if (ready > 0) {
+    error = 0;
+    for (unsigned long long k = 1; k < ready; ++k) {
       workers[k].started = pthread_create(&workers[k].handle, 0, dl_cpu_worker_main, &workers[k]) == 0;
     }
     dl_cpu_worker_main(&workers[0]);
-    for (unsigned long long k = 1; k < count; ++k) {
+    for (unsigned long long k = 1; k < ready; ++k) {
       if (workers[k].started) pthread_join(workers[k].handle, 0);
     }
+    error = __atomic_load_n(&run.failed, __ATOMIC_ACQUIRE);
   }
   for (unsigned long long k = 0; k < count; ++k) dl_cpu_worker_free(&workers[k]);
   free(workers);
