@@ -494,9 +494,26 @@ fn a_body_the_compiler_refuses_reports_the_kernels_lines() {
         compile_failure(|out| unsafe { broken.launch(Cpu, LaunchConfig::new([1, 1, 1], [1, 1, 1]), out) });
     assert!(kernel.starts_with("broken<float32>"), "{kernel}");
     assert!(log.contains("undefined_name"), "{log}");
-    // The body's lines are this file's.
+    // The body's lines are this file's, quoted from the body itself.
     let line = include_str!("raw_kernels.rs").lines().position(|l| l.ends_with("= undefined_name;")).unwrap() + 1;
     assert!(log.contains(&format!("raw_kernels.rs:{line}:")), "line {line}: {log}");
+    assert!(log.contains(&format!("    {line} | out(0) = undefined_name;")), "the line's text: {log}");
+    assert!(!log.contains("DECOY"), "another file's text: {log}");
+    // Run from a directory holding another file of the body's path, the log still quotes the body
+    // (the compiler once read the file of that name in the process's directory).
+    if std::env::var_os("DLSPAN_TEST_DECOY").is_none() && std::env::var_os("DLSPAN_TEST_IN_PROCESS").is_none() {
+        let decoy = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("decoy-{}", std::process::id()));
+        std::fs::create_dir_all(decoy.join("tests")).unwrap();
+        std::fs::write(decoy.join("tests/raw_kernels.rs"), "DECOY\n".repeat(line + 10)).unwrap();
+        let output = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "a_body_the_compiler_refuses_reports_the_kernels_lines", "--test-threads=1"])
+            .current_dir(&decoy)
+            .env("DLSPAN_TEST_DECOY", "1")
+            .output()
+            .unwrap();
+        let _ = std::fs::remove_dir_all(&decoy);
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stdout));
+    }
 }
 
 #[test]

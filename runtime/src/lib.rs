@@ -31,6 +31,23 @@ pub use convert::{
     to_device_mdspan_mut, to_dlpack_tensor, to_host_mdspan, to_host_mdspan_mut, to_managed_mdspan,
     to_managed_mdspan_mut,
 };
+/// The [`cudarc`](https://docs.rs/cudarc/0.19) crate (feature `cuda`), the version dlspan's device
+/// views, streams and kernels are built on: code naming its types (`CudaSlice`, `CudaStream`)
+/// takes them from here and needs no `cudarc` dependency of its own, which could resolve to
+/// another version whose types dlspan's functions do not take.
+///
+/// ```no_run
+/// # #[cfg(feature = "cuda")] {
+/// use dlspan::cudarc::driver::CudaSlice;
+/// let gpu = dlspan::cuda::Gpu::new(0)?;
+/// let buffer: CudaSlice<f32> = gpu.new_stream()?.alloc_zeros::<f32>(16)?;
+/// assert_eq!(buffer.len(), 16);
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[cfg(feature = "cuda")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
+pub use cudarc;
 pub use dlspan_macros::{DlElement, DlRecord, elementwise, kernel, mdspan};
 pub use dtype::DlElement;
 pub use error::{DlpackError, LayoutKind};

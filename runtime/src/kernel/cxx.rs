@@ -180,9 +180,28 @@ fn compile(instance: &RawInstance, source: &str, compiler: &str, dir: &Path) -> 
         let mut log = String::from_utf8_lossy(&output.stderr).into_owned();
         log.push_str(&String::from_utf8_lossy(&output.stdout));
         let def = instance.def();
+        let log = quote_body(&log, def.body_path().replace('\\', "/").as_str(), def.body_line, def.source);
         return Err(KernelError::Compile { kernel: format!("{instance} ({}:{})", def.file, def.line), log });
     }
     Ok(dir.join("kernel.so"))
+}
+
+/// The compiler's `log` with, after each diagnostic at a line of the body's `file`, that line's
+/// text from the body itself (`source`, whose first line is `file`'s line `first`): the compiler
+/// runs where it cannot read the user's files, so it names their lines without quoting them (it
+/// used to quote whatever file of that name the process's directory held).
+fn quote_body(log: &str, file: &str, first: u32, source: &str) -> String {
+    let prefix = format!("{file}:");
+    let mut quoted = String::with_capacity(log.len() + 256);
+    for line in log.lines() {
+        quoted.push_str(line);
+        quoted.push('\n');
+        let number = line.strip_prefix(&prefix).and_then(|rest| rest.split(':').next()?.parse::<u32>().ok());
+        if let Some(text) = number.and_then(|n| source.lines().nth(n.checked_sub(first)? as usize)) {
+            let _ = writeln!(quoted, "    {} | {}", number.unwrap_or_default(), text.trim());
+        }
+    }
+    quoted
 }
 
 /// Puts the library `built` (in a build directory inside `cache`) into the cache as entry `name`:

@@ -54,7 +54,8 @@ pub struct ElementwiseDef {
     pub name: &'static str,
     /// The Rust file that declares it (`file!()`).
     pub file: &'static str,
-    /// The line of its declaration (`line!()` of the macro call).
+    /// The line of its declaration: the line of its `fn` (not of the macro's name, which may be
+    /// lines above, after doc comments and attributes).
     pub line: u32,
     /// The parameters, in declaration order.
     pub params: &'static [Param],
@@ -87,7 +88,8 @@ pub struct Declared {
     pub name: &'static str,
     /// The Rust file that declares it (`file!()`), as its `#line` directives name it.
     pub file: &'static str,
-    /// The line of its declaration (`line!()` of the macro call).
+    /// The line of its declaration: the line of its `fn` (not of the macro's name, which may be
+    /// lines above, after doc comments and attributes).
     pub line: u32,
     /// Each line of `file` the CUDA C++ refers to, with its text.
     pub lines: &'static [(u32, &'static str)],

@@ -190,7 +190,8 @@ pub struct RawDef {
     pub name: &'static str,
     /// The Rust file that declares it.
     pub file: &'static str,
-    /// The line of its declaration.
+    /// The line of its declaration: the line of its `fn` (not of the macro's name, which may be
+    /// lines above, after doc comments and attributes).
     pub line: u32,
     /// The parameters, in declaration order.
     pub params: &'static [RawParam],
