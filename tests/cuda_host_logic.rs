@@ -428,6 +428,12 @@ fn every_kernel_on_the_host<const R: usize>(
     host_case!(kernels, coverage, rng, shape, mask::<i16>; i x: i16, s low: i16, s high: i16, o out: bool);
     host_case!(kernels, coverage, rng, shape, select::<f64>; i m: bool, i a: f64, i b: f64, o out: f64);
     host_case!(kernels, coverage, rng, shape, select::<u8>; i m: bool, i a: u8, i b: u8, o out: u8);
+    host_case!(kernels, coverage, rng, shape, gelu::<f16>; i x: f16, o out: f16);
+    host_case!(kernels, coverage, rng, shape, gelu::<bf16>; i x: bf16, o out: bf16);
+    host_case!(kernels, coverage, rng, shape, gelu::<f32>; i x: f32, o out: f32);
+    host_case!(kernels, coverage, rng, shape, gelu::<f64>; i x: f64, o out: f64);
+    host_case!(kernels, coverage, rng, shape, literals::<i8>; i x: i8, o out: i8, o negated: i8);
+    host_case!(kernels, coverage, rng, shape, literals::<i64>; i x: i64, o out: i64, o negated: i64);
     host_case!(kernels, coverage, rng, shape, casts; i x: f32, o i: i32, o h: f16, o b: bf16, o e: Float8E4m3fn, o m: Meters);
     host_case!(kernels, coverage, rng, shape, copy::<Rgba>; i x: Rgba, o out: Rgba);
     host_case!(kernels, coverage, rng, shape, copy::<dlspan::dtype::F32x4>; i x: dlspan::dtype::F32x4, o out: dlspan::dtype::F32x4);

@@ -35,6 +35,76 @@ fn every_kernel<const R: usize>(rng: &mut Rng, max: usize) {
     kernel_case!(rng, shape, Cpu, select::<u8>, &what; i m: bool, i a: u8, i b: u8, o out: u8);
     kernel_case!(rng, shape, Cpu, casts, &what; i x: f32, o i: i32, o h: f16, o b: bf16, o e: Float8E4m3fn, o m: Meters);
     kernel_case!(rng, shape, Cpu, copy::<Rgba>, &what; i x: Rgba, o out: Rgba);
+    kernel_case!(rng, shape, Cpu, gelu::<f32>, &what; i x: f32, o out: f32);
+    kernel_case!(rng, shape, Cpu, gelu::<bf16>, &what; i x: bf16, o out: bf16);
+    kernel_case!(rng, shape, Cpu, literals::<i32>, &what; i x: i32, o out: i32, o negated: i32);
+}
+
+#[test]
+#[allow(clippy::excessive_precision)] // the kernel's own literals, spelled as it spells them
+fn unsuffixed_literals_take_the_operands_type_in_generic_bodies() {
+    // The generic GELU beside the same formula written for each type with suffixed literals.
+    let xs = [-7.0, -1.25, -0.1, 0.0, 0.3, 1.0, 2.5, 8.0];
+    for &x in &xs {
+        let (mut o32, mut o64, mut o16) = ([0.0f32], [0.0f64], [f16::ZERO]);
+        gelu.run(
+            Cpu,
+            &HostMdspan::<f32, 0>::from_slice(&[x as f32], []).unwrap(),
+            &mut HostMdspanMut::<f32, 0>::from_slice(&mut o32, []).unwrap(),
+        )
+        .unwrap();
+        gelu.run(
+            Cpu,
+            &HostMdspan::<f64, 0>::from_slice(&[x], []).unwrap(),
+            &mut HostMdspanMut::<f64, 0>::from_slice(&mut o64, []).unwrap(),
+        )
+        .unwrap();
+        let h = f16::from_f64(x);
+        gelu.run(
+            Cpu,
+            &HostMdspan::<f16, 0>::from_slice(&[h], []).unwrap(),
+            &mut HostMdspanMut::<f16, 0>::from_slice(&mut o16, []).unwrap(),
+        )
+        .unwrap();
+        let v = x as f32;
+        let expected32 = if v < -6.0f32 {
+            -0.0f32
+        } else {
+            0.5f32 * v * (1.0f32 + (0.7978845608f32 * (v + 0.044715f32 * v * v * v)).tanh())
+        } + 0.0f32;
+        let expected64 = if x < -6.0f64 {
+            -0.0f64
+        } else {
+            0.5f64 * x * (1.0f64 + (0.7978845608f64 * (x + 0.044715f64 * x * x * x)).tanh())
+        } + 0.0f64;
+        assert_eq!(o32[0].to_bits(), expected32.to_bits(), "f32 at {x}");
+        assert_eq!(o64[0].to_bits(), expected64.to_bits(), "f64 at {x}");
+        // f16: each literal is its f32 value rounded to f16, each operation in f32 rounded back.
+        let r = |v: f32| f16::from_f32(v);
+        let l = |v: f32| r(v).to_f32();
+        let hv = h.to_f32();
+        let cube = r(r(r(l(0.044715) * hv).to_f32() * hv).to_f32() * hv).to_f32();
+        let inner = r(l(0.7978845608) * r(hv + cube).to_f32()).to_f32();
+        let tanh = r(inner.tanh()).to_f32();
+        let expected16 = if hv < -6.0 { r(-0.0) } else { r(r(l(0.5) * hv).to_f32() * r(1.0 + tanh).to_f32()) };
+        let expected16 = r(expected16.to_f32() + 0.0);
+        assert_eq!(o16[0].to_bits(), expected16.to_bits(), "f16 at {x}");
+    }
+    // Integers: the literals are of the operand's type, wrapping as the kernel rules say.
+    let x = [-100i8, -1, 0, 5, 9, 127];
+    let (mut out, mut negated) = ([0i8; 6], [0i8; 6]);
+    literals
+        .run(
+            Cpu,
+            &HostMdspan::<i8, 1>::from_slice(&x, [6]).unwrap(),
+            &mut HostMdspanMut::<i8, 1>::from_slice(&mut out, [6]).unwrap(),
+            &mut HostMdspanMut::<i8, 1>::from_slice(&mut negated, [6]).unwrap(),
+        )
+        .unwrap();
+    for (k, &x) in x.iter().enumerate() {
+        assert_eq!(out[k], 3i8.wrapping_mul(x).wrapping_add(1).wrapping_sub(x.min(7)), "{x}");
+        assert_eq!(negated[k], x.wrapping_mul(-2).wrapping_add(100), "{x}");
+    }
 }
 
 #[test]

@@ -179,6 +179,28 @@ dlspan::elementwise! {
 }
 
 dlspan::elementwise! {
+    /// GELU's tanh form, generic over the float types, with unsuffixed literals: each takes the
+    /// type of the operand it meets, as in a concrete body (rule K2), a negated one too.
+    pub fn gelu<T: Float>(x: &T, out: &mut T) {
+        let v = *x;
+        let inner = 0.7978845608 * (v + 0.044715 * v * v * v);
+        *out = 0.5 * v * (1.0 + inner.tanh());
+        if v < -6.0 {
+            *out = -0.0;
+        }
+        *out += 0.0;
+    }
+}
+
+dlspan::elementwise! {
+    /// Integer literals of the operand's type in a generic body: `3·x + 1 − min(x, 7)`, `x·(−2)`.
+    pub fn literals<T: Scalar>(x: &T, out: &mut T, negated: &mut T) {
+        *out = 3 * *x + 1 - x.min(7);
+        *negated = *x * -2 + 100;
+    }
+}
+
+dlspan::elementwise! {
     /// A generic copy: any element type, no arithmetic.
     pub fn copy<T>(x: &T, out: &mut T) {
         *out = *x;
@@ -219,6 +241,13 @@ pub fn instances() -> Vec<Instance> {
         select::instance::<f64>(),
         select::instance::<u8>(),
         casts::instance(),
+        gelu::instance::<f16>(),
+        gelu::instance::<bf16>(),
+        gelu::instance::<f32>(),
+        gelu::instance::<f64>(),
+        literals::instance::<i8>(),
+        literals::instance::<i32>(),
+        literals::instance::<i64>(),
         copy::instance::<Rgba>(),
         copy::instance::<dlspan::dtype::F32x4>(),
         copy::instance::<bool>(),

@@ -335,7 +335,8 @@ impl Rewriter {
 
     fn value(&mut self, expr: &Expr) -> TokenStream {
         match expr {
-            Expr::Lit(_) | Expr::Path(_) => expr.to_token_stream(),
+            Expr::Lit(syn::ExprLit { lit, .. }) => typed_literal(lit, None).unwrap_or_else(|| expr.to_token_stream()),
+            Expr::Path(_) => expr.to_token_stream(),
             Expr::Paren(p) => {
                 let inner = self.value(&p.expr);
                 let mut out = TokenStream::new();
@@ -346,7 +347,9 @@ impl Rewriter {
                 UnOp::Deref(_) => expr.to_token_stream(),
                 UnOp::Neg(minus) => {
                     if is_literal(&u.expr) {
-                        expr.to_token_stream()
+                        literal_of(&u.expr)
+                            .and_then(|lit| typed_literal(lit, Some(minus.span)))
+                            .unwrap_or_else(|| expr.to_token_stream())
                     } else {
                         let inner = self.value(&u.expr);
                         quote_spanned!(minus.span=> ::dlspan::kernel::ops::neg(#inner))
@@ -372,7 +375,9 @@ impl Rewriter {
                 }
             }
             Expr::Cast(c) => {
-                let (inner, ty) = (self.value(&c.expr), &c.ty);
+                // A literal cast with `as` is typed as Rust types it (`f64`, `i32`), before the cast.
+                let inner = if is_literal(&c.expr) { c.expr.to_token_stream() } else { self.value(&c.expr) };
+                let ty = &c.ty;
                 quote_spanned!(c.as_token.span=> ::dlspan::kernel::ops::cast::<#ty, _>(#inner))
             }
             Expr::If(i) => {
@@ -452,10 +457,47 @@ impl Rewriter {
 
 /// Whether an expression is a numeric literal (through parentheses).
 fn is_literal(expr: &Expr) -> bool {
+    literal_of(expr).is_some()
+}
+
+/// The numeric literal an expression is (through parentheses).
+fn literal_of(expr: &Expr) -> Option<&syn::Lit> {
     match expr {
-        Expr::Lit(l) => matches!(l.lit, syn::Lit::Int(_) | syn::Lit::Float(_)),
-        Expr::Paren(p) => is_literal(&p.expr),
-        _ => false,
+        Expr::Lit(l) if matches!(l.lit, syn::Lit::Int(_) | syn::Lit::Float(_)) => Some(&l.lit),
+        Expr::Paren(p) => literal_of(&p.expr),
+        _ => None,
+    }
+}
+
+/// An unsuffixed numeric literal (negated when `minus` is its `-`), as a call whose type Rust
+/// infers from the operand the literal meets, so that literals take the operand's type in generic
+/// bodies as in concrete ones (rule K2): `ops::flit(2.5f64, 2.5f32)` for a float (each value as
+/// Rust parses the literal for that type; `ops::flit64` when the value is out of `f32`'s range),
+/// `ops::ilit::<_, 300, false>()` for an integer (checked at compile time against the type it
+/// takes). `None` for a suffixed literal (its own type) or anything else.
+fn typed_literal(lit: &syn::Lit, minus: Option<proc_macro2::Span>) -> Option<TokenStream> {
+    let span = lit.span();
+    let sign = if minus.is_some() { "-" } else { "" };
+    match lit {
+        syn::Lit::Float(f) if f.suffix().is_empty() => {
+            let digits = f.base10_digits();
+            let wide = syn::LitFloat::new(&format!("{digits}f64"), span);
+            let narrow = syn::LitFloat::new(&format!("{digits}f32"), span);
+            let minus = minus.map(|m| quote_spanned!(m=> -));
+            Some(match digits.parse::<f32>() {
+                Ok(v) if v.is_finite() => {
+                    quote_spanned!(span=> ::dlspan::kernel::ops::flit(#minus #wide, #minus #narrow))
+                }
+                _ => quote_spanned!(span=> ::dlspan::kernel::ops::flit64(#minus #wide)),
+            })
+        }
+        syn::Lit::Int(i) if i.suffix().is_empty() => {
+            let value: u128 = i.base10_parse().ok()?;
+            let value = syn::LitInt::new(&format!("{value}u128"), span);
+            let negative = syn::LitBool::new(!sign.is_empty(), span);
+            Some(quote_spanned!(span=> ::dlspan::kernel::ops::ilit::<_, #value, #negative>()))
+        }
+        _ => None,
     }
 }
 

@@ -109,6 +109,33 @@ const ALLOWED_EXPRESSIONS: &str = "a kernel expression is a literal, a parameter
      arithmetic (`+ - * / %`, unary `-`), a comparison, `&&`, `||`, `!`, an `as` cast, a field (`p.r`), \
      an `if c { a } else { b }`, or a math method (`x.sqrt()`, `x.mul_add(a, b)`, `x.min(y)`, ...)";
 
+/// The error for `expr`, outside the subset: the construct named (a loop, a closure, ..) when it is
+/// one a newcomer reaches for, with why it is not there, then what the subset has (`allowed`).
+fn outside(expr: &Expr, allowed: &str) -> String {
+    let (what, why) = match expr {
+        Expr::ForLoop(_) => ("a `for` loop", LOOP_FREE),
+        Expr::While(_) => ("a `while` loop", LOOP_FREE),
+        Expr::Loop(_) => ("a `loop`", LOOP_FREE),
+        Expr::Break(_) | Expr::Continue(_) => ("`break` and `continue`", LOOP_FREE),
+        Expr::Closure(_) => ("a closure", "compute the value inline, or pass it as a scalar parameter"),
+        Expr::Match(_) => ("a `match`", "use `if`/`else`"),
+        Expr::Return(_) => ("`return`", "a kernel writes its outputs and ends at its last statement"),
+        Expr::Unsafe(_) => ("an `unsafe` block", "a kernel body is safe code over its views"),
+        Expr::Block(_) => ("a bare block", "use `let` bindings in the body, or an `if`/`else`"),
+        Expr::Index(_) => ("indexing", "an element-wise kernel sees one element of each view: `*x`"),
+        Expr::Reference(_) => ("a reference", "a kernel reads values: `*x`, not `&x`"),
+        Expr::Array(_) | Expr::Tuple(_) => ("an array or a tuple", "use a derived element type with fields"),
+        Expr::Range(_) => ("a range", LOOP_FREE),
+        Expr::Macro(_) => ("a macro", "kernels are translated to CUDA C++ token by token: no macros"),
+        _ => return allowed.to_owned(),
+    };
+    format!("{what} is not in the kernel subset ({why}): {allowed}")
+}
+
+/// Why loops are not in the subset.
+const LOOP_FREE: &str = "an element-wise kernel computes one element, without loops: for work across elements, \
+                         write a raw kernel (`dlspan::kernel!`)";
+
 /// A literal's type in a body: given by a suffix, or by the expression it meets.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Typed {
@@ -275,7 +302,7 @@ impl Checker<'_> {
                 }
             }
             Expr::Paren(p) => self.statement_expr(&p.expr, top),
-            other => self.error(other.span(), ALLOWED_STATEMENTS),
+            other => self.error(other.span(), outside(other, ALLOWED_STATEMENTS)),
         }
     }
 
@@ -511,7 +538,7 @@ impl Checker<'_> {
                 Typed::Yes
             }
             other => {
-                self.error(other.span(), ALLOWED_EXPRESSIONS);
+                self.error(other.span(), outside(other, ALLOWED_EXPRESSIONS));
                 Typed::Yes
             }
         }

@@ -219,4 +219,4 @@ pub use raw::{
 pub use raw::{RawDef, RawKind, RawParam};
 pub use scalar::{Cast, Compare, Float, Scalar};
 #[doc(hidden)]
-pub use scalar::{Unary, ops};
+pub use scalar::{Unary, WideLiteral, ops};

@@ -63,6 +63,18 @@ pub trait Scalar: Numeric + Compare + Cast + sealed::Sealed {
     fn k_abs(self) -> Self;
     #[doc(hidden)]
     fn k_is_nan(self) -> bool;
+    /// Whether an unsuffixed integer literal may take this type (integers only, as in Rust).
+    #[doc(hidden)]
+    const K_INTEGER: bool;
+    /// The largest magnitude of a non-negative integer literal of this type.
+    #[doc(hidden)]
+    const K_MAX: u128;
+    /// The largest magnitude of a negated integer literal of this type (0 when unsigned).
+    #[doc(hidden)]
+    const K_NEG_MAX: u128;
+    /// The integer literal `magnitude` (negated when `negative`), already checked to fit.
+    #[doc(hidden)]
+    fn k_ilit(magnitude: u128, negative: bool) -> Self;
 }
 
 /// A floating-point kernel scalar: `f16`, `bf16`, `f32` and `f64`, with the math functions kernel
@@ -80,7 +92,20 @@ pub trait Float: Scalar {
     fn k_powf(self, exponent: Self) -> Self;
     #[doc(hidden)]
     fn k_mul_add(self, a: Self, b: Self) -> Self;
+    /// An unsuffixed float literal, given as Rust parses it for `f64` (`d`) and `f32` (`f`).
+    #[doc(hidden)]
+    fn k_flit(d: f64, f: f32) -> Self;
 }
+
+/// The one type an unsuffixed float literal beyond `f32`'s range may take: `f64`.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "this literal is out of range for `{Self}`",
+    label = "beyond f32's range: only an f64 takes it",
+    note = "an unsuffixed literal takes the type of the operand it meets; give the operand type f64"
+)]
+pub trait WideLiteral: Float {}
+impl WideLiteral for f64 {}
 
 /// The types kernel bodies compare with `==`, `!=`, `<`, `<=`, `>`, `>=`: every [`Scalar`] and `bool`.
 /// `f16` and `bf16` compare as their `f32` values; NaN is unordered and unequal to itself.
@@ -144,6 +169,13 @@ macro_rules! integers {
             fn k_abs(self) -> Self { let abs: fn(Self) -> Self = $abs; abs(self) }
             #[inline(always)]
             fn k_is_nan(self) -> bool { false }
+            const K_INTEGER: bool = true;
+            const K_MAX: u128 = <$t>::MAX as u128;
+            const K_NEG_MAX: u128 = (<$t>::MIN as i128).unsigned_abs();
+            #[inline(always)]
+            fn k_ilit(magnitude: u128, negative: bool) -> Self {
+                if negative { (magnitude as $t).wrapping_neg() } else { magnitude as $t }
+            }
         }
     )*};
 }
@@ -176,6 +208,14 @@ macro_rules! native_floats {
             fn k_abs(self) -> Self { self.abs() }
             #[inline(always)]
             fn k_is_nan(self) -> bool { self.is_nan() }
+            const K_INTEGER: bool = false;
+            const K_MAX: u128 = 0;
+            const K_NEG_MAX: u128 = 0;
+            #[inline(always)]
+            fn k_ilit(magnitude: u128, negative: bool) -> Self {
+                let v = magnitude as $t;
+                if negative { -v } else { v }
+            }
         }
         impl Float for $t {
             #[inline(always)]
@@ -201,8 +241,27 @@ macro_rules! native_floats {
             fn k_powf(self, exponent: Self) -> Self { self.powf(exponent) }
             #[inline(always)]
             fn k_mul_add(self, a: Self, b: Self) -> Self { self.mul_add(a, b) }
+            #[inline(always)]
+            fn k_flit(d: f64, f: f32) -> Self { <$t as NativeLiteral>::pick(d, f) }
         }
     )*};
+}
+
+/// Which parse of a float literal each native float takes.
+trait NativeLiteral {
+    fn pick(d: f64, f: f32) -> Self;
+}
+impl NativeLiteral for f32 {
+    #[inline(always)]
+    fn pick(_: f64, f: f32) -> Self {
+        f
+    }
+}
+impl NativeLiteral for f64 {
+    #[inline(always)]
+    fn pick(d: f64, _: f32) -> Self {
+        d
+    }
 }
 
 native_floats!(f32, f64);
@@ -230,6 +289,13 @@ macro_rules! half_floats {
             fn k_abs(self) -> Self { <$t>::from_bits(self.to_bits() & !$sign) }
             #[inline(always)]
             fn k_is_nan(self) -> bool { self.is_nan() }
+            const K_INTEGER: bool = false;
+            const K_MAX: u128 = 0;
+            const K_NEG_MAX: u128 = 0;
+            #[inline(always)]
+            fn k_ilit(magnitude: u128, negative: bool) -> Self {
+                <$t>::from_f32(<f32 as Scalar>::k_ilit(magnitude, negative))
+            }
         }
         impl Float for $t {
             #[inline(always)]
@@ -240,6 +306,9 @@ macro_rules! half_floats {
             fn k_mul_add(self, a: Self, b: Self) -> Self {
                 <$t>::from_f32(self.to_f32().mul_add(a.to_f32(), b.to_f32()))
             }
+            /// The literal's `f32` value rounded to this type (as the GPU's `dl_flit` converts it).
+            #[inline(always)]
+            fn k_flit(_: f64, f: f32) -> Self { <$t>::from_f32(f) }
         }
     )*};
 }
@@ -351,6 +420,34 @@ pub mod ops {
     pub fn cast<To: Cast, From: Cast>(x: From) -> To {
         super::cast(x)
     }
+
+    /// An unsuffixed float literal, of the type of the operand it meets (rule K2): `f` (Rust's
+    /// parse of it as `f32`) for `f32`, `d` for `f64`, `f` rounded for `f16` and `bf16`.
+    #[inline(always)]
+    pub fn flit<T: Float>(d: f64, f: f32) -> T {
+        T::k_flit(d, f)
+    }
+
+    /// An unsuffixed float literal beyond `f32`'s range: only an `f64` operand takes it.
+    #[inline(always)]
+    pub fn flit64<T: WideLiteral>(d: f64) -> T {
+        T::k_flit(d, 0.0)
+    }
+
+    /// An unsuffixed integer literal `V` (negated when `NEG`), of the type of the operand it meets
+    /// (rule K2): a compile error when it does not fit that type, when it is negated and the type
+    /// is unsigned, or when the operand is a float (as in Rust: write `2.0`).
+    #[inline(always)]
+    pub fn ilit<T: Scalar, const V: u128, const NEG: bool>() -> T {
+        const {
+            assert!(
+                T::K_INTEGER && if NEG { V <= T::K_NEG_MAX && T::K_NEG_MAX > 0 } else { V <= T::K_MAX },
+                "an unsuffixed integer literal does not fit the type of the operand it meets (out of its range, \
+                 negated for an unsigned type, or meeting a float: write `2.0`)"
+            )
+        };
+        T::k_ilit(V, NEG)
+    }
 }
 
 #[cfg(test)]
@@ -376,6 +473,18 @@ mod tests {
         assert_eq!(min(-0.0f32, 0.0).to_bits(), (-0.0f32).to_bits());
         assert_eq!(min(0.0f32, -0.0).to_bits(), 0.0f32.to_bits());
         assert_eq!(max(2u8, 3), 3);
+    }
+
+    #[test]
+    fn literals_take_the_type_they_meet() {
+        assert_eq!(flit::<f32>(0.1, 0.1f32).to_bits(), 0.1f32.to_bits());
+        assert_eq!(flit::<f64>(0.1, 0.1f32).to_bits(), 0.1f64.to_bits());
+        assert_eq!(flit::<f16>(0.1, 0.1f32), f16::from_f32(0.1));
+        assert_eq!(flit64::<f64>(1e300), 1e300);
+        assert_eq!(ilit::<u8, 255, false>(), 255);
+        assert_eq!(ilit::<i8, 128, true>(), -128);
+        assert_eq!(ilit::<i128, { 1u128 << 127 }, true>(), i128::MIN);
+        assert_eq!(ilit::<u128, { u128::MAX }, false>(), u128::MAX);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 // Rule: a kernel body is written in a subset of Rust; anything else is an error at its token,
-// saying what the subset has.
+// naming the construct and saying what the subset has.
 dlspan::elementwise! {
     fn shift(x: &u32, out: &mut u32) {
         *out = *x << 2;
@@ -11,6 +11,22 @@ dlspan::elementwise! {
         for _ in 0..3 {
             *out += *x;
         }
+    }
+}
+
+dlspan::elementwise! {
+    fn closure(x: &f32, out: &mut f32) {
+        let twice = |v: f32| v * 2.0;
+        *out = twice(*x);
+    }
+}
+
+dlspan::elementwise! {
+    fn matching(x: &i32, out: &mut i32) {
+        *out = match *x {
+            0 => 1,
+            _ => 2,
+        };
     }
 }
 

@@ -38,6 +38,11 @@ template <class To, class From> struct dl_conv;
 template <class T> struct dl_conv<T, T> { static DL_MEMBER T run(T x) { return x; } };
 template <> struct dl_conv<float, dl_flit> { static DL_MEMBER float run(dl_flit x) { return x.f; } };
 template <> struct dl_conv<double, dl_flit> { static DL_MEMBER double run(dl_flit x) { return x.d; } };
+// A literal meeting f16 or bf16 is its f32 value rounded once (as the Rust side, `Float::k_flit`).
+template <> struct dl_conv<dl_f16, dl_flit> { static DL_MEMBER dl_f16 run(dl_flit x) { return dl_f16{dl_f32_to_f16(x.f)}; } };
+template <> struct dl_conv<dl_bf16, dl_flit> {
+  static DL_MEMBER dl_bf16 run(dl_flit x) { return dl_bf16{dl_f32_to_bf16(x.f)}; }
+};
 template <class I> struct dl_conv<I, dl_ilit> {
   static DL_MEMBER I run(dl_ilit x) { return (I)(x.negative ? 0ull - x.magnitude : x.magnitude); }
 };
