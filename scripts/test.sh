@@ -3,12 +3,13 @@
 #
 #   bash scripts/test.sh
 #
-# Tiers, in order: formatting, the layering check (scripts/layers.py) and lints; Rust unit,
-# integration and doc tests (with the ABI
+# Tiers, in order: formatting, the layering check (scripts/layers.py) and lints; the published
+# crates packaged and built from their packages; Rust unit, integration and doc tests (with the ABI
 # comparison against a real dlpack.h, the C round trip compiled with gcc, the README's examples,
 # and the CUDA tiers: every kernel compiled to PTX by NVRTC, the kernels' logic run on the host,
 # the GPU tests skipped without a device; the NVRTC tier's kernel x dtype matrix printed after);
-# compile-fail UI cases; the test binaries again under valgrind memcheck; the examples;
+# compile-fail UI cases; the test binaries again under valgrind memcheck; the pure-Rust tests under
+# Miri; the examples;
 # the benches in test mode; the Python tier (the dlspan module built with maturin into .venv, its
 # pytest suite against NumPy, PyTorch and JAX, the README's Python extension built and tested, the
 # wheel loaded on Python 3.12); documentation with warnings denied.
@@ -86,6 +87,25 @@ cat "$matrix" "$elementwise_list" "$raw_list"
 
 step "memcheck: test binaries under valgrind (invalid accesses and leaks fail)"
 bash scripts/valgrind.sh
+
+step "miri: the pure-Rust core interpreted by Miri (nightly): no undefined behaviour"
+# The views, imports, exports, owned tensors and element access, every access checked (Stacked
+# Borrows, strict provenance, alignment, uninitialised and out-of-bounds reads, leaks; the tests'
+# device addresses are pointers without provenance, never read). Property tests take fewer
+# cases, tests that rerun themselves as a child process run in place (Miri cannot spawn), and the
+# two sums over 2^20 elements are left out (the same code is run on small views). Miri is a
+# component of the nightly toolchain: where it cannot be installed, the step says so and skips.
+if ! cargo +nightly miri --version > /dev/null 2>&1; then
+  rustup component add miri rust-src --toolchain nightly > /dev/null 2>&1 || true
+fi
+if cargo +nightly miri --version > /dev/null 2>&1; then
+  miri_tests=(views dynamic packed lanes records owned export aligned buffer bad_input elementwise)
+  PROPTEST_CASES=16 DLSPAN_TEST_IN_PROCESS=1 MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-strict-provenance" \
+    cargo +nightly miri test --locked "${miri_tests[@]/#/--test=}" -- \
+    --skip sums_are_pairwise_on_every_layout --skip sum_with_takes_the_accumulator_and_the_addition
+else
+  echo "skipped: Miri could not be installed (rustup component add miri rust-src --toolchain nightly)"
+fi
 
 step "examples"
 for example in tour dlpack_to_mdspan mdspan_to_dlpack elementwise raw_kernels; do

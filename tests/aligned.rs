@@ -131,7 +131,7 @@ fn exports_and_device_views_carry_it() {
     let back = unsafe { Aligned::<HostMdspan<'_, u32, 2>, 256>::from_dltensor(&tensor) }.unwrap();
     assert_eq!(back.to_vec(), view.to_vec());
 
-    let gpu = 0x7f00_0000_0100usize as *const f32; // a device address, never read
+    let gpu = std::ptr::without_provenance::<f32>(0x7f00_0000_0100); // a device address, never read
     let map = Mapping::compact([4, 8]).unwrap();
     // SAFETY: the address stands for 32 floats of device 1; nothing on the host reads them.
     let device: DeviceMdspan<'_, f32, 2> = unsafe { DeviceMdspan::from_raw_parts(gpu, map, 1) };

@@ -29,7 +29,9 @@ fn with<T: DlElement, const R: usize, L: Layout>(t: &mut Crafted, options: Impor
     unsafe { Mdspan::<T, R, Dims<R>, L, Host>::from_dltensor_with(&tensor, options) }.map(|_| ())
 }
 
-const DATA: [i32; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
+// A `static`, not a `const`: every use names one array, so addresses taken in two places compare
+// equal (two promotions of a `const` need not, and under Miri they do not).
+static DATA: [i32; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
 
 fn good() -> Crafted {
     Crafted::cpu(DATA.as_ptr(), &[2, 3], Some(&[3, 1]))
@@ -266,7 +268,7 @@ fn rule_i14_i15_overflow_and_negative_reach() {
     let mut t = Crafted::cpu(DATA.as_ptr(), &[1 << 61], Some(&[1]));
     assert_eq!(host::<i32, 1, LayoutRight>(&mut t), Err(DlpackError::SpanOverflow));
     // The range wraps around the address space.
-    let high = (usize::MAX - 15) as *const i32;
+    let high = std::ptr::without_provenance::<i32>(usize::MAX - 15);
     let mut t = Crafted::cpu(high, &[8], Some(&[1]));
     assert_eq!(host::<i32, 1, LayoutRight>(&mut t), Err(DlpackError::SpanOverflow));
     // Element count beyond isize with zero strides (a broadcast of nothing real).
@@ -483,7 +485,7 @@ fn rule_i18_is_the_last_rule_and_reads_only_host_memory() {
     let managed = unsafe { to_managed_mdspan::<bool, 1, LayoutRight>(&tensor) };
     assert_eq!(managed.map(|_| ()), Err(DlpackError::InvalidBool { found: 2 }));
     t.device = DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: 0 };
-    t.data = 0x7f00_0000_0000usize as *mut std::ffi::c_void;
+    t.data = std::ptr::without_provenance_mut(0x7f00_0000_0000);
     let tensor = t.tensor();
     // SAFETY: a device view is never read on the host; the metadata arrays are alive.
     let device = unsafe { to_device_mdspan::<bool, 1, LayoutRight>(&tensor) };

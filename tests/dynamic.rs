@@ -267,7 +267,7 @@ fn every_construction_rule_has_its_error() {
     t.strides = Some(vec![i64::MAX / 2, 1]);
     assert_eq!(dynamic(&t.tensor()).unwrap_err(), DlpackError::SpanOverflow);
     let mut t = good();
-    t.data = (usize::MAX - 8) as *mut std::ffi::c_void;
+    t.data = std::ptr::without_provenance_mut(usize::MAX - 8);
     assert_eq!(dynamic(&t.tensor()).unwrap_err(), DlpackError::SpanOverflow);
     // Mutable views need unique strides.
     let mut t = good();
@@ -412,7 +412,7 @@ fn typed_views_round_trip_through_dynamic_views() {
     let tensor: DLTensor = *view.to_dlpack_tensor().unwrap().get();
     assert_eq!((tensor.ndim, tensor.byte_offset), (2, 64));
     // Device views too: metadata only.
-    let gpu = 0x7f00_0000_0000 as *const f32;
+    let gpu = std::ptr::without_provenance::<f32>(0x7f00_0000_0000);
     // SAFETY: a device address never read on the host.
     let device = unsafe { DeviceMdspan::<f32, 1>::from_raw_parts(gpu, Mapping::compact([4]).unwrap(), 2) };
     let view: DynMdspan<'_, Device> = device.into();

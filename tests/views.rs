@@ -139,7 +139,7 @@ fn pinned_host_memory_is_host_memory() {
 
 #[test]
 fn device_and_managed_views_validate_without_a_gpu() {
-    let fake_device_address = 0x7f00_0000_0000usize as *const f32;
+    let fake_device_address = std::ptr::without_provenance::<f32>(0x7f00_0000_0000);
     let mut t = Crafted::cpu(fake_device_address, &[4, 8], Some(&[8, 1]));
     t.device = DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: 3 };
     let tensor = t.tensor();
