@@ -277,6 +277,15 @@ pub enum DlpackError {
         /// The data type.
         dtype: DLDataType,
     },
+    /// The data type is one dlspan has, but not one this operation takes: a dispatch to generic
+    /// kernel code (`kernel::dispatch_float` takes the four float types, `kernel::dispatch_scalar`
+    /// the integers and floats).
+    DtypeNotAccepted {
+        /// The data type.
+        dtype: DLDataType,
+        /// What the operation takes, in words (`"float16, bfloat16, float32 or float64"`).
+        accepted: &'static str,
+    },
     /// A rank beyond what a dispatch to const-generic code instantiates.
     UnsupportedRank {
         /// The rank asked for.
@@ -427,6 +436,9 @@ impl fmt::Display for DlpackError {
             }
             Self::UnsupportedDtype { dtype } => {
                 write!(f, "dtype {dtype} has no element type or storage layout in dlspan")
+            }
+            Self::DtypeNotAccepted { dtype, accepted } => {
+                write!(f, "dtype {dtype} is not one this operation takes ({accepted})")
             }
             Self::UnsupportedRank { rank, max } => {
                 write!(f, "rank {rank} is above {max}, the most axes this operation takes")

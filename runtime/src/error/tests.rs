@@ -337,6 +337,13 @@ fn produced() -> Vec<DlpackError> {
         }
     }
     errors.push(crate::dtype::dispatch_rank(12, Rank).unwrap_err());
+    // DtypeNotAccepted: an integer dtype given to the float dispatch.
+    struct Float;
+    impl crate::kernel::FloatVisitor for Float {
+        type Output = ();
+        fn visit<T: crate::kernel::Float, const R: usize>(self) {}
+    }
+    errors.push(crate::kernel::dispatch_float(DLDataType::new(DLDataTypeCode::kDLInt, 32, 1), 1, Float).unwrap_err());
     // PackedByteLength: too few bytes for a packed view, too many for a packed export.
     let bytes = [0u8; 1];
     let packed = crate::PackedMdspan::<Float4E2m1fn, 1>::from_bytes(&bytes, [3]);
@@ -570,6 +577,11 @@ fn claims(err: &DlpackError) -> usize {
             assert_ne!(expected, found);
             37
         }
+        DlpackError::DtypeNotAccepted { dtype, accepted } => {
+            names(&dtype);
+            assert!(text.contains(accepted), "{text:?} does not say what the operation takes");
+            38
+        }
     }
 }
 
@@ -582,7 +594,7 @@ struct AnyFlags {
 }
 
 /// The number of variants: the arms of `claims`.
-const VARIANTS: usize = 38;
+const VARIANTS: usize = 39;
 
 #[test]
 fn every_variant_is_produced_and_its_message_holds() {

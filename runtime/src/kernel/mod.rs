@@ -183,6 +183,7 @@ mod cachedir;
 mod ctype;
 mod cxx;
 mod def;
+mod dispatch;
 mod host;
 mod operand;
 mod private;
@@ -201,6 +202,7 @@ pub use cxx::prepare;
 #[doc(hidden)]
 pub use def::{Call, Declared, ElementwiseDef, Param, ParamKind, TypeInfo, scalar_bytes};
 pub use def::{Instance, MAX_VIEWS};
+pub use dispatch::{FloatVisitor, ScalarVisitor, dispatch_float, dispatch_scalar};
 pub use host::Cpu;
 pub use operand::{Executor, Read, Write};
 #[doc(hidden)]

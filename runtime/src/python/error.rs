@@ -278,6 +278,7 @@ fn class(err: &DlpackError) -> Class {
         | E::SubbytePacking { .. }
         | E::UncheckedWrites
         | E::UnsupportedDtype { .. }
+        | E::DtypeNotAccepted { .. }
         | E::UnsupportedRank { .. }
         | E::NegativeNdim { .. } => Class::Type,
         E::ExtentMismatch { .. }
@@ -347,7 +348,7 @@ variant_names!(kind, DlpackError:
     ByteOffsetNotElementMultiple, Misaligned, NullShape, NegativeExtent, ExtentMismatch, NullStrides,
     StridesIncompatible, NonPositiveStride, SpanOverflow, NegativeReach, OverlappingStrides, InvalidBool, LengthMismatch,
     TooFewElements, ShapeMismatch, KernelShapeMismatch, LanesNotGroupable, UncheckedWrites, SubviewOutOfBounds, PaddedSubbyteExport, UnsupportedVersion,
-    NullManagedTensor, ReadOnly, CopyRequired, AllocationFailed, UnsupportedDtype, UnsupportedRank, NegativeNdim,
+    NullManagedTensor, ReadOnly, CopyRequired, AllocationFailed, UnsupportedDtype, DtypeNotAccepted, UnsupportedRank, NegativeNdim,
     PackedByteLength, Aliased,
 );
 

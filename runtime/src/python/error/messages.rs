@@ -169,6 +169,7 @@ pub(super) fn python_message(err: &DlpackError) -> String {
             format!("could not allocate {len} elements of {element_size} bytes")
         }
         E::UnsupportedDtype { dtype } => format!("dlspan has no element type for the dtype {dtype}"),
+        E::DtypeNotAccepted { dtype, accepted } => format!("this operation takes arrays of {accepted}, not {dtype}"),
         E::UnsupportedRank { rank, max } => {
             format!("a {rank}-d array has more axes than this operation takes (at most {max})")
         }
