@@ -347,7 +347,7 @@ fn run_elementwise<const R: usize>(
 ) {
     let scalars: Vec<&[u8]> = scalars.iter().map(Vec::as_slice).collect();
     let mut operands: Vec<dlspan::kernel::Operand<'_, dlspan::kernel::Cpu, R>> =
-        views.iter().map(|v| dlspan::kernel::Operand { raw: v.raw, writes: v.writes, extra: () }).collect();
+        views.iter().map(|v| dlspan::kernel::Operand { raw: v.raw, writes: v.writes, rank: R, extra: () }).collect();
     let Some((key, p)) = elementwise_plan(instance, &mut operands, &scalars).expect("plannable") else {
         return;
     };

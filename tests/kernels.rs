@@ -41,6 +41,65 @@ fn every_kernel<const R: usize>(rng: &mut Rng, max: usize) {
 }
 
 #[test]
+fn exact_runs_broadcast_no_axis_a_view_has() {
+    // `out = 1·x + 1·y` over 2×3: a `[3]` row is taken by both runs (the leading axis it lacks is
+    // broadcast), a `[1]` or `[2, 1]` view only by `run`.
+    let x = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+    let xv = HostMdspan::<f32, 2>::from_slice(&x, [2, 3]).unwrap();
+    let row = [10.0f32, 20.0, 30.0];
+    let mut out = [0.0f32; 6];
+    axpby
+        .run_exact(
+            Cpu,
+            1.0,
+            1.0,
+            &xv,
+            &HostMdspan::<f32, 1>::from_slice(&row, [3]).unwrap(),
+            &mut HostMdspanMut::<f32, 2>::from_slice(&mut out, [2, 3]).unwrap(),
+        )
+        .unwrap();
+    assert_eq!(out, [11.0, 22.0, 33.0, 14.0, 25.0, 36.0]);
+    let one = [100.0f32];
+    let column = [7.0f32, 8.0];
+    for (view, axis) in [
+        (HostMdspan::<f32, 2>::from_slice(&one, [1, 1]).unwrap(), 0u32),
+        (HostMdspan::<f32, 2>::from_slice(&column, [2, 1]).unwrap(), 1),
+    ] {
+        let mut out = [0.0f32; 6];
+        let error = axpby
+            .run_exact(Cpu, 1.0, 1.0, &xv, &view, &mut HostMdspanMut::<f32, 2>::from_slice(&mut out, [2, 3]).unwrap())
+            .unwrap_err();
+        let expected = if axis == 0 { 2 } else { 3 };
+        assert_eq!(error, DlpackError::KernelBroadcastRefused { view: "y", axis, expected });
+        assert!(error.to_string().contains("view `y` has extent 1 on axis"), "{error}");
+        assert_eq!(out, [0.0; 6], "nothing written");
+        // `run` broadcasts it.
+        axpby
+            .run(Cpu, 1.0, 1.0, &xv, &view, &mut HostMdspanMut::<f32, 2>::from_slice(&mut out, [2, 3]).unwrap())
+            .unwrap();
+        assert_ne!(out, [0.0; 6]);
+    }
+    let rank_one = HostMdspan::<f32, 1>::from_slice(&one, [1]).unwrap();
+    let error = axpby
+        .run_exact(Cpu, 1.0, 1.0, &xv, &rank_one, &mut HostMdspanMut::<f32, 2>::from_slice(&mut out, [2, 3]).unwrap())
+        .unwrap_err();
+    assert_eq!(error, DlpackError::KernelBroadcastRefused { view: "y", axis: 1, expected: 3 });
+    // Other extents are the shape errors of `run`.
+    let wide = [0.0f32; 4];
+    let error = axpby
+        .run_exact(
+            Cpu,
+            1.0,
+            1.0,
+            &xv,
+            &HostMdspan::<f32, 1>::from_slice(&wide, [4]).unwrap(),
+            &mut HostMdspanMut::<f32, 2>::from_slice(&mut out, [2, 3]).unwrap(),
+        )
+        .unwrap_err();
+    assert_eq!(error, DlpackError::KernelShapeMismatch { view: "y", axis: 1, expected: 3, found: 4 });
+}
+
+#[test]
 #[allow(clippy::excessive_precision)] // the kernel's own literals, spelled as it spells them
 fn unsuffixed_literals_take_the_operands_type_in_generic_bodies() {
     // The generic GELU beside the same formula written for each type with suffixed literals.

@@ -216,6 +216,17 @@ pub enum DlpackError {
         /// The view's extent.
         found: usize,
     },
+    /// A read view of an element-wise kernel run with `run_exact` has extent 1 on an axis where
+    /// the kernel's output has another extent: `run` would broadcast it, `run_exact` broadcasts
+    /// no axis a view has (only the leading axes a view of fewer axes lacks).
+    KernelBroadcastRefused {
+        /// The view's parameter name in the kernel's signature.
+        view: &'static str,
+        /// The axis, in the output's numbering.
+        axis: u32,
+        /// The output's extent there.
+        expected: usize,
+    },
     /// The last axis of a view cannot become the lanes of one element
     /// ([`Mdspan::group_lanes`](crate::Mdspan::group_lanes)): its values are not adjacent (the
     /// last axis's stride is not 1, or it has no values), or another axis's stride is not a whole
@@ -400,6 +411,11 @@ impl fmt::Display for DlpackError {
                 f,
                 "view `{view}` has extent {found} on axis {axis} where the kernel's output has {expected}: written \
                  views take the output's shape, read views broadcast to it only from extent 1"
+            ),
+            Self::KernelBroadcastRefused { view, axis, expected } => write!(
+                f,
+                "view `{view}` has extent 1 on axis {axis} where the kernel's output has {expected}, and an exact \
+                 run broadcasts no axis a view has: give it the output's extent, or run the kernel with `run`"
             ),
             Self::LanesNotGroupable { axis, stride, lanes } => write!(
                 f,

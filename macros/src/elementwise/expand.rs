@@ -193,7 +193,7 @@ fn instance(kernel: &Kernel<'_>, analysis: &Analysis) -> TokenStream {
 /// `run(on, args...)`.
 fn run(kernel: &Kernel<'_>) -> TokenStream {
     let vis = kernel.vis;
-    let user_params = kernel.generics.params.iter();
+    let user_params: Vec<_> = kernel.generics.params.iter().collect();
     let type_params = type_params(kernel);
     let where_clause = where_clause(kernel);
     let executor = format_ident!("__DlspanE");
@@ -223,35 +223,50 @@ fn run(kernel: &Kernel<'_>) -> TokenStream {
             }
         }
     }
-    let names = kernel.params.iter().map(|p| &p.ident);
+    let names: Vec<_> = kernel.params.iter().map(|p| &p.ident).collect();
     let count = views.len();
-    quote! {
-        /// Runs the kernel over views: on [`dlspan::kernel::Cpu`] (host and managed views), or on a
-        /// CUDA stream (`&dlspan::cuda::Stream`: device and managed views). Read views are
-        /// broadcast to the shape of the first written view.
-        #[allow(clippy::too_many_arguments, clippy::multiple_bound_locations)]
-        #vis fn run<#executor, #(#user_params,)* #(#view_types,)* const #rank: usize>(
-            self,
-            __dlspan_on: #executor,
-            #(#params),*
-        ) -> ::core::result::Result<(), <#executor as ::dlspan::kernel::Executor>::Error>
-        where
-            #executor: ::dlspan::kernel::Executor,
-            #where_clause
-            #(#bounds,)*
-        {
-            let __dlspan_call = ::dlspan::kernel::Call {
-                instance: Self::instance::<#(#type_params),*>(),
-                scalars: &[#(#scalars),*],
-            };
-            ::dlspan::kernel::ViewArgs::<#executor, #rank, #count>::run(
-                (#(#views,)*),
-                __dlspan_on,
-                &__dlspan_call,
-                |(#(#views,)*)| Self::element::<#(#type_params),*>(#(#names),*),
-            )
+    let method = |name: &str, doc: &str| {
+        let name = format_ident!("{}", name);
+        quote! {
+            #[doc = #doc]
+            #[allow(clippy::too_many_arguments, clippy::multiple_bound_locations)]
+            #vis fn #name<#executor, #(#user_params,)* #(#view_types,)* const #rank: usize>(
+                self,
+                __dlspan_on: #executor,
+                #(#params),*
+            ) -> ::core::result::Result<(), <#executor as ::dlspan::kernel::Executor>::Error>
+            where
+                #executor: ::dlspan::kernel::Executor,
+                #where_clause
+                #(#bounds,)*
+            {
+                let __dlspan_call = ::dlspan::kernel::Call {
+                    instance: Self::instance::<#(#type_params),*>(),
+                    scalars: &[#(#scalars),*],
+                };
+                ::dlspan::kernel::ViewArgs::<#executor, #rank, #count>::#name(
+                    (#(#views,)*),
+                    __dlspan_on,
+                    &__dlspan_call,
+                    |(#(#views,)*)| Self::element::<#(#type_params),*>(#(#names),*),
+                )
+            }
         }
-    }
+    };
+    let run = method(
+        "run",
+        " Runs the kernel over views: on [`dlspan::kernel::Cpu`] (host and managed views), or on a\n \
+         CUDA stream (`&dlspan::cuda::Stream`: device and managed views). Read views are\n \
+         broadcast to the shape of the first written view (NumPy's rule).",
+    );
+    let run_exact = method(
+        "run_exact",
+        " As `run`, but broadcasting no axis a view has: each is the first written view's extent\n \
+         (`DlpackError::KernelBroadcastRefused` for an extent of 1 that `run` would broadcast); a\n \
+         read view of fewer axes still broadcasts along the leading axes it lacks (a `[D]` bias\n \
+         over `[N, D]` rows, never a `[1]` one).",
+    );
+    quote!(#run #run_exact)
 }
 
 /// Rewrites a checked body into Rust whose operators are `dlspan::kernel::ops` calls.

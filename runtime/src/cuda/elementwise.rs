@@ -75,6 +75,7 @@ pub(super) fn device_operand<'a, T, const R: usize>(
     crate::kernel::Operand {
         raw,
         writes,
+        rank: R,
         extra: DeviceExtra { ordinal: view.kernel_ordinal(), order: view.kernel_order() },
     }
 }
@@ -133,7 +134,7 @@ impl<'s, T: DlElement, const Q: usize, const R: usize, E: Extents<Q>, L: Layout,
 
     fn operand(&self) -> DeviceOperand<'_, 's, R> {
         let raw = widen(self.data_handle(), self.mapping());
-        crate::kernel::Operand { raw, writes: false, extra: extra::<S>(self.ordinal(), self.origin()) }
+        crate::kernel::Operand { raw, writes: false, rank: Q, extra: extra::<S>(self.ordinal(), self.origin()) }
     }
 }
 
@@ -144,7 +145,7 @@ impl<'s, T: DlElement, const Q: usize, const R: usize, E: Extents<Q>, L: Layout,
 
     fn operand(&self) -> DeviceOperand<'_, 's, R> {
         let raw = widen(self.data_handle().cast_const(), self.mapping());
-        crate::kernel::Operand { raw, writes: false, extra: extra::<S>(self.ordinal(), self.origin()) }
+        crate::kernel::Operand { raw, writes: false, rank: Q, extra: extra::<S>(self.ordinal(), self.origin()) }
     }
 }
 
@@ -153,6 +154,6 @@ impl<'s, T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: KernelSpace>
 {
     fn operand_mut(&mut self) -> DeviceOperand<'_, 's, R> {
         let raw = widen(self.data_handle().cast_const(), self.mapping());
-        crate::kernel::Operand { raw, writes: true, extra: extra::<S>(self.ordinal(), self.origin()) }
+        crate::kernel::Operand { raw, writes: true, rank: R, extra: extra::<S>(self.ordinal(), self.origin()) }
     }
 }

@@ -240,6 +240,9 @@ fn produced() -> Vec<DlpackError> {
     let b = HostMdspan::<i32, 1>::from_slice(&b, [4]).unwrap();
     let mut out = HostMdspanMut::<i32, 1>::from_slice(&mut out, [4]).unwrap();
     errors.push(crate::kernel::builtin::add.run(crate::kernel::Cpu, &a, &b, &mut out).unwrap_err());
+    // KernelBroadcastRefused: an input of extent 1, which an exact run does not broadcast.
+    let one = HostMdspan::<i32, 1>::from_slice(&DATA[..1], [1]).unwrap();
+    errors.push(crate::kernel::builtin::add.run_exact(crate::kernel::Cpu, &one, &b, &mut out).unwrap_err());
 
     // SubviewOutOfBounds: reversed, beyond the extent, an inclusive end of usize::MAX, an excluded
     // start of usize::MAX; shared and mutable.
@@ -582,6 +585,13 @@ fn claims(err: &DlpackError) -> usize {
             assert!(text.contains(accepted), "{text:?} does not say what the operation takes");
             38
         }
+        DlpackError::KernelBroadcastRefused { view, axis, expected } => {
+            assert!(text.contains(&format!("`{view}`")), "{text:?} does not name the view");
+            names(&axis);
+            names(&expected);
+            assert!(expected != 1 && text.contains("extent 1"), "{text:?}");
+            39
+        }
     }
 }
 
@@ -594,7 +604,7 @@ struct AnyFlags {
 }
 
 /// The number of variants: the arms of `claims`.
-const VARIANTS: usize = 39;
+const VARIANTS: usize = 40;
 
 #[test]
 fn every_variant_is_produced_and_its_message_holds() {

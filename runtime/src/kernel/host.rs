@@ -204,7 +204,7 @@ impl<T: DlElement, const Q: usize, const R: usize, E: Extents<Q>, L: Layout, S: 
 
     #[inline(always)]
     fn operand(&self) -> Operand<'_, Cpu, R> {
-        Operand { raw: widen(self.data_handle(), self.mapping()), writes: false, extra: () }
+        Operand { raw: widen(self.data_handle(), self.mapping()), writes: false, rank: Q, extra: () }
     }
 }
 
@@ -215,7 +215,7 @@ impl<T: DlElement, const Q: usize, const R: usize, E: Extents<Q>, L: Layout, S: 
 
     #[inline(always)]
     fn operand(&self) -> Operand<'_, Cpu, R> {
-        Operand { raw: widen(self.data_handle().cast_const(), self.mapping()), writes: false, extra: () }
+        Operand { raw: widen(self.data_handle().cast_const(), self.mapping()), writes: false, rank: Q, extra: () }
     }
 }
 
@@ -224,6 +224,6 @@ impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> 
 {
     #[inline(always)]
     fn operand_mut(&mut self) -> Operand<'_, Cpu, R> {
-        Operand { raw: widen(self.data_handle().cast_const(), self.mapping()), writes: true, extra: () }
+        Operand { raw: widen(self.data_handle().cast_const(), self.mapping()), writes: true, rank: R, extra: () }
     }
 }

@@ -89,6 +89,9 @@ pub struct Operand<'a, E: Executor, const R: usize> {
     pub raw: RawOperand<R>,
     /// Whether the kernel writes it.
     pub writes: bool,
+    /// The view's own number of axes: `R`, or fewer for a read view, which broadcasts along the
+    /// leading axes it lacks.
+    pub rank: usize,
     /// What the executor needs besides.
     pub extra: E::Extra<'a>,
 }
@@ -143,6 +146,36 @@ pub fn broadcast<E: Executor, const R: usize>(
         }
     }
     Ok(shape)
+}
+
+/// Checks the operands of a call of `def` for [`run_exact`](ViewArgs::run_exact): no axis a view
+/// has is broadcast from extent 1 (each is the first written view's extent); a read view of fewer
+/// axes still broadcasts along the leading axes it lacks.
+///
+/// # Errors
+///
+/// [`DlpackError::KernelBroadcastRefused`] naming the view and the axis of extent 1;
+/// [`DlpackError::KernelShapeMismatch`] for any other extent that differs.
+pub(crate) fn exact<E: Executor, const R: usize>(
+    operands: &[Operand<'_, E, R>],
+    def: &ElementwiseDef,
+) -> Result<(), DlpackError> {
+    let shape = operands[def.primary()].raw.extents;
+    for (k, op) in operands.iter().enumerate() {
+        let own = R.saturating_sub(op.rank);
+        for (axis, (&found, &expected)) in op.raw.extents.iter().zip(&shape).enumerate().skip(own) {
+            if found == expected {
+                continue;
+            }
+            let view = def.views().nth(k).map_or("?", |param| param.name);
+            let axis = u32::try_from(axis).unwrap_or(u32::MAX);
+            return Err(match found {
+                1 => DlpackError::KernelBroadcastRefused { view, axis, expected },
+                _ => DlpackError::KernelShapeMismatch { view, axis, expected, found },
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A view an executor reads: shared and mutable views of the memory spaces it reaches (host and
@@ -296,6 +329,14 @@ pub unsafe trait ViewArgs<E: Executor, const R: usize, const N: usize>: Sized {
     #[inline(always)]
     fn run(mut self, on: E, call: &Call<'_>, body: impl FnMut(Self::Items<'_>)) -> Result<(), E::Error> {
         let operands = self.operands();
+        on.run_views::<R, N, Self>(call, operands, body)
+    }
+
+    /// As [`run`](Self::run), refusing views broadcast from extent 1 ([`exact`]).
+    #[inline(always)]
+    fn run_exact(mut self, on: E, call: &Call<'_>, body: impl FnMut(Self::Items<'_>)) -> Result<(), E::Error> {
+        let operands = self.operands();
+        exact(&operands, call.instance.def())?;
         on.run_views::<R, N, Self>(call, operands, body)
     }
 }

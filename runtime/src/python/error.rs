@@ -291,6 +291,7 @@ fn class(err: &DlpackError) -> Class {
         | E::TooFewElements { .. }
         | E::ShapeMismatch { .. }
         | E::KernelShapeMismatch { .. }
+        | E::KernelBroadcastRefused { .. }
         | E::LanesNotGroupable { .. }
         | E::SubviewOutOfBounds { .. }
         | E::ReadOnly
@@ -347,7 +348,7 @@ variant_names!(kind, DlpackError:
     DeviceMismatch, NegativeDeviceId, Underaligned, RankMismatch, DtypeMismatch, SubbytePacking, NullData, ByteOffsetOverflow,
     ByteOffsetNotElementMultiple, Misaligned, NullShape, NegativeExtent, ExtentMismatch, NullStrides,
     StridesIncompatible, NonPositiveStride, SpanOverflow, NegativeReach, OverlappingStrides, InvalidBool, LengthMismatch,
-    TooFewElements, ShapeMismatch, KernelShapeMismatch, LanesNotGroupable, UncheckedWrites, SubviewOutOfBounds, PaddedSubbyteExport, UnsupportedVersion,
+    TooFewElements, ShapeMismatch, KernelShapeMismatch, KernelBroadcastRefused, LanesNotGroupable, UncheckedWrites, SubviewOutOfBounds, PaddedSubbyteExport, UnsupportedVersion,
     NullManagedTensor, ReadOnly, CopyRequired, AllocationFailed, UnsupportedDtype, DtypeNotAccepted, UnsupportedRank, NegativeNdim,
     PackedByteLength, Aliased,
 );
@@ -384,6 +385,7 @@ fn details(err: &DlpackError) -> Details {
         E::ShapeMismatch { expected, found, .. } | E::KernelShapeMismatch { expected, found, .. } => {
             Details::Ints(int(expected), int(found))
         }
+        E::KernelBroadcastRefused { expected, .. } => Details::Ints(int(expected), 1),
         E::InvalidBool { found } => Details::Found(i64::from(found)),
         _ => Details::None,
     }

@@ -136,6 +136,10 @@ pub(super) fn python_message(err: &DlpackError) -> String {
             "'{view}' has extent {found} on axis {axis} where the kernel's output has {expected}: written arrays \
              take the output's shape, read arrays broadcast to it only from extent 1"
         ),
+        E::KernelBroadcastRefused { view, axis, expected } => format!(
+            "'{view}' has extent 1 on axis {axis} where the kernel's output has {expected}, and this operation \
+             broadcasts no axis an array has: pass an array of the output's extent"
+        ),
         E::LanesNotGroupable { axis, stride, lanes } => format!(
             "stride {stride} on axis {axis}: the last axis's {lanes} values become one element only when they \
              are adjacent and every other stride is a multiple of {lanes}; pass a copy"
