@@ -265,6 +265,26 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: MemorySpace> Mdspan<'a,
     /// assert_eq!(m.axis_iter(1).rev().next().unwrap().to_vec(), [3, 6]);
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```
+    ///
+    /// An axis reduction is a sum per sub-view. The backward of `x + bias`, a `[D]` bias broadcast
+    /// over the rows of an `[N, D]` output, returns for the bias the sum of each column of the
+    /// output's gradient (NumPy's `grad.sum(axis=0)`); each column is summed pairwise
+    /// ([`sum`](Self::sum)), through its stride:
+    ///
+    /// ```
+    /// use dlspan::HostMdspan;
+    /// let grad = [1.0f32, 2.0, 3.0, 10.0, 20.0, 30.0];
+    /// let grad = HostMdspan::<f32, 2>::from_slice(&grad, [2, 3])?;
+    /// let mut bias_grad = [0.0f32; 3];
+    /// for (sum, column) in bias_grad.iter_mut().zip(grad.axis_iter::<1>(1)) {
+    ///     *sum = column.sum();
+    /// }
+    /// assert_eq!(bias_grad, [11.0, 22.0, 33.0]);
+    /// // The sum over the columns instead (one value per row): the rows, along axis 0.
+    /// let row_sums: Vec<f32> = grad.axis_iter::<1>(0).map(|row| row.sum()).collect();
+    /// assert_eq!(row_sums, [6.0, 60.0]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
     #[inline]
     #[track_caller]
     pub fn axis_iter<const Q: usize>(&self, axis: usize) -> AxisIter<'a, T, Q, L::Sub, S>
