@@ -60,6 +60,26 @@ pub trait ScalarVisitor {
     fn visit<T: Scalar, const R: usize>(self) -> Self::Output;
 }
 
+/// The body of a dispatch: the visitor trait `$visitor` (bound `$bound`) called for the type of
+/// `types` whose dtype is `$dtype`, at rank `$rank`; any other dtype is refused naming `$accepted`.
+macro_rules! by_type {
+    ($visitor:ident, $bound:ident, $dtype:expr, $rank:expr, $value:expr, $accepted:expr, [$($t:ty),*]) => {{
+        /// The element type chosen, the rank still to choose.
+        struct ByRank<V, T>(V, PhantomData<T>);
+        impl<V: $visitor, T: $bound> RankVisitor for ByRank<V, T> {
+            type Output = V::Output;
+            #[inline]
+            fn visit<const R: usize>(self) -> V::Output {
+                self.0.visit::<T, R>()
+            }
+        }
+        match $dtype {
+            $(<$t as DlElement>::DTYPE => dispatch_rank($rank, ByRank::<V, $t>($value, PhantomData)),)*
+            dtype => Err(DlpackError::DtypeNotAccepted { dtype, accepted: $accepted }),
+        }
+    }};
+}
+
 /// The dtypes [`dispatch_float`] takes, for its error.
 const FLOATS: &str = "float16, bfloat16, float32 or float64";
 
@@ -106,24 +126,7 @@ const SCALARS: &str = "int8..int128, uint8..uint128, float16, bfloat16, float32 
 /// ```
 #[inline]
 pub fn dispatch_float<V: FloatVisitor>(dtype: DLDataType, rank: usize, visitor: V) -> Result<V::Output, DlpackError> {
-    /// The element type chosen, the rank still to choose.
-    struct ByRank<V, T>(V, PhantomData<T>);
-    impl<V: FloatVisitor, T: Float> RankVisitor for ByRank<V, T> {
-        type Output = V::Output;
-        #[inline]
-        fn visit<const R: usize>(self) -> V::Output {
-            self.0.visit::<T, R>()
-        }
-    }
-    macro_rules! arms {
-        ($($t:ty),*) => {
-            match dtype {
-                $(<$t as DlElement>::DTYPE => dispatch_rank(rank, ByRank::<V, $t>(visitor, PhantomData)),)*
-                _ => Err(DlpackError::DtypeNotAccepted { dtype, accepted: FLOATS }),
-            }
-        };
-    }
-    arms!(f16, bf16, f32, f64)
+    by_type!(FloatVisitor, Float, dtype, rank, visitor, FLOATS, [f16, bf16, f32, f64])
 }
 
 /// Calls `visitor.visit::<T, R>()` for the [`Scalar`] type `T` whose dtype is `dtype` (the
@@ -156,24 +159,15 @@ pub fn dispatch_float<V: FloatVisitor>(dtype: DLDataType, rank: usize, visitor: 
 /// ```
 #[inline]
 pub fn dispatch_scalar<V: ScalarVisitor>(dtype: DLDataType, rank: usize, visitor: V) -> Result<V::Output, DlpackError> {
-    /// The element type chosen, the rank still to choose.
-    struct ByRank<V, T>(V, PhantomData<T>);
-    impl<V: ScalarVisitor, T: Scalar> RankVisitor for ByRank<V, T> {
-        type Output = V::Output;
-        #[inline]
-        fn visit<const R: usize>(self) -> V::Output {
-            self.0.visit::<T, R>()
-        }
-    }
-    macro_rules! arms {
-        ($($t:ty),*) => {
-            match dtype {
-                $(<$t as DlElement>::DTYPE => dispatch_rank(rank, ByRank::<V, $t>(visitor, PhantomData)),)*
-                _ => Err(DlpackError::DtypeNotAccepted { dtype, accepted: SCALARS }),
-            }
-        };
-    }
-    arms!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, bf16, f32, f64)
+    by_type!(
+        ScalarVisitor,
+        Scalar,
+        dtype,
+        rank,
+        visitor,
+        SCALARS,
+        [i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, bf16, f32, f64]
+    )
 }
 
 #[cfg(test)]
