@@ -295,3 +295,20 @@ fn created_directories_are_private() {
         assert_eq!(fs::metadata(&file).unwrap().mode() & 0o077, 0, "{}: no access for others", file.display());
     }
 }
+
+#[test]
+fn build_directories_left_by_ended_processes_are_removed_after_a_day() {
+    let root = fresh("stale");
+    run_in(&root);
+    let cpu = root.join("cpu");
+    let (old, recent) = (cpu.join(".build-0123456789abcdef"), cpu.join(".build-fedcba9876543210"));
+    for dir in [&old, &recent] {
+        fs::create_dir(dir).unwrap();
+        fs::write(dir.join("kernel.cpp"), b"left by a process that ended").unwrap();
+    }
+    let two_days = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 24 * 60 * 60);
+    fs::File::open(&old).unwrap().set_modified(two_days).unwrap();
+    run_in(&root);
+    assert!(!old.exists(), "a day-old build directory is removed");
+    assert!(recent.exists(), "a recent one may belong to a running build");
+}

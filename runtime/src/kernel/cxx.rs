@@ -107,10 +107,32 @@ const TARGET: &str = env!("DLSPAN_TARGET");
 
 /// The directory of built libraries, checked to be the user's own (rule K11): `cpu` under the
 /// caches' root ([`cache_root`]: `$DLSPAN_CACHE_DIR`, else the user's cache directory); `None` when
-/// there is none, the cache is `off`, or the directory is refused (one warning).
+/// there is none, the cache is `off`, or the directory is refused (one warning). Opened once per
+/// process, which then removes the build directories of processes that ended mid-build.
 fn cache_dir() -> Option<PathBuf> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
-    DIR.get_or_init(|| open_cache(&cache_root()?.join("cpu"), "the cache of raw kernels built for the CPU")).clone()
+    DIR.get_or_init(|| {
+        let dir = open_cache(&cache_root()?.join("cpu"), "the cache of raw kernels built for the CPU")?;
+        remove_stale_builds(&dir);
+        Some(dir)
+    })
+    .clone()
+}
+
+/// How old a build directory is when no process can still be using it.
+const STALE_BUILD: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
+
+/// Removes the build directories in the cache `dir` (the user's own) untouched for [`STALE_BUILD`]:
+/// those of processes that ended mid-build (a build takes seconds).
+fn remove_stale_builds(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let stale = entry.file_name().to_string_lossy().starts_with(".build-")
+            && entry.metadata().ok().and_then(|m| m.modified().ok()).and_then(|t| t.elapsed().ok()) > Some(STALE_BUILD);
+        if stale {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Everything a built library depends on, as one text stored beside it and compared before it is
