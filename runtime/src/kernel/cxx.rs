@@ -228,18 +228,21 @@ fn quote_body(log: &str, file: &str, first: u32, source: &str) -> String {
 
 /// Puts the library `built` (in a build directory inside `cache`) into the cache as entry `name`:
 /// library first, then its key file, each synced and renamed into place (a reader sees a whole
-/// entry, or a key its library does not match, never half a file). The cached library's path.
+/// entry, or a key its library does not match, never half a file). The cached library's path;
+/// an error only when the library did not move (then it is still at `built`).
 fn store(cache: &Path, name: &str, key: &str, built: &Path) -> std::io::Result<PathBuf> {
     let bytes = read_private(built, MAX_LIBRARY).ok_or_else(|| std::io::Error::other("the built library"))?;
     // The compiler made it with the umask's mode: for this user only, as the cache's own files.
     #[cfg(unix)]
     std::fs::set_permissions(built, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
     std::fs::File::open(built)?.sync_all()?;
-    let library = cache.join(format!("{name}.so"));
-    publish(built, &library, cache)?;
     let staged = built.with_file_name("kernel.key");
     write_new(&staged, &key_file(key, &bytes))?;
-    publish(&staged, &cache.join(format!("{name}.key")), cache)?;
+    let library = cache.join(format!("{name}.so"));
+    publish(built, &library, cache)?;
+    // The library is in place: a key file that does not follow only costs the next process a
+    // build (a library without its key is never loaded from the cache).
+    let _ = publish(&staged, &cache.join(format!("{name}.key")), cache);
     Ok(library)
 }
 
