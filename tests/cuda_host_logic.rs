@@ -18,10 +18,10 @@ use cuda_support::{
     cast, cxx_or_skip, movement,
 };
 use dlspan::DlElement;
-use dlspan::cuda::KernelKind;
 use dlspan::cuda::kernel::{
     IndexWidth, KernelShape, ModuleKey, Operand, SUM_BLOCKS, elementwise_plan, plan, prepare, sum_plans,
 };
+use dlspan::cuda::{HostTranslation, KernelKind};
 use dlspan::dtype::*;
 use dlspan::half::{bf16, f16};
 use dlspan::{HostMdspan, LayoutStrideRelaxed};
@@ -384,6 +384,59 @@ macro_rules! host_case {
     (@scalar o $name:ident) => { None };
 }
 
+/// Every test kernel once, each as `$case!($($pre)* kernel; parameters)` (parameters as
+/// `kernel_case!`'s).
+macro_rules! each_test_kernel {
+    ($case:ident!($($pre:tt)*)) => {{
+        use dlspan::dtype::Float8E4m3fn;
+        use kernels_support::*;
+        $case!($($pre)* axpby::<f16>; s a: f16, s b: f16, i x: f16, i y: f16, o out: f16);
+        $case!($($pre)* axpby::<bf16>; s a: bf16, s b: bf16, i x: bf16, i y: bf16, o out: bf16);
+        $case!($($pre)* axpby::<f32>; s a: f32, s b: f32, i x: f32, i y: f32, o out: f32);
+        $case!($($pre)* axpby::<f64>; s a: f64, s b: f64, i x: f64, i y: f64, o out: f64);
+        $case!($($pre)* axpby::<i8>; s a: i8, s b: i8, i x: i8, i y: i8, o out: i8);
+        $case!($($pre)* axpby::<u32>; s a: u32, s b: u32, i x: u32, i y: u32, o out: u32);
+        $case!($($pre)* axpby::<i128>; s a: i128, s b: i128, i x: i128, i y: i128, o out: i128);
+        $case!($($pre)* gray; i px: Rgba, o out: u8);
+        $case!($($pre)* brighten; o px: Rgba, s by: u8);
+        $case!($($pre)* soft::<f16>; i x: f16, s limit: f16, o out: f16);
+        $case!($($pre)* soft::<bf16>; i x: bf16, s limit: bf16, o out: bf16);
+        $case!($($pre)* soft::<f32>; i x: f32, s limit: f32, o out: f32);
+        $case!($($pre)* soft::<f64>; i x: f64, s limit: f64, o out: f64);
+        for which in 0..UNARY {
+            $case!($($pre)* unary::<f16>; i x: f16, s which: i32 = which, o out: f16);
+            $case!($($pre)* unary::<bf16>; i x: bf16, s which: i32 = which, o out: bf16);
+            $case!($($pre)* unary::<f32>; i x: f32, s which: i32 = which, o out: f32);
+            $case!($($pre)* unary::<f64>; i x: f64, s which: i32 = which, o out: f64);
+        }
+        for which in 0..BINARY {
+            $case!($($pre)* binary::<f16>; i x: f16, i y: f16, i z: f16, s which: i32 = which, o out: f16);
+            $case!($($pre)* binary::<bf16>; i x: bf16, i y: bf16, i z: bf16, s which: i32 = which, o out: bf16);
+            $case!($($pre)* binary::<f32>; i x: f32, i y: f32, i z: f32, s which: i32 = which, o out: f32);
+            $case!($($pre)* binary::<f64>; i x: f64, i y: f64, i z: f64, s which: i32 = which, o out: f64);
+        }
+        $case!($($pre)* integers::<i8>; i x: i8, i y: i8, o quotient: i8, o other: i8);
+        $case!($($pre)* integers::<u16>; i x: u16, i y: u16, o quotient: u16, o other: u16);
+        $case!($($pre)* integers::<i32>; i x: i32, i y: i32, o quotient: i32, o other: i32);
+        $case!($($pre)* integers::<u64>; i x: u64, i y: u64, o quotient: u64, o other: u64);
+        $case!($($pre)* integers::<i128>; i x: i128, i y: i128, o quotient: i128, o other: i128);
+        $case!($($pre)* mask::<f32>; i x: f32, s low: f32, s high: f32, o out: bool);
+        $case!($($pre)* mask::<i16>; i x: i16, s low: i16, s high: i16, o out: bool);
+        $case!($($pre)* select::<f64>; i m: bool, i a: f64, i b: f64, o out: f64);
+        $case!($($pre)* select::<u8>; i m: bool, i a: u8, i b: u8, o out: u8);
+        $case!($($pre)* gelu::<f16>; i x: f16, o out: f16);
+        $case!($($pre)* gelu::<bf16>; i x: bf16, o out: bf16);
+        $case!($($pre)* gelu::<f32>; i x: f32, o out: f32);
+        $case!($($pre)* gelu::<f64>; i x: f64, o out: f64);
+        $case!($($pre)* literals::<i8>; i x: i8, o out: i8, o negated: i8);
+        $case!($($pre)* literals::<i64>; i x: i64, o out: i64, o negated: i64);
+        $case!($($pre)* casts; i x: f32, o i: i32, o h: f16, o b: bf16, o e: Float8E4m3fn, o m: Meters);
+        $case!($($pre)* copy::<Rgba>; i x: Rgba, o out: Rgba);
+        $case!($($pre)* copy::<dlspan::dtype::F32x4>; i x: dlspan::dtype::F32x4, o out: dlspan::dtype::F32x4);
+        $case!($($pre)* copy::<bool>; i x: bool, o out: bool);
+    }};
+}
+
 /// Every test kernel once at rank `R`, on the host build and on the CPU path.
 fn every_kernel_on_the_host<const R: usize>(
     kernels: &HostKernels,
@@ -391,53 +444,23 @@ fn every_kernel_on_the_host<const R: usize>(
     rng: &mut kernels_support::Rng,
     max: usize,
 ) {
-    use dlspan::dtype::Float8E4m3fn;
-    use kernels_support::*;
-    let shape = random_extents::<R>(rng, max, true);
-    host_case!(kernels, coverage, rng, shape, axpby::<f16>; s a: f16, s b: f16, i x: f16, i y: f16, o out: f16);
-    host_case!(kernels, coverage, rng, shape, axpby::<bf16>; s a: bf16, s b: bf16, i x: bf16, i y: bf16, o out: bf16);
-    host_case!(kernels, coverage, rng, shape, axpby::<f32>; s a: f32, s b: f32, i x: f32, i y: f32, o out: f32);
-    host_case!(kernels, coverage, rng, shape, axpby::<f64>; s a: f64, s b: f64, i x: f64, i y: f64, o out: f64);
-    host_case!(kernels, coverage, rng, shape, axpby::<i8>; s a: i8, s b: i8, i x: i8, i y: i8, o out: i8);
-    host_case!(kernels, coverage, rng, shape, axpby::<u32>; s a: u32, s b: u32, i x: u32, i y: u32, o out: u32);
-    host_case!(kernels, coverage, rng, shape, axpby::<i128>; s a: i128, s b: i128, i x: i128, i y: i128, o out: i128);
-    host_case!(kernels, coverage, rng, shape, gray; i px: Rgba, o out: u8);
-    host_case!(kernels, coverage, rng, shape, brighten; o px: Rgba, s by: u8);
-    host_case!(kernels, coverage, rng, shape, soft::<f16>; i x: f16, s limit: f16, o out: f16);
-    host_case!(kernels, coverage, rng, shape, soft::<bf16>; i x: bf16, s limit: bf16, o out: bf16);
-    host_case!(kernels, coverage, rng, shape, soft::<f32>; i x: f32, s limit: f32, o out: f32);
-    host_case!(kernels, coverage, rng, shape, soft::<f64>; i x: f64, s limit: f64, o out: f64);
-    for which in 0..UNARY {
-        host_case!(kernels, coverage, rng, shape, unary::<f16>; i x: f16, s which: i32 = which, o out: f16);
-        host_case!(kernels, coverage, rng, shape, unary::<bf16>; i x: bf16, s which: i32 = which, o out: bf16);
-        host_case!(kernels, coverage, rng, shape, unary::<f32>; i x: f32, s which: i32 = which, o out: f32);
-        host_case!(kernels, coverage, rng, shape, unary::<f64>; i x: f64, s which: i32 = which, o out: f64);
-    }
-    for which in 0..BINARY {
-        host_case!(kernels, coverage, rng, shape, binary::<f16>; i x: f16, i y: f16, i z: f16, s which: i32 = which, o out: f16);
-        host_case!(kernels, coverage, rng, shape, binary::<bf16>; i x: bf16, i y: bf16, i z: bf16, s which: i32 = which, o out: bf16);
-        host_case!(kernels, coverage, rng, shape, binary::<f32>; i x: f32, i y: f32, i z: f32, s which: i32 = which, o out: f32);
-        host_case!(kernels, coverage, rng, shape, binary::<f64>; i x: f64, i y: f64, i z: f64, s which: i32 = which, o out: f64);
-    }
-    host_case!(kernels, coverage, rng, shape, integers::<i8>; i x: i8, i y: i8, o quotient: i8, o other: i8);
-    host_case!(kernels, coverage, rng, shape, integers::<u16>; i x: u16, i y: u16, o quotient: u16, o other: u16);
-    host_case!(kernels, coverage, rng, shape, integers::<i32>; i x: i32, i y: i32, o quotient: i32, o other: i32);
-    host_case!(kernels, coverage, rng, shape, integers::<u64>; i x: u64, i y: u64, o quotient: u64, o other: u64);
-    host_case!(kernels, coverage, rng, shape, integers::<i128>; i x: i128, i y: i128, o quotient: i128, o other: i128);
-    host_case!(kernels, coverage, rng, shape, mask::<f32>; i x: f32, s low: f32, s high: f32, o out: bool);
-    host_case!(kernels, coverage, rng, shape, mask::<i16>; i x: i16, s low: i16, s high: i16, o out: bool);
-    host_case!(kernels, coverage, rng, shape, select::<f64>; i m: bool, i a: f64, i b: f64, o out: f64);
-    host_case!(kernels, coverage, rng, shape, select::<u8>; i m: bool, i a: u8, i b: u8, o out: u8);
-    host_case!(kernels, coverage, rng, shape, gelu::<f16>; i x: f16, o out: f16);
-    host_case!(kernels, coverage, rng, shape, gelu::<bf16>; i x: bf16, o out: bf16);
-    host_case!(kernels, coverage, rng, shape, gelu::<f32>; i x: f32, o out: f32);
-    host_case!(kernels, coverage, rng, shape, gelu::<f64>; i x: f64, o out: f64);
-    host_case!(kernels, coverage, rng, shape, literals::<i8>; i x: i8, o out: i8, o negated: i8);
-    host_case!(kernels, coverage, rng, shape, literals::<i64>; i x: i64, o out: i64, o negated: i64);
-    host_case!(kernels, coverage, rng, shape, casts; i x: f32, o i: i32, o h: f16, o b: bf16, o e: Float8E4m3fn, o m: Meters);
-    host_case!(kernels, coverage, rng, shape, copy::<Rgba>; i x: Rgba, o out: Rgba);
-    host_case!(kernels, coverage, rng, shape, copy::<dlspan::dtype::F32x4>; i x: dlspan::dtype::F32x4, o out: dlspan::dtype::F32x4);
-    host_case!(kernels, coverage, rng, shape, copy::<bool>; i x: bool, o out: bool);
+    let shape = kernels_support::random_extents::<R>(rng, max, true);
+    each_test_kernel!(host_case!(kernels, coverage, rng, shape,));
+}
+
+/// One random case of an element-wise kernel through the public [`HostTranslation`]: its
+/// translation run over views as a stream runs it, each output compared with the Rust body's.
+macro_rules! translated_case {
+    ($rng:expr, $shape:expr, $kernel:ident $(::<$g:ty>)?; $($params:tt)*) => {{
+        let what = format!("{} through HostTranslation", stringify!($kernel $(::<$g>)?));
+        kernel_case!($rng, $shape, HostTranslation, $kernel $(::<$g>)?, &what; $($params)*);
+    }};
+}
+
+/// Every test kernel once at rank `R` through [`HostTranslation`] and the Rust body.
+fn every_kernel_translated<const R: usize>(rng: &mut kernels_support::Rng, max: usize) {
+    let shape = kernels_support::random_extents::<R>(rng, max, true);
+    each_test_kernel!(translated_case!(rng, shape,));
 }
 
 /// The translation of every test kernel (and every instantiation the tests launch), built with the
@@ -478,6 +501,70 @@ fn elementwise_translations_match_the_cpu_path_on_the_host() {
         }
     }
     println!("element-wise host tier: {} instantiations, shapes reached: {:?}", keys.len(), coverage.0);
+}
+
+/// The public [`HostTranslation`] runs every test kernel's translation as a stream would (planned
+/// by the launch's own planner, blocks on worker threads, threads as fibers) and agrees with the
+/// Rust body bit for bit on random layouts of every rank, as the test above does with its own grids.
+#[test]
+fn host_translation_matches_the_rust_body() {
+    if cxx_or_skip().is_none() {
+        return;
+    }
+    let mut rng = kernels_support::Rng::new(22);
+    for round in 0..4 {
+        every_kernel_translated::<0>(&mut rng, 1);
+        every_kernel_translated::<1>(&mut rng, 300);
+        every_kernel_translated::<2>(&mut rng, 40);
+        every_kernel_translated::<3>(&mut rng, 9);
+        every_kernel_translated::<4>(&mut rng, 5);
+        every_kernel_translated::<6>(&mut rng, if round % 2 == 0 { 3 } else { 2 });
+    }
+}
+
+dlspan::elementwise! {
+    /// A kernel whose output is written by every thread of a block at once (tiled copies aside,
+    /// the translation's only cross-thread work is none): used for the thread-safety test.
+    fn offset_by(x: &f64, by: f64, out: &mut f64) {
+        *out = *x + by;
+    }
+}
+
+/// Runs from many threads at once (each its own grid of worker threads and fibers) neither race
+/// nor mix their parameters; a view of another shape is the stream's typed error, not a run.
+#[test]
+fn host_translation_is_thread_safe_and_checks_its_views() {
+    use dlspan::{HostMdspan, HostMdspanMut};
+    if cxx_or_skip().is_none() {
+        return;
+    }
+    let x: Vec<f64> = (0..5000).map(f64::from).collect();
+    std::thread::scope(|scope| {
+        for t in 0..6 {
+            let x = &x;
+            scope.spawn(move || {
+                for round in 0..5 {
+                    let by = f64::from(t * 100 + round);
+                    let mut out = vec![f64::NAN; x.len()];
+                    let input = HostMdspan::<f64, 2>::from_slice(x, [50, 100]).unwrap();
+                    let mut view = HostMdspanMut::<f64, 2>::from_slice(&mut out, [50, 100]).unwrap();
+                    offset_by.run(HostTranslation, &input, by, &mut view).expect("runs");
+                    assert!(out.iter().zip(x).all(|(o, i)| *o == i + by), "thread {t} round {round}");
+                }
+            });
+        }
+    });
+    let mut out = vec![0.0f64; 12];
+    let input = HostMdspan::<f64, 1>::from_slice(&x[..5], [5]).unwrap();
+    let mut view = HostMdspanMut::<f64, 2>::from_slice(&mut out, [3, 4]).unwrap();
+    let error = offset_by.run(HostTranslation, &input, 1.0, &mut view).unwrap_err();
+    assert!(matches!(error, dlspan::cuda::CudaError::View(dlspan::DlpackError::KernelShapeMismatch { .. })), "{error}");
+    assert!(out.iter().all(|&v| v == 0.0), "a refused run wrote its output");
+    // No elements: nothing is built or run.
+    let mut none: [f64; 0] = [];
+    let mut empty = HostMdspanMut::<f64, 2>::from_slice(&mut none, [0, 4]).unwrap();
+    let input = HostMdspan::<f64, 1>::from_slice(&x[..4], [4]).unwrap();
+    offset_by.run(HostTranslation, &input, 1.0, &mut empty).expect("an empty run");
 }
 
 /// One sum through the host build of its two kernels (`sum_plans`, the launch's own planning): the

@@ -71,6 +71,7 @@ mod raw;
 mod reduce;
 mod stream;
 mod transfer;
+mod translated;
 
 pub use abi::{KernelKind, MAX_KERNEL_RANK};
 pub use error::{CudaError, CudaLibrary};
@@ -83,3 +84,4 @@ pub use operand::{DeviceRead, DeviceWrite, KernelSpace};
 #[cfg(feature = "python")]
 pub(crate) use stream::order_consumer_after;
 pub use stream::{DLPACK_LEGACY_STREAM, DLPACK_NO_SYNC, DLPACK_PER_THREAD_STREAM, Event, Stream};
+pub use translated::HostTranslation;

@@ -48,7 +48,7 @@ struct CpuReport {
 
 /// The launch as `dl_cpu_launch` (dlspan.cuh) reads it.
 #[repr(C)]
-struct CpuLaunch {
+pub(crate) struct CpuLaunch {
     grid: [u32; 3],
     block: [u32; 3],
     shared_bytes: u64,
@@ -62,11 +62,52 @@ struct CpuLaunch {
 /// `extern "C" int dlspan_raw_launch(const dl_cpu_launch*, const void*)`.
 type LaunchFn = unsafe extern "C" fn(*const CpuLaunch, *const u8) -> i32;
 
+/// `extern "C" int <entry>(const dl_cpu_launch*, const void*)`: runs one kernel of a library over a
+/// grid (`dl_cpu_run_kernel`), its parameters at the pointer; what [`run_entry`] calls.
+pub(crate) type EntryFn = LaunchFn;
+
 /// A loaded library of one instantiation.
 struct Built {
     /// Kept loaded while the function may be called: for the whole process.
-    _library: libloading::Library,
+    _library: Library,
     launch: LaunchFn,
+}
+
+/// A library built by the host C++ compiler and loaded: kept loaded for as long as it lives (the
+/// callers keep theirs for the process).
+pub(crate) struct Library {
+    library: libloading::Library,
+    path: String,
+}
+
+impl Library {
+    /// The launch entry `symbol` (a NUL-terminated name) of the library.
+    ///
+    /// # Errors
+    ///
+    /// [`KernelError::Load`] when the library has no such symbol.
+    ///
+    /// # Safety
+    ///
+    /// The library's `symbol`, when there is one, is a function with the [`EntryFn`] signature.
+    pub(crate) unsafe fn entry(&self, symbol: &[u8]) -> Result<EntryFn, KernelError> {
+        // SAFETY: the caller's contract: `symbol` has exactly this C signature.
+        let entry = unsafe { self.library.get::<EntryFn>(symbol) }
+            .map_err(|e| KernelError::Load { library: self.path.clone(), message: e.to_string() })?;
+        Ok(*entry)
+    }
+}
+
+/// What a library is built from, for its compile errors: the kernel (as errors name it, with its
+/// declaration), the file its `#line` directives name for the user's lines, and the text of each
+/// of those lines (the compiler runs where it cannot read the user's files).
+pub(crate) struct Origin<'a> {
+    /// The kernel and where it is declared (`name<types> (file:line)`).
+    pub kernel: String,
+    /// The file of the user's lines, as the source's `#line` directives spell it.
+    pub file: String,
+    /// The text of line `n` of `file`, when the source holds it.
+    pub text: &'a dyn Fn(u32) -> Option<&'a str>,
 }
 
 /// The compiler: `$CXX`, else the first of `c++` and `g++` that runs; with its `--version` line
@@ -178,7 +219,7 @@ fn cached(dir: &Path, name: &str, key: &str) -> Option<PathBuf> {
 
 /// Compiles `source` into `kernel.so` in the fresh private directory `dir` (the compiler runs
 /// there, so nothing it reads or writes is named by another user).
-fn compile(instance: &RawInstance, source: &str, compiler: &str, dir: &Path) -> Result<PathBuf, KernelError> {
+fn compile(origin: &Origin<'_>, source: &str, compiler: &str, dir: &Path) -> Result<PathBuf, KernelError> {
     let load_error = |path: &Path, e: std::io::Error| KernelError::Load {
         library: path.display().to_string(),
         message: e.to_string(),
@@ -201,26 +242,25 @@ fn compile(instance: &RawInstance, source: &str, compiler: &str, dir: &Path) -> 
     if !output.status.success() {
         let mut log = String::from_utf8_lossy(&output.stderr).into_owned();
         log.push_str(&String::from_utf8_lossy(&output.stdout));
-        let def = instance.def();
-        let log = quote_body(&log, def.body_path().replace('\\', "/").as_str(), def.body_line, def.source);
-        return Err(KernelError::Compile { kernel: format!("{instance} ({}:{})", def.file, def.line), log });
+        let log = quote_body(&log, &origin.file, origin.text);
+        return Err(KernelError::Compile { kernel: origin.kernel.clone(), log });
     }
     Ok(dir.join("kernel.so"))
 }
 
 /// The compiler's `log` with, after each diagnostic at a line of the body's `file`, that line's
-/// text from the body itself (`source`, whose first line is `file`'s line `first`): the compiler
-/// runs where it cannot read the user's files, so it names their lines without quoting them (it
-/// used to quote whatever file of that name the process's directory held).
-fn quote_body(log: &str, file: &str, first: u32, source: &str) -> String {
+/// text from the body itself (`text`): the compiler runs where it cannot read the user's files,
+/// so it names their lines without quoting them (it used to quote whatever file of that name the
+/// process's directory held).
+fn quote_body<'a>(log: &str, file: &str, text: &dyn Fn(u32) -> Option<&'a str>) -> String {
     let prefix = format!("{file}:");
     let mut quoted = String::with_capacity(log.len() + 256);
     for line in log.lines() {
         quoted.push_str(line);
         quoted.push('\n');
         let number = line.strip_prefix(&prefix).and_then(|rest| rest.split(':').next()?.parse::<u32>().ok());
-        if let Some(text) = number.and_then(|n| source.lines().nth(n.checked_sub(first)? as usize)) {
-            let _ = writeln!(quoted, "    {} | {}", number.unwrap_or_default(), text.trim());
+        if let Some(line) = number.and_then(text) {
+            let _ = writeln!(quoted, "    {} | {}", number.unwrap_or_default(), line.trim());
         }
     }
     quoted
@@ -246,30 +286,35 @@ fn store(cache: &Path, name: &str, key: &str, built: &Path) -> std::io::Result<P
     Ok(library)
 }
 
-/// Loads the library at `path`.
-fn load(path: &Path) -> Result<Built, KernelError> {
+/// Loads the library at `path`, which must define `symbol` (NUL-terminated).
+fn load(path: &Path, symbol: &[u8]) -> Result<Library, KernelError> {
     let load_error = |message: String| KernelError::Load { library: path.display().to_string(), message };
     // SAFETY: the library is dlspan's build of the generated source, in a directory only this user
     // can write (rule K11), checked against its key and checksum when it comes from the cache; its
     // only initialisers are those of the C and C++ runtimes, and loading it runs nothing else.
     let library = unsafe { libloading::Library::new(path) }.map_err(|e| load_error(e.to_string()))?;
-    // SAFETY: the generated source defines `dlspan_raw_launch` with exactly this C signature.
-    let launch: LaunchFn =
-        *unsafe { library.get::<LaunchFn>(b"dlspan_raw_launch\0") }.map_err(|e| load_error(e.to_string()))?;
-    Ok(Built { _library: library, launch })
+    // SAFETY: only looked up, not called: a library without it is not one of this source's.
+    unsafe { library.get::<*const u8>(symbol) }.map_err(|e| load_error(e.to_string()))?;
+    Ok(Library { library, path: path.display().to_string() })
 }
 
-/// Builds `source` and loads it: from the cache when a whole entry of its key is there and loads;
-/// else built in a fresh private directory (in the cache, else in the temporary directory), stored
-/// in the cache when it can be (a full or unwritable cache only costs the next process a build),
-/// and loaded. A cached library that does not load is built again, once.
-fn build(instance: &RawInstance, source: &str) -> Result<Built, KernelError> {
+/// Builds `source` and loads it (it must define `symbol`, NUL-terminated): from the cache when a
+/// whole entry of its key is there and loads; else built in a fresh private directory (in the
+/// cache, else in the temporary directory), stored in the cache when it can be (a full or
+/// unwritable cache only costs the next process a build), and loaded. A cached library that does
+/// not load is built again, once.
+///
+/// # Errors
+///
+/// [`KernelError::CompilerMissing`], [`KernelError::Compile`] (with `origin`'s lines quoted),
+/// [`KernelError::Load`].
+pub(crate) fn build(origin: &Origin<'_>, source: &str, symbol: &[u8]) -> Result<Library, KernelError> {
     let compiler = compiler()?;
     let key = key_text(source, compiler);
     let name = format!("{:032x}", fnv1a_128(key.as_bytes()));
     let cache = cache_dir();
     if let Some(path) = cache.as_deref().and_then(|dir| cached(dir, &name, &key)) {
-        if let Ok(built) = load(&path) {
+        if let Ok(built) = load(&path, symbol) {
             return Ok(built);
         }
     }
@@ -281,13 +326,13 @@ fn build(instance: &RawInstance, source: &str) -> Result<Built, KernelError> {
             library: refused.path.display().to_string(),
             message: format!("no private directory to build a raw kernel in: {}", refused.reason),
         })?;
-    let built = compile(instance, source, &compiler.0, scratch.path())?;
+    let built = compile(origin, source, &compiler.0, scratch.path())?;
     let stored = cache
         .as_deref()
         .filter(|dir| scratch.path().starts_with(dir))
         .and_then(|dir| store(dir, &name, &key, &built).ok());
     // The library stays mapped once loaded: the build directory is removed when `scratch` drops.
-    load(stored.as_deref().unwrap_or(&built))
+    load(stored.as_deref().unwrap_or(&built), symbol)
 }
 
 /// The loaded library of `instance`, built on first use in the process.
@@ -301,7 +346,17 @@ fn library(instance: &RawInstance) -> Result<Arc<Built>, KernelError> {
     }
     // Arguments that do not fit a launch have no library (nor a source).
     instance.argument_layout()?;
-    let built = Arc::new(build(instance, &instance.source_cpu())?);
+    let def = instance.def();
+    let text = |n: u32| def.source.lines().nth(n.checked_sub(def.body_line)? as usize);
+    let origin = Origin {
+        kernel: format!("{instance} ({}:{})", def.file, def.line),
+        file: def.body_path().replace('\\', "/"),
+        text: &text,
+    };
+    let library = build(&origin, &instance.source_cpu(), b"dlspan_raw_launch\0")?;
+    // SAFETY: the generated source defines `dlspan_raw_launch` with exactly the entry signature.
+    let launch = unsafe { library.entry(b"dlspan_raw_launch\0") }?;
+    let built = Arc::new(Built { _library: library, launch });
     map.insert(*instance, built.clone());
     Ok(built)
 }
@@ -337,6 +392,36 @@ pub fn prepare(instance: &RawInstance) -> Result<(), KernelError> {
 pub(crate) unsafe fn run(instance: &RawInstance, config: &LaunchConfig, args: &[u8]) -> Result<(), KernelError> {
     config.check()?;
     let built = library(instance)?;
+    let def = instance.def();
+    let names = || (format!("{instance} ({}:{})", def.file, def.line), def.body_path());
+    // SAFETY: `built.launch` is the library's entry of this instantiation, reading `args` at the
+    // offsets `argument_layout` gave; the caller's contract covers the memory the kernel reaches.
+    unsafe { run_entry(built.launch, config, args.as_ptr(), &names) }
+}
+
+/// Runs the kernel entry `entry` of a loaded [`Library`] over the grid of `config` (checked by the
+/// caller), its parameters at `args`, returning when every block has finished: the grid's blocks
+/// in parallel on up to one worker thread per core, a block's threads as fibers on guarded stacks.
+/// `names` gives the kernel and its body's file for a [`KernelError::DivergentBarrier`].
+///
+/// # Errors
+///
+/// [`KernelError::OutOfMemory`] when stacks, their guard pages or shared memory cannot be
+/// allocated; [`KernelError::DivergentBarrier`] when threads of a block wait at different
+/// `__syncthreads()`.
+///
+/// # Safety
+///
+/// `entry` runs `dl_cpu_run_kernel` (dlspan.cuh) over a kernel that reads its parameters from
+/// `args`, which are valid for the call; every address the parameters hold reaches only memory
+/// valid for the kernel's accesses for the duration of the call (written memory borrowed
+/// uniquely), and the kernel's threads do not race but through atomics.
+pub(crate) unsafe fn run_entry(
+    entry: EntryFn,
+    config: &LaunchConfig,
+    args: *const u8,
+    names: &dyn Fn() -> (String, String),
+) -> Result<(), KernelError> {
     if config.blocks() == 0 {
         return Ok(());
     }
@@ -356,20 +441,19 @@ pub(crate) unsafe fn run(instance: &RawInstance, config: &LaunchConfig, args: &[
         reserved: 0,
         report: &mut report,
     };
-    // SAFETY: `launch`, `stacks`, `report` and `args` live for the call, and the leased stacks are
-    // this launch's alone until `lease` drops after it; `built.launch` is the library's entry of
-    // this instantiation, reading `args` at the offsets `argument_layout` gave, running each worker
-    // on its set (at least `threads` stacks each) and writing only `report`; the caller's contract
-    // covers the memory the kernel reaches.
-    let code = unsafe { (built.launch)(&launch, args.as_ptr()) };
+    // SAFETY: `launch`, `stacks` and `report` live for the call, and the leased stacks are this
+    // launch's alone until `lease` drops after it; `entry` runs each worker on its set (at least
+    // `threads` stacks each) and writes only `report`; the caller's contract covers `args` and
+    // the memory the kernel reaches.
+    let code = unsafe { entry(&launch, args) };
     drop(lease);
     match code {
         0 => Ok(()),
         5 => {
-            let def = instance.def();
+            let (kernel, file) = names();
             Err(KernelError::DivergentBarrier {
-                kernel: format!("{instance} ({}:{})", def.file, def.line),
-                file: def.body_path(),
+                kernel,
+                file,
                 block: report.block,
                 threads: report.threads,
                 lines: report.lines,

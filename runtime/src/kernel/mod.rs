@@ -181,7 +181,7 @@
 pub mod builtin;
 mod cachedir;
 mod ctype;
-mod cxx;
+pub(crate) mod cxx;
 mod def;
 mod dispatch;
 mod host;
