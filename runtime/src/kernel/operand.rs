@@ -23,8 +23,9 @@ pub(crate) mod sealed {
 }
 
 /// What runs an element-wise kernel: [`Cpu`](super::Cpu) (host and managed views, the kernel's Rust
-/// body) or `&cuda::Stream` (device and managed views, the body's CUDA translation, launched on the
-/// stream). Sealed.
+/// body), `&cuda::Stream` (device and managed views, the body's CUDA translation, launched on the
+/// stream) or `cuda::HostTranslation` (host and managed views, the CUDA translation built for the
+/// host: the GPU's code checked without a GPU). Sealed.
 pub trait Executor: Copy + sealed::Sealed {
     /// What a refused or failed run reports: [`DlpackError`] on the CPU, `cuda::CudaError` on a
     /// stream.
