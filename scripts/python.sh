@@ -81,6 +81,13 @@ step "the README's PyTorch operator: examples/torch-op with maturin develop, its
 VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --quiet --locked --manifest-path examples/torch-op/Cargo.toml
 "$venv/bin/python" -m pytest examples/test_torch_op.py -q -p no:cacheprovider
 
+# Operators registered natively with the dispatcher through LibTorch's stable C ABI: a plain cdylib
+# (no PyO3, no torch at build time) loaded with torch.ops.load_library.
+step "native PyTorch operators: examples/torch-native (cdylib, stable C ABI), its tests"
+cargo build --quiet --locked -p dlspan-torch-native
+DLSPAN_TORCH_NATIVE="$target/debug/libdlspan_torch_native.so" RUST_BACKTRACE=0 \
+  "$venv/bin/python" -m pytest examples/test_torch_native.py -q -p no:cacheprovider
+
 # A python3.X that runs: pyenv installs shims for versions it has but has not selected, which fail.
 find_python() {
   local candidate

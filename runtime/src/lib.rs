@@ -20,6 +20,8 @@ pub mod python;
 pub mod record;
 pub mod rules;
 pub mod space;
+#[cfg(feature = "torch")]
+pub mod torch;
 pub mod view;
 
 #[doc(hidden)]

@@ -1,0 +1,114 @@
+"""examples/torch-native: PyTorch operators in Rust registered natively with the dispatcher through
+LibTorch's stable C ABI (no PyO3, no Python glue), loaded with torch.ops.load_library. The library
+path comes from DLSPAN_TORCH_NATIVE (scripts/python.sh builds it)."""
+
+import os
+import threading
+
+import pytest
+import torch
+from torch.library import opcheck
+
+LIBRARY = os.environ.get("DLSPAN_TORCH_NATIVE")
+if not LIBRARY or not os.path.exists(LIBRARY):
+    pytest.skip("DLSPAN_TORCH_NATIVE names no built library (scripts/python.sh builds it)", allow_module_level=True)
+torch.ops.load_library(LIBRARY)
+ops = torch.ops.dlspan_native
+
+
+def reference(x, b):
+    return torch.nn.functional.gelu(x + b, approximate="tanh")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("shape", [(7,), (3, 4), (2, 3, 5), (2, 1, 3, 4)])
+def test_gelu_bias_matches_pytorch(dtype, shape):
+    x = torch.randn(shape, dtype=dtype)
+    b = torch.randn(shape[-1], dtype=dtype)
+    torch.testing.assert_close(ops.gelu_bias(x, b), reference(x, b))
+
+
+def test_layouts_transposed_sliced_expanded_negative_zero_size():
+    b = torch.randn(4)
+    base = torch.randn(4, 6)
+    for x in [base.t()[:4].t()[:, :4], base[:, ::2][:, :3].t().t()[:3, :], torch.randn(4).expand(5, 4),
+              torch._neg_view(torch.randn(3, 4)), torch.randn(0, 4)]:
+        bias = b[: x.shape[-1]]
+        torch.testing.assert_close(ops.gelu_bias(x, bias), reference(x, bias))
+
+
+def test_opcheck():
+    for result in [opcheck(ops.gelu_bias, (torch.randn(3, 4), torch.randn(4))),
+                   opcheck(ops.scale_, (torch.randn(3, 4), 2.0)),
+                   opcheck(ops.axpy_, (torch.randn(3, 4), torch.randn(3, 4), 0.5))]:
+        assert all(v == "SUCCESS" for v in result.values()), result
+
+
+def test_in_place_operators():
+    x = torch.arange(6, dtype=torch.float64).reshape(2, 3)
+    ops.scale_(x.t(), 2.0)
+    assert x.tolist() == [[0, 2, 4], [6, 8, 10]]
+    y = torch.ones(2, 3)
+    ops.axpy_(y, torch.full((2, 3), 2.0), 0.5)
+    assert y.tolist() == [[2.0] * 3] * 2
+
+
+def test_torch_compile_fullgraph_dynamic():
+    fn = torch.compile(lambda x, b: ops.gelu_bias(x, b) * 2, fullgraph=True, dynamic=True)
+    for n in (3, 5):
+        x, b = torch.randn(n, 4), torch.randn(4)
+        torch.testing.assert_close(fn(x, b), reference(x, b) * 2)
+
+
+def test_errors_name_the_argument():
+    with pytest.raises(RuntimeError, match="argument `b`"):
+        ops.gelu_bias(torch.randn(3, 4), torch.randn(4).int())
+    with pytest.raises(RuntimeError, match="argument `b`"):
+        ops.gelu_bias(torch.randn(3, 4), torch.randn(5))
+    with pytest.raises(RuntimeError, match="argument `x`"):
+        ops.gelu_bias(torch.randn(()), torch.randn(1))
+    with pytest.raises(RuntimeError, match="argument `x`"):
+        ops.scale_(torch.randn(3).expand(2, 3), 2.0)  # a written view needs unique strides
+    with pytest.raises(RuntimeError, match="shares memory"):
+        y = torch.ones(4)
+        ops.axpy_(y, y, 1.0)
+
+
+def test_a_panic_is_an_exception_and_the_process_lives():
+    for _ in range(3):
+        with pytest.raises(RuntimeError, match="panicked: a deliberate panic"):
+            ops.fails(torch.randn(2), True)
+    with pytest.raises(RuntimeError, match="argument `x`"):
+        ops.fails(torch.randn(2), False)
+    torch.testing.assert_close(ops.gelu_bias(torch.zeros(2), torch.zeros(2)), torch.zeros(2))
+
+
+def test_threads():
+    x, b = torch.randn(8, 16), torch.randn(16)
+    expected = reference(x, b)
+    failures = []
+
+    def work():
+        for _ in range(300):
+            if not torch.allclose(ops.gelu_bias(x, b), expected):
+                failures.append(1)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures
+
+
+def test_many_calls_keep_memory_flat():
+    import resource
+
+    x, b = torch.randn(4), torch.randn(4)
+    for _ in range(2000):
+        ops.gelu_bias(x, b)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for _ in range(100_000):
+        ops.gelu_bias(x, b)
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 16 * 1024, f"memory grew by {grown_kib} KiB over 10^5 calls"

@@ -1,0 +1,626 @@
+//! Operators: an [`Operator`] declares its name, its schema and its CPU, Meta (and CUDA) kernels;
+//! [`register`] defines it with PyTorch's dispatcher through the stable C shim, and
+//! [`torch_library!`](crate::torch_library) registers a crate's operators when its library is
+//! loaded (`torch.ops.load_library`, or linked by a C++ program), with no Python at all.
+//!
+//! Each kernel is a boxed function the dispatcher calls with its stack: dlspan takes ownership of
+//! every tensor argument (each an owning handle, deleted when the call ends), checks the written
+//! arguments (`Tensor(a!)`) against the others for shared memory, runs the kernel under
+//! `catch_unwind`, hands the returned tensors to libtorch, and reports an error or a panic by
+//! `aoti_torch_check`, which throws PyTorch's own exception from the kernel's frame after every
+//! Rust value of the call has been dropped.
+
+use super::error::TorchError;
+use super::shim::{BUILD_VERSION, BoxedFn, LibraryHandle, shim};
+use super::tensor::Tensor;
+use core::any::TypeId;
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::sync::{Mutex, OnceLock, RwLock};
+
+/// The most arguments (and returns) an operator's schema has.
+pub const MAX_ARGS: usize = 16;
+
+/// The type of one schema argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Arg {
+    /// `Tensor`: read only.
+    Tensor,
+    /// `Tensor(a!)`: written in place.
+    TensorMut,
+    /// `float`: a `double`.
+    Float,
+    /// `int`: an `int64_t`.
+    Int,
+    /// `bool`: one byte.
+    Bool,
+}
+
+/// An operator's schema as dlspan reads it: each argument's name and type, and the number of
+/// returned tensors.
+#[derive(Debug)]
+pub(crate) struct Schema {
+    pub(crate) operator: &'static str,
+    pub(crate) args: Vec<(&'static str, Arg)>,
+    pub(crate) returns: usize,
+}
+
+impl Schema {
+    /// Parses `"(Tensor x, float s=1.0) -> Tensor"`. Supported: `Tensor`, `Tensor(a!)` (any alias
+    /// letter), `float`, `int`, `bool` arguments (with defaults), and `Tensor`, `()` or a tuple
+    /// of `Tensor`s as returns.
+    pub(crate) fn parse(operator: &'static str, schema: &'static str) -> Result<Self, TorchError> {
+        let bad = |reason: String| TorchError::Schema { operator: operator.to_owned(), reason };
+        let schema = schema.trim();
+        let (args, returns) = schema
+            .split_once("->")
+            .ok_or_else(|| bad(format!("schema `{schema}` has no `->` (write `(Tensor x) -> Tensor`)")))?;
+        let args = args.trim();
+        let inner = args
+            .strip_prefix('(')
+            .and_then(|a| a.strip_suffix(')'))
+            .ok_or_else(|| bad(format!("arguments `{args}` are not in parentheses")))?;
+        let mut parsed = Vec::new();
+        for arg in inner.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+            let arg = arg.split_once('=').map_or(arg, |(a, _)| a.trim());
+            let (ty, name) = arg.rsplit_once(' ').ok_or_else(|| bad(format!("argument `{arg}` has no name")))?;
+            let ty = ty.trim();
+            let kind = match ty {
+                "Tensor" => Arg::Tensor,
+                "float" => Arg::Float,
+                "int" | "SymInt" => Arg::Int,
+                "bool" => Arg::Bool,
+                t if t.starts_with("Tensor(") && t.ends_with("!)") => Arg::TensorMut,
+                other => {
+                    return Err(bad(format!(
+                        "argument `{name}` has type `{other}`: dlspan reads `Tensor`, `Tensor(a!)`, `float`, `int` and `bool`"
+                    )));
+                }
+            };
+            parsed.push((name.trim(), kind));
+        }
+        if parsed.len() > MAX_ARGS {
+            return Err(bad(format!("{} arguments: at most {MAX_ARGS}", parsed.len())));
+        }
+        let returns = returns.trim();
+        let count = match returns {
+            "()" => 0,
+            "Tensor" => 1,
+            r if r.starts_with('(') && r.ends_with(')') => {
+                let items: Vec<&str> = r[1..r.len() - 1].split(',').map(str::trim).collect();
+                if items.iter().any(|t| *t != "Tensor" && !t.starts_with("Tensor ")) {
+                    return Err(bad(format!("returns `{r}`: dlspan returns `Tensor`s only")));
+                }
+                items.len()
+            }
+            other => {
+                return Err(bad(format!("returns `{other}`: dlspan returns `()`, `Tensor` or a tuple of `Tensor`s")));
+            }
+        };
+        if count > MAX_ARGS {
+            return Err(bad(format!("{count} returns: at most {MAX_ARGS}")));
+        }
+        Ok(Self { operator, args: parsed, returns: count })
+    }
+}
+
+/// One call of an operator's kernel: its arguments, by name as the schema declares them, and the
+/// tensors it returns.
+pub struct Call {
+    schema: &'static Schema,
+    tensors: [Option<Tensor>; MAX_ARGS],
+    slots: [u64; MAX_ARGS],
+    returns: Vec<Tensor>,
+}
+
+impl Call {
+    /// The index of argument `name`, of one of the kinds `kinds`.
+    fn index(&self, name: &str, kinds: &[Arg]) -> Result<usize, TorchError> {
+        let (k, (_, kind)) = self
+            .schema
+            .args
+            .iter()
+            .enumerate()
+            .find(|(_, (n, _))| *n == name)
+            .ok_or_else(|| self.schema_error(format!("its schema has no argument `{name}`")))?;
+        if !kinds.contains(kind) {
+            return Err(self.schema_error(format!("argument `{name}` is a {kind:?}, not a {:?}", kinds[0])));
+        }
+        Ok(k)
+    }
+
+    fn schema_error(&self, reason: String) -> TorchError {
+        TorchError::Schema { operator: self.schema.operator.to_owned(), reason }
+    }
+
+    /// The operator's name (`"ns::name"`).
+    pub fn operator(&self) -> &'static str {
+        self.schema.operator
+    }
+
+    /// The tensor argument `name` (`Tensor` or `Tensor(a!)`), to read.
+    ///
+    /// # Errors
+    ///
+    /// [`TorchError::Schema`] when the schema has no tensor argument of that name.
+    pub fn tensor(&self, name: &str) -> Result<&Tensor, TorchError> {
+        let k = self.index(name, &[Arg::Tensor, Arg::TensorMut])?;
+        self.tensors[k].as_ref().ok_or_else(|| self.schema_error(format!("argument `{name}` was taken")))
+    }
+
+    /// The tensor argument `name`, declared `Tensor(a!)`, to write in place
+    /// ([`Tensor::view_mut`]).
+    ///
+    /// # Errors
+    ///
+    /// [`TorchError::Schema`] when the schema has no `Tensor(a!)` argument of that name.
+    pub fn tensor_mut(&mut self, name: &str) -> Result<&mut Tensor, TorchError> {
+        let k = self.index(name, &[Arg::TensorMut])?;
+        let schema = self.schema;
+        self.tensors[k].as_mut().ok_or_else(|| TorchError::Schema {
+            operator: schema.operator.to_owned(),
+            reason: format!("`{name}` taken"),
+        })
+    }
+
+    /// Takes the tensor argument `name` out of the call, owned (a written one stays writable): to
+    /// hold one argument while another is borrowed mutably ([`tensor_mut`](Self::tensor_mut)).
+    ///
+    /// # Errors
+    ///
+    /// [`TorchError::Schema`] when the schema has no tensor argument of that name, or it was taken.
+    pub fn take(&mut self, name: &str) -> Result<Tensor, TorchError> {
+        let k = self.index(name, &[Arg::Tensor, Arg::TensorMut])?;
+        self.tensors[k].take().ok_or_else(|| self.schema_error(format!("argument `{name}` was taken")))
+    }
+
+    /// The `float` argument `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`TorchError::Schema`] when the schema has no `float` argument of that name.
+    pub fn float(&self, name: &str) -> Result<f64, TorchError> {
+        let k = self.index(name, &[Arg::Float])?;
+        Ok(f64::from_bits(self.slots[k]))
+    }
+
+    /// The `int` argument `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`TorchError::Schema`] when the schema has no `int` argument of that name.
+    pub fn int(&self, name: &str) -> Result<i64, TorchError> {
+        let k = self.index(name, &[Arg::Int])?;
+        Ok(self.slots[k] as i64)
+    }
+
+    /// The `bool` argument `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`TorchError::Schema`] when the schema has no `bool` argument of that name.
+    pub fn bool(&self, name: &str) -> Result<bool, TorchError> {
+        let k = self.index(name, &[Arg::Bool])?;
+        Ok(self.slots[k] as u8 != 0)
+    }
+
+    /// Returns `tensor` (in the schema's order of returns).
+    pub fn ret(&mut self, tensor: Tensor) {
+        self.returns.push(tensor);
+    }
+}
+
+/// An operator: its name, its schema, and its kernels. [`torch_library!`](crate::torch_library)
+/// or [`register`] define it with PyTorch's dispatcher; PyTorch then calls `cpu` for CPU
+/// tensors, `cuda` for CUDA tensors (when [`CUDA`](Self::CUDA)), and `meta` for fake tensors
+/// (`torch.compile`, `torch.export`, `opcheck`): a Meta kernel computes its results' shapes and
+/// returns [`Tensor::empty`]s on [`Device::Meta`](super::Device::Meta).
+///
+/// ```no_run
+/// use dlspan::torch::{Call, Device, Operator, Tensor, TorchError};
+/// use dlspan::{HostMdspan, HostMdspanMut, LayoutStride};
+///
+/// struct Twice;
+/// impl Operator for Twice {
+///     const NAME: &'static str = "demo::twice";
+///     const SCHEMA: &'static str = "(Tensor x) -> Tensor";
+///     fn cpu(call: &mut Call) -> Result<(), TorchError> {
+///         let x = call.tensor("x")?;
+///         let mut out = Tensor::empty_like(x)?;
+///         {
+///             let x: HostMdspan<'_, f32, 1, LayoutStride> = x.view()?;
+///             let mut o: HostMdspanMut<'_, f32, 1> = out.view_mut()?;
+///             for i in 0..x.extent(0) {
+///                 o[[i]] = 2.0 * x[[i]];
+///             }
+///         }
+///         call.ret(out);
+///         Ok(())
+///     }
+///     fn meta(call: &mut Call) -> Result<(), TorchError> {
+///         let out = Tensor::empty_like(call.tensor("x")?)?;
+///         call.ret(out);
+///         Ok(())
+///     }
+/// }
+/// dlspan::torch_library!("demo", [Twice]);
+/// ```
+pub trait Operator: 'static {
+    /// The qualified name, `"namespace::name"`.
+    const NAME: &'static str;
+    /// The schema without the name: `"(Tensor x, float s) -> Tensor"`.
+    const SCHEMA: &'static str;
+    /// Whether the operator has a CUDA kernel.
+    const CUDA: bool = false;
+
+    /// The CPU kernel.
+    ///
+    /// # Errors
+    ///
+    /// Any [`TorchError`]: PyTorch raises it (`RuntimeError` in Python).
+    fn cpu(call: &mut Call) -> Result<(), TorchError>;
+
+    /// The Meta kernel: the results' shapes and dtypes, as [`Tensor::empty`]s on [`Device::Meta`](super::Device::Meta).
+    ///
+    /// # Errors
+    ///
+    /// As [`cpu`](Self::cpu): the same checks, so `torch.compile` reports them while tracing.
+    fn meta(call: &mut Call) -> Result<(), TorchError>;
+
+    /// The CUDA kernel (registered when [`CUDA`](Self::CUDA) is true).
+    ///
+    /// # Errors
+    ///
+    /// As [`cpu`](Self::cpu).
+    fn cuda(call: &mut Call) -> Result<(), TorchError> {
+        Err(TorchError::Kernel(format!("operator `{}` has no CUDA kernel", call.operator())))
+    }
+}
+
+/// The schemas of the registered operators, by type.
+fn schemas() -> &'static RwLock<HashMap<TypeId, &'static Schema>> {
+    static SCHEMAS: OnceLock<RwLock<HashMap<TypeId, &'static Schema>>> = OnceLock::new();
+    SCHEMAS.get_or_init(Default::default)
+}
+
+/// The kernels of a key.
+const CPU: u8 = 0;
+const META: u8 = 1;
+const CUDA: u8 = 2;
+
+thread_local! {
+    /// The message of the error being raised on this thread (kept until the next one: the
+    /// exception copies it, and nothing of the call is left to leak).
+    static MESSAGE: core::cell::RefCell<CString> = core::cell::RefCell::new(CString::default());
+}
+
+/// The boxed kernel of `O` for key `K`, as the dispatcher calls it.
+///
+/// # Safety
+///
+/// Called by libtorch's dispatcher with a stack of `max(args, returns)` slots holding the schema's
+/// arguments (owning tensor handles).
+unsafe extern "C-unwind" fn boxed<O: Operator, const K: u8>(stack: *mut u64, args: u64, returns: u64) {
+    // SAFETY: forwarded: the dispatcher's stack.
+    let outcome = std::panic::catch_unwind(|| unsafe { run::<O>(K, stack, args, returns) });
+    let message = match outcome {
+        Ok(Ok(())) => return,
+        Ok(Err(error)) => format!("{}: {error}", O::NAME),
+        Err(payload) => {
+            let text = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".to_owned());
+            drop(payload);
+            format!("{}: {}", O::NAME, TorchError::Panic { message: text })
+        }
+    };
+    raise(message);
+}
+
+/// Raises `message` as PyTorch's exception from the calling kernel's frame (nothing of the call is
+/// left to drop: the exception unwinds through this frame and the boxed kernel's).
+fn raise(message: String) {
+    let Ok(s) = shim() else { return };
+    let pointer = MESSAGE.with(|m| {
+        let text = CString::new(message.replace('\0', "\u{fffd}")).unwrap_or_default();
+        *m.borrow_mut() = text;
+        m.borrow().as_ptr()
+    });
+    // SAFETY: `aoti_torch_check(false, ..)` throws a `c10::Error` with a copy of the message; the
+    // strings live (the message in this thread's slot until the next error, the others static),
+    // and every frame it unwinds through is `C-unwind` with nothing left to drop.
+    unsafe { (s.check)(false, c"dlspan kernel".as_ptr(), c"dlspan/torch".as_ptr(), 0, pointer) };
+}
+
+/// One call: the arguments taken from the stack, the kernel run, the returns put back.
+///
+/// # Safety
+///
+/// As [`boxed`].
+unsafe fn run<O: Operator>(key: u8, stack: *mut u64, args: u64, returns: u64) -> Result<(), TorchError> {
+    let schema = schemas()
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(&TypeId::of::<O>())
+        .copied()
+        .ok_or_else(|| TorchError::Schema { operator: O::NAME.to_owned(), reason: "not registered".into() })?;
+    let mut call = Call {
+        schema,
+        tensors: core::array::from_fn(|_| None),
+        slots: [0; MAX_ARGS],
+        returns: Vec::with_capacity(schema.returns),
+    };
+    if args as usize != schema.args.len() || returns as usize != schema.returns {
+        return Err(TorchError::Schema {
+            operator: O::NAME.to_owned(),
+            reason: format!("called with {args} arguments and {returns} returns against its schema `{}`", O::SCHEMA),
+        });
+    }
+    // Every tensor handle is owned: each becomes a `Tensor` (deleted when the call ends) before any
+    // error is returned.
+    let mut first_error = None;
+    for (k, &(name, kind)) in schema.args.iter().enumerate() {
+        // SAFETY: slot `k < args` of the dispatcher's stack.
+        let slot = unsafe { *stack.wrapping_add(k) };
+        call.slots[k] = slot;
+        if matches!(kind, Arg::Tensor | Arg::TensorMut) {
+            // SAFETY: a tensor argument's slot is an owning handle, owned by this call.
+            match unsafe { Tensor::from_owned(slot as usize as *mut _, name) } {
+                Ok(tensor) => call.tensors[k] = Some(tensor),
+                Err(error) => first_error = first_error.or(Some(error)),
+            }
+        }
+    }
+    if let Some(error) = first_error {
+        return Err(error);
+    }
+    mark_writable(&mut call)?;
+    match key {
+        CPU => O::cpu(&mut call)?,
+        META => O::meta(&mut call)?,
+        _ => O::cuda(&mut call)?,
+    }
+    if call.returns.len() != schema.returns {
+        return Err(TorchError::Schema {
+            operator: O::NAME.to_owned(),
+            reason: format!(
+                "the kernel returned {} tensors; its schema returns {}",
+                call.returns.len(),
+                schema.returns
+            ),
+        });
+    }
+    // The arguments are released first (their slots are overwritten).
+    let results = core::mem::take(&mut call.returns);
+    drop(call);
+    for (k, tensor) in results.into_iter().enumerate() {
+        // An owning handle: libtorch takes it.
+        let handle = tensor.into_raw() as usize as u64;
+        // SAFETY: slot `k < returns <= max(args, returns)` of the dispatcher's stack.
+        unsafe { *stack.wrapping_add(k) = handle };
+    }
+    Ok(())
+}
+
+/// Marks each `Tensor(a!)` argument writable when its memory overlaps no other tensor argument's
+/// (on the same device): a mutable view of it is then the only way to its elements.
+fn mark_writable(call: &mut Call) -> Result<(), TorchError> {
+    for (k, &(name, kind)) in call.schema.args.iter().enumerate() {
+        if kind != Arg::TensorMut {
+            continue;
+        }
+        let Some(tensor) = call.tensors[k].as_ref() else { continue };
+        if let Some((low, high)) = tensor.span() {
+            for (j, other) in call.tensors.iter().enumerate() {
+                let Some(other) = other.as_ref().filter(|_| j != k) else { continue };
+                let same_device = other.device() == tensor.device();
+                if let Some((l, h)) = other.span().filter(|_| same_device) {
+                    if l < high && low < h {
+                        return Err(TorchError::Kernel(format!(
+                            "argument `{name}` is written and shares memory with argument `{}`: pass tensors that do not overlap",
+                            other.name()
+                        )));
+                    }
+                }
+            }
+        }
+        if let Some(tensor) = call.tensors[k].as_mut() {
+            tensor.set_writable();
+        }
+    }
+    Ok(())
+}
+
+/// What [`register`] needs of an operator: its name, schema and boxed kernels. Made by [`op`].
+#[derive(Clone, Copy)]
+pub struct Registration {
+    name: &'static str,
+    schema: &'static str,
+    type_id: fn() -> TypeId,
+    cpu: BoxedFn,
+    meta: BoxedFn,
+    cuda: Option<BoxedFn>,
+}
+
+impl core::fmt::Debug for Registration {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Registration({}{})", self.name, self.schema)
+    }
+}
+
+/// The registration of operator `O`.
+///
+/// ```no_run
+/// # struct Twice;
+/// # impl dlspan::torch::Operator for Twice {
+/// #     const NAME: &'static str = "demo::twice";
+/// #     const SCHEMA: &'static str = "(Tensor x) -> Tensor";
+/// #     fn cpu(_: &mut dlspan::torch::Call) -> Result<(), dlspan::torch::TorchError> { Ok(()) }
+/// #     fn meta(_: &mut dlspan::torch::Call) -> Result<(), dlspan::torch::TorchError> { Ok(()) }
+/// # }
+/// dlspan::torch::register("demo", &[dlspan::torch::op::<Twice>()])?;
+/// # Ok::<(), dlspan::torch::TorchError>(())
+/// ```
+pub const fn op<O: Operator>() -> Registration {
+    Registration {
+        name: O::NAME,
+        schema: O::SCHEMA,
+        type_id: TypeId::of::<O>,
+        cpu: boxed::<O, CPU>,
+        meta: boxed::<O, META>,
+        cuda: if O::CUDA { Some(boxed::<O, CUDA>) } else { None },
+    }
+}
+
+/// The libraries dlspan created: kept for the process (deleting one removes its kernels).
+fn libraries() -> &'static Mutex<Vec<usize>> {
+    static LIBRARIES: OnceLock<Mutex<Vec<usize>>> = OnceLock::new();
+    LIBRARIES.get_or_init(Default::default)
+}
+
+/// Defines `operators` in `namespace` with PyTorch's dispatcher, and registers their CPU, Meta
+/// and (where they have one) CUDA kernels: each operator is then `torch.ops.<namespace>.<name>`
+/// in Python and callable through the dispatcher from C++. Call it once per namespace.
+///
+/// # Errors
+///
+/// [`TorchError::NotLoaded`], [`TorchError::TooOld`]; [`TorchError::Schema`] for a name outside
+/// `namespace` or a schema dlspan does not read; [`TorchError::Shim`] when PyTorch refuses a
+/// definition (a namespace defined twice, a malformed schema).
+pub fn register(namespace: &str, operators: &[Registration]) -> Result<(), TorchError> {
+    let s = shim()?;
+    let mut parsed = Vec::with_capacity(operators.len());
+    for op in operators {
+        let short = op
+            .name
+            .strip_prefix(namespace)
+            .and_then(|n| n.strip_prefix("::"))
+            .filter(|n| !n.is_empty() && !n.contains(':'))
+            .ok_or_else(|| TorchError::Schema {
+                operator: op.name.to_owned(),
+                reason: format!("its name is not `{namespace}::<name>`"),
+            })?;
+        parsed.push((short, Schema::parse(op.name, op.schema)?));
+    }
+    let c = |text: &str| {
+        CString::new(text)
+            .map_err(|_| TorchError::Schema { operator: namespace.to_owned(), reason: "a NUL byte".into() })
+    };
+    let ns = c(namespace)?;
+    let file = c"dlspan";
+    let created = core::cell::RefCell::new(Vec::<LibraryHandle>::new());
+    let library = |kind: Option<&str>| -> Result<LibraryHandle, TorchError> {
+        let mut handle = core::ptr::null_mut();
+        let code = match kind {
+            // SAFETY: NUL-terminated strings live for the call; the handle is written.
+            None => unsafe { (s.aoti_torch_library_init_def)(ns.as_ptr(), file.as_ptr(), 0, &mut handle) },
+            Some(key) => {
+                let key = c(key)?;
+                // SAFETY: as above.
+                unsafe { (s.aoti_torch_library_init_impl)(ns.as_ptr(), key.as_ptr(), file.as_ptr(), 0, &mut handle) }
+            }
+        };
+        s.status("aoti_torch_library_init", code)?;
+        created.borrow_mut().push(handle);
+        Ok(handle)
+    };
+    let outcome = define(s, namespace, operators, parsed, &library, &c);
+    let created = created.into_inner();
+    if outcome.is_err() {
+        // A failed registration leaves nothing behind: deleting a library removes its kernels.
+        for &handle in created.iter().rev() {
+            // SAFETY: a library handle this call created, deleted once.
+            let _ = unsafe { (s.aoti_torch_delete_library_object)(handle) };
+        }
+    } else {
+        libraries()
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(created.iter().map(|&h| h as usize));
+    }
+    outcome
+}
+
+/// The definitions and kernels of [`register`], in the libraries `library` creates.
+fn define(
+    s: &super::shim::Shim,
+    namespace: &str,
+    operators: &[Registration],
+    parsed: Vec<(&'static str, Schema)>,
+    library: &dyn Fn(Option<&str>) -> Result<LibraryHandle, TorchError>,
+    c: &dyn Fn(&str) -> Result<CString, TorchError>,
+) -> Result<(), TorchError> {
+    let def = library(None)?;
+    for (op, (short, schema)) in operators.iter().zip(parsed) {
+        let text = c(&format!("{short}{}", op.schema))?;
+        // SAFETY: a live library handle and a NUL-terminated schema.
+        s.status("aoti_torch_library_def", unsafe { (s.aoti_torch_library_def)(def, text.as_ptr()) })?;
+        let leaked: &'static Schema = Box::leak(Box::new(schema));
+        schemas().write().unwrap_or_else(std::sync::PoisonError::into_inner).insert((op.type_id)(), leaked);
+    }
+    type Kernel = fn(&Registration) -> Option<BoxedFn>;
+    let keys: [(&str, Kernel); 3] = [("CPU", |r| Some(r.cpu)), ("Meta", |r| Some(r.meta)), ("CUDA", |r| r.cuda)];
+    for (key, kernel) in keys {
+        if operators.iter().all(|op| kernel(op).is_none()) {
+            continue;
+        }
+        let lib = library(Some(key))?;
+        for op in operators {
+            let Some(function) = kernel(op) else { continue };
+            let short = &op.name[namespace.len() + 2..];
+            let name = c(short)?;
+            // SAFETY: a live library handle, a NUL-terminated name, and a boxed kernel that lives
+            // for the process (a function of this library, which stays loaded while registered).
+            let code = unsafe { (s.torch_library_impl)(lib, name.as_ptr(), function, BUILD_VERSION) };
+            s.status("torch_library_impl", code)?;
+        }
+    }
+    Ok(())
+}
+
+/// [`register`] from a library's load-time constructor ([`torch_library!`](crate::torch_library)):
+/// an error cannot be returned there, so it is written to standard error, and the operators are
+/// missing (`torch.ops.<namespace>.<name>` then says so).
+#[doc(hidden)]
+pub fn register_at_load(namespace: &str, operators: &[Registration]) {
+    let outcome = std::panic::catch_unwind(|| register(namespace, operators));
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => eprintln!("dlspan: the operators of `{namespace}` were not registered: {error}"),
+        Err(_) => eprintln!("dlspan: the operators of `{namespace}` were not registered: a panic"),
+    }
+}
+
+/// Registers a crate's operators with PyTorch's dispatcher when its library is loaded — by
+/// `torch.ops.load_library("…/libmy_ops.so")` in Python, or by a C++ program linking it — with no
+/// PyO3 and no Python: `torch_library!("namespace", [Op1, Op2])` for [`Operator`] types.
+///
+/// Loading needs PyTorch already in the process (Python: `import torch` first). A registration
+/// that fails is reported on standard error.
+///
+/// ```no_run
+/// # struct Twice;
+/// # impl dlspan::torch::Operator for Twice {
+/// #     const NAME: &'static str = "demo::twice";
+/// #     const SCHEMA: &'static str = "(Tensor x) -> Tensor";
+/// #     fn cpu(_: &mut dlspan::torch::Call) -> Result<(), dlspan::torch::TorchError> { Ok(()) }
+/// #     fn meta(_: &mut dlspan::torch::Call) -> Result<(), dlspan::torch::TorchError> { Ok(()) }
+/// # }
+/// dlspan::torch_library!("demo", [Twice]);
+/// ```
+#[macro_export]
+macro_rules! torch_library {
+    ($namespace:literal, [$($op:ty),* $(,)?]) => {
+        const _: () = {
+            extern "C" fn __dlspan_torch_register() {
+                $crate::torch::register_at_load($namespace, &[$($crate::torch::op::<$op>()),*]);
+            }
+            #[used]
+            #[cfg_attr(any(target_os = "linux", target_os = "android", target_os = "freebsd"), unsafe(link_section = ".init_array"))]
+            #[cfg_attr(target_vendor = "apple", unsafe(link_section = "__DATA,__mod_init_func"))]
+            static __DLSPAN_TORCH_INIT: extern "C" fn() = __dlspan_torch_register;
+        };
+    };
+}
