@@ -7,13 +7,10 @@
 use super::error::CudaError;
 use super::kernel::{ModuleKey, Plan, elementwise_plan_into};
 use crate::cuda::abi::IndexWidth;
-use crate::dtype::DlElement;
 use crate::kernel::cxx::{self, Library, Origin};
 use crate::kernel::{
-    Call, Cpu, Executor, Instance, LaunchConfig, Operand, RawArg, RawInstance, Read, ViewArgs, Write, sealed, widen,
+    Call, Executor, Instance, LaunchConfig, Operand, RawArg, RawInstance, ViewArgs, argument_block, sealed,
 };
-use crate::space::HostAccessible;
-use crate::view::{Extents, Layout, Mdspan, MdspanMut};
 use core::fmt::Write as _;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -113,19 +110,12 @@ impl Executor for HostTranslation {
         views: &mut [RawArg<'_, Self>],
         scalars: &[&[u8]],
     ) -> Result<(), crate::kernel::KernelError> {
-        let mut cpu: Vec<RawArg<'_, Cpu>> = views
-            .iter()
-            .map(|v| RawArg {
-                ptr: v.ptr,
-                rank: v.rank,
-                extents: v.extents,
-                strides: v.strides,
-                writes: v.writes,
-                extra: (),
-            })
-            .collect();
-        // SAFETY: the same views and the caller's contract; a raw kernel's C++ is what the CPU runs.
-        unsafe { Cpu.run_raw(instance, config, &mut cpu, scalars) }
+        let args = argument_block(&instance, views, scalars, |view| view.ptr.expose_provenance() as u64)?;
+        // SAFETY: as `Cpu` runs raw kernels (a raw kernel's C++ is what the CPU runs): every address
+        // is a host-accessible view's first element with its own extents and strides, borrowed by
+        // the call for its duration (written views uniquely); the caller's contract covers the
+        // body's accesses.
+        unsafe { cxx::run(&instance, config, &args) }
     }
 }
 
@@ -182,30 +172,4 @@ fn library(instance: Instance) -> Result<Arc<Library>, CudaError> {
     Ok(built)
 }
 
-impl<T: DlElement, const Q: usize, const R: usize, E: Extents<Q>, L: Layout, S: HostAccessible> Read<HostTranslation, R>
-    for Mdspan<'_, T, Q, E, L, S>
-{
-    type Elem = T;
-
-    fn operand(&self) -> Operand<'_, HostTranslation, R> {
-        Operand { raw: widen(self.data_handle(), self.mapping()), writes: false, rank: Q, extra: () }
-    }
-}
-
-impl<T: DlElement, const Q: usize, const R: usize, E: Extents<Q>, L: Layout, S: HostAccessible> Read<HostTranslation, R>
-    for MdspanMut<'_, T, Q, E, L, S>
-{
-    type Elem = T;
-
-    fn operand(&self) -> Operand<'_, HostTranslation, R> {
-        Operand { raw: widen(self.data_handle().cast_const(), self.mapping()), writes: false, rank: Q, extra: () }
-    }
-}
-
-impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Write<HostTranslation, R>
-    for MdspanMut<'_, T, R, E, L, S>
-{
-    fn operand_mut(&mut self) -> Operand<'_, HostTranslation, R> {
-        Operand { raw: widen(self.data_handle().cast_const(), self.mapping()), writes: true, rank: R, extra: () }
-    }
-}
+crate::kernel::host_operands!(HostTranslation);

@@ -5,14 +5,9 @@
 
 use super::cxx;
 use super::def::Call;
-use super::operand::{
-    Executor, Operand, RawArg, RawOperand, Read, ViewArgs, Write, argument_block, broadcast, sealed, widen,
-};
+use super::operand::{Executor, Operand, RawArg, RawOperand, ViewArgs, argument_block, broadcast, sealed};
 use super::raw::{KernelError, LaunchConfig, RawInstance};
-use crate::dtype::DlElement;
 use crate::error::DlpackError;
-use crate::space::HostAccessible;
-use crate::view::{Extents, Layout, Mdspan, MdspanMut};
 
 /// Runs element-wise kernels on the CPU, over host and managed views: the kernel's Rust body,
 /// which rustc compiled and checked, called once per element in the output's memory order.
@@ -197,33 +192,75 @@ impl<const R: usize, const N: usize> Walk<R, N> {
     }
 }
 
-impl<T: DlElement, const Q: usize, const R: usize, E: Extents<Q>, L: Layout, S: HostAccessible> Read<Cpu, R>
-    for Mdspan<'_, T, Q, E, L, S>
-{
-    type Elem = T;
+/// The operand impls of an executor of host and managed views (`Extra = ()`): shared and mutable
+/// views read, mutable views of the output's rank written.
+macro_rules! host_operands {
+    ($executor:ty) => {
+        impl<
+            T: $crate::dtype::DlElement,
+            const Q: usize,
+            const R: usize,
+            E: $crate::view::Extents<Q>,
+            L: $crate::view::Layout,
+            S: $crate::space::HostAccessible,
+        > $crate::kernel::Read<$executor, R> for $crate::view::Mdspan<'_, T, Q, E, L, S>
+        {
+            type Elem = T;
 
-    #[inline(always)]
-    fn operand(&self) -> Operand<'_, Cpu, R> {
-        Operand { raw: widen(self.data_handle(), self.mapping()), writes: false, rank: Q, extra: () }
-    }
+            #[inline(always)]
+            fn operand(&self) -> $crate::kernel::Operand<'_, $executor, R> {
+                $crate::kernel::Operand {
+                    raw: $crate::kernel::widen(self.data_handle(), self.mapping()),
+                    writes: false,
+                    rank: Q,
+                    extra: (),
+                }
+            }
+        }
+
+        impl<
+            T: $crate::dtype::DlElement,
+            const Q: usize,
+            const R: usize,
+            E: $crate::view::Extents<Q>,
+            L: $crate::view::Layout,
+            S: $crate::space::HostAccessible,
+        > $crate::kernel::Read<$executor, R> for $crate::view::MdspanMut<'_, T, Q, E, L, S>
+        {
+            type Elem = T;
+
+            #[inline(always)]
+            fn operand(&self) -> $crate::kernel::Operand<'_, $executor, R> {
+                Operand {
+                    raw: $crate::kernel::widen(self.data_handle().cast_const(), self.mapping()),
+                    writes: false,
+                    rank: Q,
+                    extra: (),
+                }
+            }
+        }
+
+        impl<
+            T: $crate::dtype::DlElement,
+            const R: usize,
+            E: $crate::view::Extents<R>,
+            L: $crate::view::Layout,
+            S: $crate::space::HostAccessible,
+        > $crate::kernel::Write<$executor, R> for $crate::view::MdspanMut<'_, T, R, E, L, S>
+        {
+            #[inline(always)]
+            fn operand_mut(&mut self) -> $crate::kernel::Operand<'_, $executor, R> {
+                Operand {
+                    raw: $crate::kernel::widen(self.data_handle().cast_const(), self.mapping()),
+                    writes: true,
+                    rank: R,
+                    extra: (),
+                }
+            }
+        }
+    };
 }
+#[cfg(feature = "cuda")]
+pub(crate) use host_operands;
 
-impl<T: DlElement, const Q: usize, const R: usize, E: Extents<Q>, L: Layout, S: HostAccessible> Read<Cpu, R>
-    for MdspanMut<'_, T, Q, E, L, S>
-{
-    type Elem = T;
-
-    #[inline(always)]
-    fn operand(&self) -> Operand<'_, Cpu, R> {
-        Operand { raw: widen(self.data_handle().cast_const(), self.mapping()), writes: false, rank: Q, extra: () }
-    }
-}
-
-impl<T: DlElement, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Write<Cpu, R>
-    for MdspanMut<'_, T, R, E, L, S>
-{
-    #[inline(always)]
-    fn operand_mut(&mut self) -> Operand<'_, Cpu, R> {
-        Operand { raw: widen(self.data_handle().cast_const(), self.mapping()), writes: true, rank: R, extra: () }
-    }
-}
+host_operands!(Cpu);

@@ -204,13 +204,16 @@ pub use def::{Call, Declared, ElementwiseDef, Param, ParamKind, TypeInfo, scalar
 pub use def::{Instance, MAX_VIEWS};
 pub use dispatch::{FloatVisitor, ScalarVisitor, dispatch_float, dispatch_scalar};
 pub use host::Cpu;
+#[cfg(feature = "cuda")]
+pub(crate) use host::host_operands;
+#[cfg(feature = "cuda")]
+pub(crate) use operand::sealed;
+pub(crate) use operand::widen;
 pub use operand::{Executor, Read, Write};
 #[doc(hidden)]
 pub use operand::{Operand, RawOperand, ViewArgs, ViewRef, broadcast};
 #[doc(hidden)]
 pub use operand::{RawArg, argument_block};
-#[cfg(feature = "cuda")]
-pub(crate) use operand::{sealed, widen};
 #[cfg(feature = "cuda")]
 pub(crate) use private::{publish, read_private, write_new};
 pub use raw::{

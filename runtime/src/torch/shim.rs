@@ -53,7 +53,7 @@ macro_rules! shim {
     (
         getters { $($getter:ident: fn() -> $gret:ty;)* }
         required { $($name:ident: fn($($arg:ty),*) $(-> $ret:ty)?;)* }
-        optional { $($opt:ident ($since:literal): fn($($oarg:ty),*) $(-> $oret:ty)?;)* }
+        optional { $($opt:ident: fn($($oarg:ty),*) $(-> $oret:ty)?;)* }
     ) => {
         /// The shim's functions this process's libtorch exports.
         #[allow(non_snake_case)]
@@ -96,15 +96,6 @@ macro_rules! shim {
                         core::mem::transmute::<*mut c_void, unsafe extern "C-unwind" fn(bool, *const c_char, *const c_char, u32, *const c_char)>(required("aoti_torch_check\0")?)
                     },
                 })
-            }
-
-            /// The version of torch that first has `name`, for optional functions.
-            #[allow(dead_code)]
-            pub(crate) fn since(name: &str) -> &'static str {
-                match name {
-                    $(stringify!($opt) => $since,)*
-                    _ => "2.10",
-                }
             }
         }
     };
@@ -153,7 +144,7 @@ shim! {
         aoti_torch_empty_strided: fn(i64, *const i64, *const i64, i32, i32, i32, *mut TensorHandle) -> Code;
     }
     optional {
-        torch_exception_get_what_without_backtrace ("2.13"): fn() -> *const c_char;
+        torch_exception_get_what_without_backtrace: fn() -> *const c_char;
     }
 }
 
