@@ -23,14 +23,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// raw kernels run on the CPU. No GPU, driver or NVRTC is needed.
 ///
 /// Use it to check that a kernel's GPU translation computes what its Rust body computes, bit for
-/// bit, on a machine without a GPU: run the kernel with [`Cpu`] and with `HostTranslation` on the
+/// bit, on a machine without a GPU: run the kernel with [`Cpu`](crate::kernel::Cpu) and with `HostTranslation` on the
 /// same inputs and compare. `+ − × ÷`, `sqrt`, `mul_add`, comparisons and casts agree exactly; the
 /// math functions call the host's C library on both sides, so they agree here too (on a GPU they
 /// lie within the ULPs of [rule K4](crate::rules#k4)).
 ///
 /// Each instantiation is built once per process (seconds), and cached on disk with raw kernels'
 /// CPU libraries, under the same rules ([rule K11](crate::rules#k11)). Raw kernels
-/// ([`kernel!`](crate::kernel!)) run with it as with [`Cpu`]: their C++ is already what runs.
+/// ([`kernel!`](crate::kernel!)) run with it as with [`Cpu`](crate::kernel::Cpu): their C++ is already what runs.
 ///
 /// ```
 /// use dlspan::cuda::HostTranslation;
