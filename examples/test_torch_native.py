@@ -28,6 +28,46 @@ def test_gelu_bias_matches_pytorch(dtype, shape):
     torch.testing.assert_close(ops.gelu_bias(x, b), reference(x, b))
 
 
+@pytest.mark.parametrize("shapes", [((3, 4), (1, 4)), ((3, 1), (4,)), ((), ()), ((2, 1, 5), (3, 1)), ((0, 4), (4,))])
+def test_gelu_bias_broadcasts_as_numpy_does(shapes):
+    x, b = torch.randn(shapes[0]), torch.randn(shapes[1])
+    y = ops.gelu_bias(x, b)
+    assert y.shape == torch.broadcast_shapes(x.shape, b.shape) and y.is_contiguous()
+    torch.testing.assert_close(y, reference(x, b))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_types_compute_in_float32(dtype):
+    x, b = torch.randn(5, 3, dtype=dtype), torch.randn(3, dtype=dtype)
+    torch.testing.assert_close(ops.gelu_bias(x, b), reference(x.float(), b.float()).to(dtype), atol=1e-2, rtol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int32, torch.int64, torch.uint8, torch.float32, torch.float64])
+def test_scalar_kernels_take_integer_and_float_dtypes(dtype):
+    x = torch.arange(-6, 6).reshape(3, 4).to(dtype) if dtype != torch.uint8 else torch.arange(12).reshape(3, 4).to(dtype)
+    y = torch.ones(4, dtype=dtype)
+    assert torch.equal(ops.add_clamped(x, y, 2), torch.clamp(x + y, min=2))
+
+
+def test_two_results():
+    x = torch.randn(3, 5, dtype=torch.float64)
+    s, c = ops.sincos(x)
+    torch.testing.assert_close(s, torch.sin(x))
+    torch.testing.assert_close(c, torch.cos(x))
+
+
+def test_the_schema_follows_from_the_signature():
+    schemas = {name: str(getattr(ops, name).default._schema) for name in
+               ["gelu_bias", "scale_", "axpy_", "add_clamped", "sincos"]}
+    assert schemas == {
+        "gelu_bias": "dlspan_native::gelu_bias(Tensor x, Tensor b) -> Tensor",
+        "scale_": "dlspan_native::scale_(Tensor(a!) x, float s) -> ()",
+        "axpy_": "dlspan_native::axpy_(Tensor(a!) y, Tensor x, float a) -> ()",
+        "add_clamped": "dlspan_native::add_clamped(Tensor x, Tensor y, int lo) -> Tensor",
+        "sincos": "dlspan_native::sincos(Tensor x) -> (Tensor, Tensor)",
+    }
+
+
 def test_layouts_transposed_sliced_expanded_negative_zero_size():
     b = torch.randn(4)
     base = torch.randn(4, 6)
@@ -39,8 +79,11 @@ def test_layouts_transposed_sliced_expanded_negative_zero_size():
 
 def test_opcheck():
     for result in [opcheck(ops.gelu_bias, (torch.randn(3, 4), torch.randn(4))),
+                   opcheck(ops.gelu_bias, (torch.randn(2, 1, 3), torch.randn(5, 1))),
                    opcheck(ops.scale_, (torch.randn(3, 4), 2.0)),
-                   opcheck(ops.axpy_, (torch.randn(3, 4), torch.randn(3, 4), 0.5))]:
+                   opcheck(ops.axpy_, (torch.randn(3, 4), torch.randn(4), 0.5)),
+                   opcheck(ops.add_clamped, (torch.arange(6).reshape(2, 3), torch.arange(3), 1)),
+                   opcheck(ops.sincos, (torch.randn(4, 2),))]:
         assert all(v == "SUCCESS" for v in result.values()), result
 
 
@@ -65,8 +108,18 @@ def test_errors_name_the_argument():
         ops.gelu_bias(torch.randn(3, 4), torch.randn(4).int())
     with pytest.raises(RuntimeError, match="argument `b`"):
         ops.gelu_bias(torch.randn(3, 4), torch.randn(5))
-    with pytest.raises(RuntimeError, match="argument `x`"):
-        ops.gelu_bias(torch.randn(()), torch.randn(1))
+    with pytest.raises(RuntimeError, match="argument `b` has dtype float64; argument `x` has float32"):
+        ops.gelu_bias(torch.randn(3, 4), torch.randn(4, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="argument `x`: .*float16, bfloat16, float32 or float64"):
+        ops.gelu_bias(torch.ones(3, dtype=torch.int32), torch.ones(3, dtype=torch.int32))
+    with pytest.raises(RuntimeError, match="argument `b` is on meta, argument `x` on cpu"):
+        ops.gelu_bias(torch.randn(3), torch.randn(3, device="meta"))
+    with pytest.raises(RuntimeError, match="argument `y` is written in place and has shape"):
+        ops.axpy_(torch.ones(3), torch.ones(2, 3), 1.0)
+    with pytest.raises(RuntimeError, match="argument `lo` = 1099511627776 does not fit"):
+        ops.add_clamped(torch.ones(3, dtype=torch.int32), torch.ones(3, dtype=torch.int32), 2**40)
+    with pytest.raises(RuntimeError, match="argument `x`: .*rank"):
+        ops.gelu_bias(torch.ones([1] * 9), torch.ones(1))
     with pytest.raises(RuntimeError, match="argument `x`"):
         ops.scale_(torch.randn(3).expand(2, 3), 2.0)  # a written view needs unique strides
     with pytest.raises(RuntimeError, match="shares memory"):
@@ -112,3 +165,21 @@ def test_many_calls_keep_memory_flat():
         ops.gelu_bias(x, b)
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kib < 16 * 1024, f"memory grew by {grown_kib} KiB over 10^5 calls"
+
+
+def test_a_c_program_calls_the_operators_through_the_dispatcher_without_python(tmp_path):
+    import shutil
+    import subprocess
+
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler to build the program with")
+    lib = os.path.join(os.path.dirname(torch.__file__), "lib")
+    source = os.path.join(os.path.dirname(__file__), "torch-native", "c", "call_dispatcher.c")
+    program = tmp_path / "call_dispatcher"
+    subprocess.run([compiler, "-O1", "-Wall", "-Werror", source, "-o", str(program), f"-L{lib}", "-ltorch_cpu",
+                    "-lc10", f"-Wl,-rpath,{lib}", "-ldl", "-lm"], check=True)
+    # No Python in the program's process: a clean environment without PYTHONPATH.
+    run = subprocess.run([str(program), os.path.abspath(LIBRARY)], capture_output=True, text=True, timeout=120,
+                         env={"PATH": os.environ.get("PATH", ""), "RUST_BACKTRACE": "0"})
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout + run.stderr

@@ -87,3 +87,26 @@ fn the_readme_takes_dlspan_from_crates_io_and_the_repository_by_path() {
     // Nothing else may name a path: the README's crate builds anywhere.
     assert!(!readme.values().any(|text| text.contains("path =")), "the README's files name no path");
 }
+
+/// The README's "A native PyTorch operator" shows excerpts of `examples/torch-native/src/lib.rs`
+/// (built and tested by the test command): each of its Rust blocks is in that file as it is.
+#[test]
+fn the_readme_native_operator_excerpts_are_the_examples_text() {
+    const NATIVE: &str = "## A native PyTorch operator";
+    let readme = fs::read_to_string(root().join("README.md")).expect("the README");
+    let source = fs::read_to_string(root().join("examples/torch-native/src/lib.rs")).expect("the example");
+    let start = readme.find(NATIVE).expect("the README has a \"A native PyTorch operator\" section");
+    let section = &readme[start + NATIVE.len()..];
+    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+    let mut blocks = 0;
+    let mut lines = section.lines();
+    while let Some(line) = lines.next() {
+        if line == "```rust" {
+            let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+            let body = body.join("\n");
+            assert!(source.contains(&body), "the README's block is not in examples/torch-native/src/lib.rs:\n{body}");
+            blocks += 1;
+        }
+    }
+    assert!(blocks >= 2, "the section shows the example's kernels");
+}

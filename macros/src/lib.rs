@@ -142,6 +142,25 @@ pub fn mdspan(input: TokenStream) -> TokenStream {
 /// The semantics (the same bits on the CPU and the GPU) and the rest of the rules are
 /// `dlspan::kernel`'s documentation and the rules page, section K.
 ///
+/// `#[torch("namespace::name")]` on the function (dlspan's feature `torch`) also makes the kernel a
+/// PyTorch operator, `dlspan::torch::Operator`, registered by `dlspan::torch_library!`: `&T`
+/// parameters are `Tensor` arguments, `&mut T` parameters the body reads are `Tensor(a!)` arguments
+/// written in place, `&mut T` parameters it only writes are new results (returned in order), and
+/// scalars are `float`, `int` or `bool` arguments; its Meta, CPU and (with feature `cuda`) CUDA
+/// kernels check one dtype, one device and broadcasting shapes, naming the argument (rules page,
+/// section T). The kernel has at most one type parameter, bounded by `Float` or `Scalar`:
+///
+/// ```ignore
+/// dlspan::elementwise! {
+///     #[torch("my_ops::gelu_bias")] // (Tensor x, Tensor b) -> Tensor
+///     fn gelu_bias<T: Float>(x: &T, b: &T, out: &mut T) {
+///         let v = *x + *b;
+///         *out = 0.5 * v * (1.0 + (0.7978845608 * (v + 0.044715 * v * v * v)).tanh());
+///     }
+/// }
+/// dlspan::torch_library!("my_ops", [gelu_bias]);
+/// ```
+///
 /// ```
 /// use dlspan::kernel::{Cpu, Scalar};
 /// use dlspan::{HostMdspan, HostMdspanMut};

@@ -24,6 +24,27 @@ pub mod space;
 pub mod torch;
 pub mod view;
 
+/// The items `elementwise!` generates for `#[torch("ns::name")]`: kept with feature `torch`.
+#[cfg(feature = "torch")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __torch {
+    ($($item:item)*) => { $($item)* };
+}
+
+/// The items `elementwise!` generates for `#[torch("ns::name")]`: refused without feature
+/// `torch`, saying so.
+#[cfg(not(feature = "torch"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __torch {
+    ($($item:item)*) => {
+        ::core::compile_error!(
+            "`#[torch(\"ns::name\")]` makes the kernel a PyTorch operator: enable dlspan's feature `torch`"
+        );
+    };
+}
+
 #[doc(hidden)]
 pub mod __private;
 

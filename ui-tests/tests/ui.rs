@@ -29,4 +29,7 @@ fn ui() {
     } else {
         cases.compile_fail("features/default/*.rs");
     }
+    if cfg!(feature = "torch") {
+        cases.compile_fail("features/torch/*.rs");
+    }
 }

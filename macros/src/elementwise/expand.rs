@@ -33,6 +33,10 @@ pub(crate) fn expand(
     let def = definition(kernel, analysis, translation, &def_name);
     let element = element(kernel, &lints, stub);
     let (instance, run) = (instance(kernel, analysis), run(kernel));
+    // An operator's error is reported beside the kernel's items, which stay usable.
+    let torch = super::torch::parse(kernel.attrs)
+        .and_then(|attr| attr.map(|attr| super::torch::expand(kernel, &attr, &analysis.reads_output)).transpose())
+        .map_or_else(|error| error.to_compile_error(), Option::unwrap_or_default);
     Ok(quote! {
         #(#docs)*
         #[allow(non_camel_case_types)]
@@ -54,6 +58,8 @@ pub(crate) fn expand(
 
             #run
         }
+
+        #torch
     })
 }
 
@@ -61,7 +67,8 @@ pub(crate) fn expand(
 fn attributes<'a>(kernel: &'a Kernel<'_>) -> syn::Result<(Vec<&'a syn::Attribute>, Vec<&'a syn::Attribute>)> {
     crate::attrs::docs_and_lints(
         kernel.attrs,
-        "an element-wise kernel takes doc comments and lint attributes (`#[allow(...)]`) only",
+        &["torch"],
+        "an element-wise kernel takes doc comments, lint attributes (`#[allow(...)]`) and `#[torch(\"ns::name\")]` only",
     )
 }
 

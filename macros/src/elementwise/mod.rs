@@ -7,6 +7,7 @@
 mod ast;
 mod expand;
 mod fallback;
+mod torch;
 mod translate;
 mod valid;
 

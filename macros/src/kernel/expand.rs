@@ -16,7 +16,7 @@ pub(crate) fn expand(kernel: &Kernel<'_>) -> syn::Result<TokenStream> {
     let ident = kernel.ident;
     let vis = kernel.vis;
     let (docs, lints) =
-        crate::attrs::docs_and_lints(kernel.attrs, "a raw kernel takes doc comments and lint attributes only")?;
+        crate::attrs::docs_and_lints(kernel.attrs, &[], "a raw kernel takes doc comments and lint attributes only")?;
     let def_name = format_ident!("__DLSPAN_KERNEL_{}", ident);
     let name = ident.to_string();
     let line = match kernel.fn_span.start().line {

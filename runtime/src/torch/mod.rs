@@ -15,11 +15,45 @@
 //!   Python) with dlspan's message, naming the argument; nothing unwinds through Rust frames that
 //!   hold values.
 //!
+//! An element-wise kernel becomes an operator with one attribute: `#[torch("ns::name")]` derives
+//! its schema, its checks (one dtype, one device, shapes broadcasting NumPy's way, each error
+//! naming the argument), its Meta kernel and its CPU and (with feature `cuda`) CUDA kernels from
+//! the signature ([rules T1–T9](crate::rules#t1)):
+//!
+//! ```no_run
+//! use dlspan::kernel::Float;
+//!
+//! dlspan::elementwise! {
+//!     /// GELU (tanh form) of `x + b`, `b` broadcast: `(Tensor x, Tensor b) -> Tensor`.
+//!     #[torch("my_ops::gelu_bias")]
+//!     fn gelu_bias<T: Float>(x: &T, b: &T, out: &mut T) {
+//!         let v = *x + *b;
+//!         *out = 0.5 * v * (1.0 + (0.7978845608 * (v + 0.044715 * v * v * v)).tanh());
+//!     }
+//! }
+//!
+//! dlspan::elementwise! {
+//!     /// `y += a * x` in place: `(Tensor(a!) y, Tensor x, float a) -> ()`.
+//!     #[torch("my_ops::axpy_")]
+//!     fn axpy_<T: Float>(y: &mut T, x: &T, a: T) {
+//!         *y = *y + a * *x;
+//!     }
+//! }
+//!
+//! // Registered when the library is loaded: `torch.ops.load_library(...)`, then
+//! // `torch.ops.my_ops.gelu_bias(x, b)`.
+//! dlspan::torch_library!("my_ops", [gelu_bias, axpy_]);
+//! ```
+//!
 //! The dispatcher resolves negative and conjugate views before a custom kernel runs (its
 //! fallbacks hand the kernel materialised values), so the memory a view reads holds the values.
+#[doc(hidden)]
+pub mod elementwise;
 mod error;
 mod op;
 mod shim;
+#[cfg(feature = "cuda")]
+mod stream;
 mod tensor;
 
 pub use error::TorchError;

@@ -89,7 +89,7 @@ pub struct Tensor {
     handle: NonNull<super::shim::AtenTensorOpaque>,
     /// The DLPack description: data (storage offset applied), device, rank, dtype, and the
     /// handle's own sizes and strides (borrowed from it: valid while it lives and is not resized,
-    /// which nothing does during a call).
+    /// which nothing does during a call) or `expanded`'s.
     dl: DLTensor,
     /// torch's dtype code.
     dtype_code: i32,
@@ -98,6 +98,9 @@ pub struct Tensor {
     writable: bool,
     /// The argument's name, for errors.
     name: &'static str,
+    /// The sizes then the strides of [`expand_rank`](Self::expand_rank)'s description, which
+    /// `dl` then points into (a heap block: it stays put when the `Tensor` moves).
+    expanded: Option<Box<[i64]>>,
 }
 
 // SAFETY: a `Tensor` is a reference-counted handle to a tensor; libtorch's reference counts are
@@ -128,8 +131,15 @@ impl Tensor {
         let s = shim()?;
         let handle = NonNull::new(handle).ok_or_else(|| TorchError::Kernel(format!("argument `{name}` is null")))?;
         // From here on a failure deletes the handle (the `Tensor` owns it).
-        let mut tensor =
-            Self { handle, dl: DLTensor::default(), dtype_code: -1, device: Device::Cpu, writable: false, name };
+        let mut tensor = Self {
+            handle,
+            dl: DLTensor::default(),
+            dtype_code: -1,
+            device: Device::Cpu,
+            writable: false,
+            name,
+            expanded: None,
+        };
         let h = handle.as_ptr();
         let (mut dim, mut sizes, mut strides) = (0i64, core::ptr::null_mut(), core::ptr::null_mut());
         let (mut dtype, mut device_type, mut index) = (0i32, 0i32, 0i32);
@@ -208,7 +218,8 @@ impl Tensor {
         if self.dl.ndim == 0 || self.dl.shape.is_null() {
             return &[];
         }
-        // SAFETY: the handle's `ndim` sizes, borrowed from it for as long as `self` lives.
+        // SAFETY: `ndim` sizes: the handle's, borrowed from it for as long as `self` lives, or those
+        // of `expanded`, owned by `self`.
         unsafe { core::slice::from_raw_parts(self.dl.shape, self.dl.ndim as usize) }
     }
 
@@ -244,6 +255,47 @@ impl Tensor {
     /// The device.
     pub fn device(&self) -> Device {
         self.device
+    }
+
+    /// Prepends axes of extent 1 until the tensor has `rank` axes: NumPy's broadcasting view of
+    /// it, as an element-wise kernel of that rank reads it. Only dlspan's description changes
+    /// ([`sizes`](Self::sizes), [`strides`](Self::strides), the views); the torch tensor does
+    /// not, and a rank already `rank` or more is left as it is.
+    ///
+    /// # Errors
+    ///
+    /// [`TorchError::Kernel`] above [`MAX_DISPATCH_RANK`](crate::dtype::MAX_DISPATCH_RANK) axes.
+    ///
+    /// ```no_run
+    /// # fn f(mut b: dlspan::torch::Tensor) -> Result<(), dlspan::torch::TorchError> {
+    /// // `b` of shape [8]:
+    /// b.expand_rank(3)?;
+    /// assert_eq!(b.sizes(), [1, 1, 8]);
+    /// # Ok(()) }
+    /// ```
+    pub fn expand_rank(&mut self, rank: usize) -> Result<(), TorchError> {
+        let own = self.dim();
+        if rank <= own {
+            return Ok(());
+        }
+        if rank > crate::dtype::MAX_DISPATCH_RANK {
+            return Err(TorchError::Kernel(format!(
+                "argument `{}`: rank {rank} is more than the {} axes dlspan's kernels take",
+                self.name,
+                crate::dtype::MAX_DISPATCH_RANK
+            )));
+        }
+        let mut block = vec![1i64; 2 * rank].into_boxed_slice();
+        let (sizes, strides) = block.split_at_mut(rank);
+        sizes[rank - own..].copy_from_slice(self.sizes());
+        strides[..rank - own].fill(0);
+        strides[rank - own..].copy_from_slice(self.strides());
+        self.dl.shape = block.as_mut_ptr();
+        // In bounds: `block` has `2 * rank` values.
+        self.dl.strides = block.as_mut_ptr().wrapping_add(rank);
+        self.dl.ndim = rank as i32;
+        self.expanded = Some(block);
+        Ok(())
     }
 
     /// The DLPack description of the tensor, borrowed from it (for DLPack-level code).

@@ -1,0 +1,352 @@
+//! `#[torch("ns::name")]` on an element-wise kernel: the kernel becomes a PyTorch operator
+//! (`dlspan::torch::Operator`) whose schema, checks, Meta kernel and CPU and CUDA kernels follow
+//! from its signature (`dlspan::torch::elementwise` does the work at run time).
+//!
+//! - `x: &T` is a `Tensor` argument; `x: &mut T` that the body reads (or may leave unwritten) is a
+//!   `Tensor(a!)` argument, written in place; `out: &mut T` that it only writes is a new result,
+//!   returned in declaration order;
+//! - a scalar is a `float` (a float type, or the type parameter), an `int` (an integer type) or a
+//!   `bool`;
+//! - the kernel has at most one type parameter, bounded by `Float` or `Scalar` (the dtypes the
+//!   operator dispatches over), and some tensor argument of that type (where its dtype comes from).
+
+use super::ast::{Kernel, Kind};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::spanned::Spanned;
+use syn::{Attribute, GenericParam, LitStr, Type, TypeParamBound, WherePredicate};
+
+/// The operator a kernel declares with `#[torch("ns::name")]`.
+pub(crate) struct TorchAttr {
+    /// The qualified name.
+    pub(crate) name: LitStr,
+    /// The attribute's span, for errors about the whole declaration.
+    pub(crate) span: Span,
+}
+
+/// Whether `attr` is `#[torch(...)]`.
+pub(crate) fn is_torch(attr: &Attribute) -> bool {
+    attr.path().is_ident("torch")
+}
+
+/// Reads the kernel's `#[torch(...)]` attribute, if any (one at most).
+pub(crate) fn parse(attrs: &[Attribute]) -> syn::Result<Option<TorchAttr>> {
+    let mut found = None;
+    for attr in attrs.iter().filter(|a| is_torch(a)) {
+        if found.is_some() {
+            return Err(syn::Error::new(attr.span(), "a kernel is one operator: one `#[torch(\"ns::name\")]`"));
+        }
+        let name: LitStr = attr.parse_args().map_err(|_| {
+            syn::Error::new(attr.span(), "write `#[torch(\"namespace::name\")]`: the operator's qualified name")
+        })?;
+        let text = name.value();
+        let valid = text.split_once("::").is_some_and(|(ns, op)| {
+            let ident = |s: &str| {
+                !s.is_empty()
+                    && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && !s.starts_with(|c: char| c.is_ascii_digit())
+            };
+            ident(ns) && ident(op)
+        });
+        if !valid {
+            return Err(syn::Error::new(
+                name.span(),
+                format!("`{text}` is not `namespace::name` (identifiers of letters, digits and `_`)"),
+            ));
+        }
+        found = Some(TorchAttr { name, span: attr.span() });
+    }
+    Ok(found)
+}
+
+/// The type parameter's bound, as the operator dispatches on it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Bound {
+    Float,
+    Scalar,
+    Fixed,
+}
+
+/// The bound of type parameter `ident` (inline or in the where clause): `Float` wins over
+/// `Scalar` (it implies it).
+fn bound_of(kernel: &Kernel<'_>, ident: &syn::Ident) -> Option<Bound> {
+    let mut bounds: Vec<&TypeParamBound> = Vec::new();
+    for param in &kernel.generics.params {
+        if let GenericParam::Type(t) = param {
+            if t.ident == *ident {
+                bounds.extend(&t.bounds);
+            }
+        }
+    }
+    if let Some(clause) = &kernel.generics.where_clause {
+        for predicate in &clause.predicates {
+            if let WherePredicate::Type(p) = predicate {
+                if let Type::Path(path) = &p.bounded_ty {
+                    if path.path.is_ident(ident) {
+                        bounds.extend(&p.bounds);
+                    }
+                }
+            }
+        }
+    }
+    let named = |name: &str| {
+        bounds.iter().any(|b| match b {
+            TypeParamBound::Trait(t) => t.path.segments.last().is_some_and(|s| s.ident == name),
+            _ => false,
+        })
+    };
+    if named("Float") {
+        Some(Bound::Float)
+    } else if named("Scalar") {
+        Some(Bound::Scalar)
+    } else {
+        None
+    }
+}
+
+/// The last segment of a path type (`f32`, `half::f16` → `f16`).
+fn last_ident(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        Type::Paren(p) => last_ident(&p.elem),
+        _ => None,
+    }
+}
+
+/// The operator items of `kernel`: its `Kernel` and `Operator` implementations, inside
+/// `dlspan::__torch!` (which refuses them, with a clear error, without feature `torch`).
+pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool]) -> syn::Result<TokenStream> {
+    let ident = kernel.ident;
+    let type_params: Vec<&syn::Ident> = kernel
+        .generics
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            GenericParam::Type(t) => Some(&t.ident),
+            _ => None,
+        })
+        .collect();
+    if type_params.len() > 1 {
+        return Err(syn::Error::new(
+            kernel.generics.span(),
+            "a kernel that is a PyTorch operator has at most one type parameter (the dtype it dispatches on); give the others fixed types",
+        ));
+    }
+    let param = type_params.first().copied();
+    let bound = match param {
+        None => Bound::Fixed,
+        Some(t) => bound_of(kernel, t).ok_or_else(|| {
+            syn::Error::new(
+                t.span(),
+                format!(
+                    "the type parameter of a PyTorch operator's kernel is bounded by `Float` (float16, bfloat16, float32, float64) or `Scalar` (those and the integers): write `{t}: Float`"
+                ),
+            )
+        })?,
+    };
+    let is_param = |ty: &Type| match (param, ty) {
+        (Some(t), Type::Path(p)) => p.qself.is_none() && p.path.is_ident(t),
+        _ => false,
+    };
+    // The schema, and the spec of each parameter.
+    let mut args = Vec::new();
+    let mut returns = 0usize;
+    let mut views = Vec::new();
+    let mut scalars = Vec::new();
+    let mut typed_input = false;
+    let mut in_place = 0u8;
+    let mut any_input = false;
+    for (k, p) in kernel.params.iter().enumerate() {
+        let name = p.ident.to_string();
+        match p.kind {
+            Kind::Scalar => {
+                let kind = if is_param(&p.elem) {
+                    quote!(Float)
+                } else {
+                    match last_ident(&p.elem).as_deref() {
+                        Some("f16" | "bf16" | "f32" | "f64") => quote!(Float),
+                        Some("i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64") => quote!(Int),
+                        Some("bool") => quote!(Bool),
+                        _ => {
+                            return Err(syn::Error::new(
+                                p.elem.span(),
+                                "a PyTorch operator's scalar is a float type, an integer type (up to 64 bits), `bool` or the type parameter",
+                            ));
+                        }
+                    }
+                };
+                let schema = match kind.to_string().as_str() {
+                    "Float" => "float",
+                    "Int" => "int",
+                    _ => "bool",
+                };
+                args.push(format!("{schema} {name}"));
+                scalars.push(quote!(::dlspan::torch::elementwise::ScalarSpec {
+                    name: #name,
+                    kind: ::dlspan::torch::elementwise::ScalarKind::#kind,
+                }));
+            }
+            Kind::Read | Kind::Write => {
+                let role = match (p.kind, reads_output[k]) {
+                    (Kind::Read, _) => quote!(Input),
+                    (_, true) => quote!(InPlace),
+                    (_, false) => quote!(Output),
+                };
+                match role.to_string().as_str() {
+                    "Input" => args.push(format!("Tensor {name}")),
+                    "InPlace" => {
+                        let alias = char::from(b'a' + in_place % 26);
+                        in_place += 1;
+                        args.push(format!("Tensor({alias}!) {name}"));
+                    }
+                    _ => returns += 1,
+                }
+                let input = role.to_string() != "Output";
+                any_input |= input;
+                let dtype = if is_param(&p.elem) {
+                    typed_input |= input;
+                    quote!(::core::option::Option::None)
+                } else {
+                    let elem = &p.elem;
+                    quote!(::core::option::Option::Some(<#elem as ::dlspan::DlElement>::DTYPE))
+                };
+                views.push(quote!(::dlspan::torch::elementwise::ViewSpec {
+                    name: #name,
+                    role: ::dlspan::torch::elementwise::Role::#role,
+                    dtype: #dtype,
+                }));
+            }
+        }
+    }
+    if !any_input {
+        return Err(syn::Error::new(
+            attr.span,
+            "a PyTorch operator's kernel reads some view (`x: &T`, or `x: &mut T` it updates): its results take that shape and device",
+        ));
+    }
+    if let (Some(t), false) = (param, typed_input) {
+        return Err(syn::Error::new(
+            t.span(),
+            format!("some tensor argument of the operator has element type `{t}`: its dtype is the operator's"),
+        ));
+    }
+    let schema = format!(
+        "({}) -> {}",
+        args.join(", "),
+        match returns {
+            0 => "()".to_owned(),
+            1 => "Tensor".to_owned(),
+            n => format!("({})", vec!["Tensor"; n].join(", ")),
+        }
+    );
+    let name = &attr.name;
+    // The body of the visitor: typed views of the tensors, the scalars, the kernel's `run`.
+    let count = views.len();
+    let tensors: Vec<_> = (0..count).map(|k| format_ident!("__dlspan_t{}", k)).collect();
+    let mut scalar_lets = Vec::new();
+    let mut lets = Vec::new();
+    let mut call_args = Vec::new();
+    let (mut view_k, mut scalar_k) = (0usize, 0usize);
+    for p in &kernel.params {
+        let (pid, elem) = (&p.ident, &p.elem);
+        match p.kind {
+            Kind::Scalar => {
+                scalar_lets.push(quote!(let #pid: #elem = self.args.scalar::<#elem>(#scalar_k)?;));
+                call_args.push(quote!(#pid));
+                scalar_k += 1;
+            }
+            Kind::Read => {
+                let t = &tensors[view_k];
+                lets.push(quote!(let #pid = <__DlspanE as ::dlspan::torch::elementwise::Exec>::input::<#elem, __DLSPAN_R>(&*#t)?;));
+                call_args.push(quote!(&#pid));
+                view_k += 1;
+            }
+            Kind::Write => {
+                let t = &tensors[view_k];
+                lets.push(quote!(let mut #pid = <__DlspanE as ::dlspan::torch::elementwise::Exec>::output::<#elem, __DLSPAN_R>(#t)?;));
+                call_args.push(quote!(&mut #pid));
+                view_k += 1;
+            }
+        }
+    }
+    let body = quote! {
+        #(#scalar_lets)*
+        let [#(#tensors),*] = self.args.tensors::<#count>()?;
+        #(#lets)*
+        #ident.run(self.on, #(#call_args),*).map_err(<__DlspanE as ::dlspan::torch::elementwise::Exec>::error)
+    };
+    let (visitor, dispatch, bound_tokens) = match (bound, param) {
+        (Bound::Fixed, _) | (_, None) => (
+            quote! {
+                impl<__DlspanE: ::dlspan::torch::elementwise::Exec> ::dlspan::dtype::RankVisitor for __DlspanVisit<'_, __DlspanE> {
+                    type Output = ::core::result::Result<(), ::dlspan::torch::TorchError>;
+                    #[allow(unused_variables, clippy::let_unit_value)]
+                    fn visit<const __DLSPAN_R: usize>(self) -> Self::Output { #body }
+                }
+            },
+            quote!(::dlspan::dtype::dispatch_rank(__dlspan_rank, __DlspanVisit { on, args })),
+            quote!(Fixed),
+        ),
+        (b, Some(t)) => {
+            let (visitor, bound_trait, dispatch, tokens) = match b {
+                Bound::Float => (quote!(FloatVisitor), quote!(Float), quote!(dispatch_float), quote!(Float)),
+                _ => (quote!(ScalarVisitor), quote!(Scalar), quote!(dispatch_scalar), quote!(Scalar)),
+            };
+            (
+                quote! {
+                    impl<__DlspanE: ::dlspan::torch::elementwise::Exec> ::dlspan::kernel::#visitor for __DlspanVisit<'_, __DlspanE> {
+                        type Output = ::core::result::Result<(), ::dlspan::torch::TorchError>;
+                        #[allow(unused_variables)]
+                        fn visit<#t: ::dlspan::kernel::#bound_trait, const __DLSPAN_R: usize>(self) -> Self::Output { #body }
+                    }
+                },
+                quote!(::dlspan::kernel::#dispatch(__dlspan_dtype, __dlspan_rank, __DlspanVisit { on, args })),
+                tokens,
+            )
+        }
+    };
+    Ok(quote! {
+        ::dlspan::__torch! {
+            impl ::dlspan::torch::elementwise::Kernel for #ident {
+                const SPEC: ::dlspan::torch::elementwise::Spec = ::dlspan::torch::elementwise::Spec {
+                    name: #name,
+                    views: &[#(#views),*],
+                    scalars: &[#(#scalars),*],
+                    bound: ::dlspan::torch::elementwise::Bound::#bound_tokens,
+                };
+
+                fn run<__DlspanE: ::dlspan::torch::elementwise::Exec>(
+                    on: __DlspanE,
+                    args: &mut ::dlspan::torch::elementwise::Args,
+                ) -> ::core::result::Result<(), ::dlspan::torch::TorchError> {
+                    struct __DlspanVisit<'__dlspan, __DlspanE> {
+                        on: __DlspanE,
+                        args: &'__dlspan mut ::dlspan::torch::elementwise::Args,
+                    }
+                    #visitor
+                    let (__dlspan_dtype, __dlspan_rank) = (args.dtype(), args.rank());
+                    let _ = __dlspan_dtype;
+                    #dispatch.map_err(|error| ::dlspan::torch::elementwise::dispatch_error::<Self>(error))?
+                }
+            }
+
+            impl ::dlspan::torch::Operator for #ident {
+                const NAME: &'static str = #name;
+                const SCHEMA: &'static str = #schema;
+                const CUDA: bool = ::dlspan::torch::elementwise::CUDA;
+
+                fn cpu(call: &mut ::dlspan::torch::Call) -> ::core::result::Result<(), ::dlspan::torch::TorchError> {
+                    ::dlspan::torch::elementwise::cpu::<Self>(call)
+                }
+
+                fn meta(call: &mut ::dlspan::torch::Call) -> ::core::result::Result<(), ::dlspan::torch::TorchError> {
+                    ::dlspan::torch::elementwise::meta::<Self>(call)
+                }
+
+                fn cuda(call: &mut ::dlspan::torch::Call) -> ::core::result::Result<(), ::dlspan::torch::TorchError> {
+                    ::dlspan::torch::elementwise::cuda::<Self>(call)
+                }
+            }
+        }
+    })
+}
