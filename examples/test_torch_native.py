@@ -183,3 +183,33 @@ def test_a_c_program_calls_the_operators_through_the_dispatcher_without_python(t
     run = subprocess.run([str(program), os.path.abspath(LIBRARY)], capture_output=True, text=True, timeout=120,
                          env={"PATH": os.environ.get("PATH", ""), "RUST_BACKTRACE": "0"})
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout + run.stderr
+
+
+def test_gradients_through_the_named_backward():
+    x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(ops.gelu_bias, (x, b))
+    y = ops.gelu_bias(x, b)
+    assert y.grad_fn is not None
+    y.sum().backward()
+    x2, b2 = x.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+    reference(x2, b2).sum().backward()
+    torch.testing.assert_close(x.grad, x2.grad)
+    torch.testing.assert_close(b.grad, b2.grad)
+    # Only x requires grad: b's gradient is not asked for.
+    x3 = torch.randn(2, 4, requires_grad=True)
+    ops.gelu_bias(x3, torch.randn(4)).sum().backward()
+    assert x3.grad.shape == (2, 4)
+
+
+def test_opcheck_and_compile_with_gradients():
+    x = torch.randn(3, 4, requires_grad=True)
+    b = torch.randn(4, requires_grad=True)
+    result = opcheck(ops.gelu_bias, (x, b))
+    assert all(v == "SUCCESS" for v in result.values()), result
+    fn = torch.compile(lambda x, b: ops.gelu_bias(x, b).sum(), fullgraph=True, dynamic=True)
+    fn(x, b).backward()
+    x2, b2 = x.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+    reference(x2, b2).sum().backward()
+    torch.testing.assert_close(x.grad, x2.grad)
+    torch.testing.assert_close(b.grad, b2.grad)

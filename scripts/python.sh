@@ -87,6 +87,10 @@ step "native PyTorch operators: examples/torch-native (cdylib, stable C ABI), it
 cargo build --quiet --locked -p dlspan-torch-native
 DLSPAN_TORCH_NATIVE="$target/debug/libdlspan_torch_native.so" RUST_BACKTRACE=0 \
   "$venv/bin/python" -m pytest examples/test_torch_native.py -q -p no:cacheprovider
+# Their benchmark in test mode (each row once, on the debug build: the harness works; numbers come
+# from scripts/bench_torch_native.sh).
+DLSPAN_TORCH_NATIVE="$target/debug/libdlspan_torch_native.so" \
+  "$venv/bin/python" benches/python/torch_native.py --rounds 1 --seconds 0.001 > /dev/null
 
 # A python3.X that runs: pyenv installs shims for versions it has but has not selected, which fail.
 find_python() {

@@ -148,7 +148,10 @@ pub fn mdspan(input: TokenStream) -> TokenStream {
 /// written in place, `&mut T` parameters it only writes are new results (returned in order), and
 /// scalars are `float`, `int` or `bool` arguments; its Meta, CPU and (with feature `cuda`) CUDA
 /// kernels check one dtype, one device and broadcasting shapes, naming the argument (rules page,
-/// section T). The kernel has at most one type parameter, bounded by `Float` or `Scalar`:
+/// section T). The kernel has at most one type parameter, bounded by `Float` or `Scalar`.
+/// `#[torch("namespace::name", backward = other_kernel)]` names the operator of its gradients
+/// (the forward's arguments then the results' gradients; a gradient per tensor argument), which
+/// dlspan registers with PyTorch's autograd when the library is loaded into Python:
 ///
 /// ```ignore
 /// dlspan::elementwise! {

@@ -12,7 +12,8 @@
 //! with dlspan's `cuda` feature, CUDA) kernels follow from the signature.
 //!
 //! - `gelu_bias(Tensor x, Tensor b) -> Tensor`: GELU (tanh form) of `x + b`, broadcast (any float
-//!   dtype, any rank and strides);
+//!   dtype, any rank and strides), differentiable: its gradients are `gelu_bias_backward`'s, an
+//!   operator too, wired into autograd when the library is loaded into Python;
 //! - `scale_(Tensor(a!) x, float s) -> ()`: `x *= s` in place;
 //! - `axpy_(Tensor(a!) y, Tensor x, float a) -> ()`: `y += a * x` in place (`x` broadcast);
 //! - `add_clamped(Tensor x, Tensor y, int lo) -> Tensor`: `max(x + y, lo)` over integer and float
@@ -27,10 +28,24 @@ use dlspan::torch::{Call, Operator, Tensor, TorchError};
 
 dlspan::elementwise! {
     /// GELU, tanh approximation, of `x + b`.
-    #[torch("dlspan_native::gelu_bias")]
+    #[torch("dlspan_native::gelu_bias", backward = gelu_bias_backward)]
     fn gelu_bias<T: Float>(x: &T, b: &T, out: &mut T) {
         let v = *x + *b;
         *out = 0.5 * v * (1.0 + (0.7978845608028654 * (v + 0.044715 * v * v * v)).tanh());
+    }
+}
+
+dlspan::elementwise! {
+    /// The gradients of `gelu_bias` from the result's, `grad`: `grad · gelu'(x + b)` for `x` and
+    /// for `b` (summed over the axes `b` is broadcast along).
+    #[torch("dlspan_native::gelu_bias_backward")]
+    fn gelu_bias_backward<T: Float>(x: &T, b: &T, grad: &T, grad_x: &mut T, grad_b: &mut T) {
+        let v = *x + *b;
+        let k: T = 0.7978845608028654;
+        let t = (k * (v + 0.044715 * v * v * v)).tanh();
+        let d = 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * k * (1.0 + 0.134145 * v * v);
+        *grad_x = *grad * d;
+        *grad_b = *grad * d;
     }
 }
 
@@ -67,6 +82,71 @@ dlspan::elementwise! {
     }
 }
 
+// The benchmarks' operators (benches/python/torch_native.py): `torch.mul(x, s)`'s work, without
+// and with autograd, and the cost of one tensor argument's view.
+
+dlspan::elementwise! {
+    /// `x · s`.
+    #[torch("dlspan_native::mul")]
+    fn mul<T: Float>(x: &T, s: T, out: &mut T) {
+        *out = *x * s;
+    }
+}
+
+dlspan::elementwise! {
+    /// `x · s`, for the benchmark's floor of a Python autograd kernel (one that only redispatches).
+    #[torch("dlspan_native::mul_floor")]
+    fn mul_floor<T: Float>(x: &T, s: T, out: &mut T) {
+        *out = *x * s;
+    }
+}
+
+dlspan::elementwise! {
+    /// `x · s`, differentiable.
+    #[torch("dlspan_native::mul_ad", backward = mul_ad_backward)]
+    fn mul_ad<T: Float>(x: &T, s: T, out: &mut T) {
+        *out = *x * s;
+    }
+}
+
+dlspan::elementwise! {
+    /// The gradient of `mul_ad`.
+    #[torch("dlspan_native::mul_ad_backward")]
+    fn mul_ad_backward<T: Float>(x: &T, s: T, grad: &T, grad_x: &mut T) {
+        *grad_x = *grad * s;
+    }
+}
+
+/// `n` times what a kernel does with a tensor argument: with `handles`, a new handle to it (the
+/// dispatcher makes one per argument), its metadata read, a typed view, the handle deleted;
+/// without, the typed view alone (the DLPack checks).
+pub struct ViewCostOp;
+
+impl Operator for ViewCostOp {
+    const NAME: &'static str = "dlspan_native::view_cost";
+    const SCHEMA: &'static str = "(Tensor x, int n, bool handles) -> ()";
+
+    fn cpu(call: &mut Call) -> Result<(), TorchError> {
+        let x = call.tensor("x")?;
+        let handles = call.bool("handles")?;
+        for _ in 0..call.int("n")? {
+            if handles {
+                let handle = x.new_reference("x")?;
+                let view: HostMdspan<'_, f32, 1, dlspan::LayoutStrideRelaxed> = handle.view()?;
+                std::hint::black_box(&view);
+            } else {
+                let view: HostMdspan<'_, f32, 1, dlspan::LayoutStrideRelaxed> = x.view()?;
+                std::hint::black_box(&view);
+            }
+        }
+        Ok(())
+    }
+
+    fn meta(_: &mut Call) -> Result<(), TorchError> {
+        Ok(())
+    }
+}
+
 /// Fails: an error, or a panic.
 pub struct FailsOp;
 
@@ -89,4 +169,20 @@ impl Operator for FailsOp {
     }
 }
 
-dlspan::torch_library!("dlspan_native", [gelu_bias, scale_, axpy_, add_clamped, sincos, FailsOp]);
+dlspan::torch_library!(
+    "dlspan_native",
+    [
+        gelu_bias,
+        gelu_bias_backward,
+        scale_,
+        axpy_,
+        add_clamped,
+        sincos,
+        FailsOp,
+        mul,
+        mul_floor,
+        mul_ad,
+        mul_ad_backward,
+        ViewCostOp,
+    ]
+);

@@ -22,6 +22,38 @@ pub(crate) struct TorchAttr {
     pub(crate) name: LitStr,
     /// The attribute's span, for errors about the whole declaration.
     pub(crate) span: Span,
+    /// `backward = path`: the operator computing the gradients.
+    pub(crate) backward: Option<syn::Path>,
+}
+
+/// `"ns::name"` then optional `key = value` pairs.
+struct Args {
+    name: LitStr,
+    backward: Option<syn::Path>,
+}
+
+impl syn::parse::Parse for Args {
+    fn parse(input: syn::parse::ParseStream<'_>) -> syn::Result<Self> {
+        let name: LitStr = input.parse()?;
+        let mut backward = None;
+        while !input.is_empty() {
+            input.parse::<syn::Token![,]>()?;
+            if input.is_empty() {
+                break;
+            }
+            let key: syn::Ident = input.parse()?;
+            input.parse::<syn::Token![=]>()?;
+            if key == "backward" && backward.is_none() {
+                backward = Some(input.parse()?);
+            } else {
+                return Err(syn::Error::new(
+                    key.span(),
+                    "`#[torch(..)]` takes the operator's name and `backward = <the kernel of its gradients>`, once",
+                ));
+            }
+        }
+        Ok(Self { name, backward })
+    }
 }
 
 /// Whether `attr` is `#[torch(...)]`.
@@ -36,8 +68,11 @@ pub(crate) fn parse(attrs: &[Attribute]) -> syn::Result<Option<TorchAttr>> {
         if found.is_some() {
             return Err(syn::Error::new(attr.span(), "a kernel is one operator: one `#[torch(\"ns::name\")]`"));
         }
-        let name: LitStr = attr.parse_args().map_err(|_| {
-            syn::Error::new(attr.span(), "write `#[torch(\"namespace::name\")]`: the operator's qualified name")
+        let Args { name, backward } = attr.parse_args().map_err(|error: syn::Error| {
+            let mut refusal =
+                syn::Error::new(attr.span(), "write `#[torch(\"namespace::name\")]`: the operator's qualified name");
+            refusal.combine(error);
+            refusal
         })?;
         let text = name.value();
         let valid = text.split_once("::").is_some_and(|(ns, op)| {
@@ -54,7 +89,7 @@ pub(crate) fn parse(attrs: &[Attribute]) -> syn::Result<Option<TorchAttr>> {
                 format!("`{text}` is not `namespace::name` (identifiers of letters, digits and `_`)"),
             ));
         }
-        found = Some(TorchAttr { name, span: attr.span() });
+        found = Some(TorchAttr { name, span: attr.span(), backward });
     }
     Ok(found)
 }
@@ -240,6 +275,10 @@ pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool
         }
     );
     let name = &attr.name;
+    let backward = match &attr.backward {
+        Some(path) => quote!(::core::option::Option::Some(<#path as ::dlspan::torch::Operator>::NAME)),
+        None => quote!(::core::option::Option::None),
+    };
     // The body of the visitor: typed views of the tensors, the scalars, the kernel's `run`.
     let count = views.len();
     let tensors: Vec<_> = (0..count).map(|k| format_ident!("__dlspan_t{}", k)).collect();
@@ -334,6 +373,7 @@ pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool
                 const NAME: &'static str = #name;
                 const SCHEMA: &'static str = #schema;
                 const CUDA: bool = ::dlspan::torch::elementwise::CUDA;
+                const BACKWARD: ::core::option::Option<&'static str> = #backward;
 
                 fn cpu(call: &mut ::dlspan::torch::Call) -> ::core::result::Result<(), ::dlspan::torch::TorchError> {
                     ::dlspan::torch::elementwise::cpu::<Self>(call)

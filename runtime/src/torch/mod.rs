@@ -18,17 +18,31 @@
 //! An element-wise kernel becomes an operator with one attribute: `#[torch("ns::name")]` derives
 //! its schema, its checks (one dtype, one device, shapes broadcasting NumPy's way, each error
 //! naming the argument), its Meta kernel and its CPU and (with feature `cuda`) CUDA kernels from
-//! the signature ([rules T1–T9](crate::rules#t1)):
+//! the signature ([rules T7–T9](crate::rules#t7)); `backward = kernel` names the operator of its
+//! gradients, which dlspan wires into autograd ([rule T10](crate::rules#t10)):
 //!
 //! ```no_run
 //! use dlspan::kernel::Float;
 //!
 //! dlspan::elementwise! {
 //!     /// GELU (tanh form) of `x + b`, `b` broadcast: `(Tensor x, Tensor b) -> Tensor`.
-//!     #[torch("my_ops::gelu_bias")]
+//!     #[torch("my_ops::gelu_bias", backward = gelu_bias_backward)]
 //!     fn gelu_bias<T: Float>(x: &T, b: &T, out: &mut T) {
 //!         let v = *x + *b;
 //!         *out = 0.5 * v * (1.0 + (0.7978845608 * (v + 0.044715 * v * v * v)).tanh());
+//!     }
+//! }
+//!
+//! dlspan::elementwise! {
+//!     /// Its gradients: `(Tensor x, Tensor b, Tensor grad) -> (Tensor, Tensor)`.
+//!     #[torch("my_ops::gelu_bias_backward")]
+//!     fn gelu_bias_backward<T: Float>(x: &T, b: &T, grad: &T, grad_x: &mut T, grad_b: &mut T) {
+//!         let v = *x + *b;
+//!         let k: T = 0.7978845608;
+//!         let t = (k * (v + 0.044715 * v * v * v)).tanh();
+//!         let d = 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * k * (1.0 + 0.134145 * v * v);
+//!         *grad_x = *grad * d;
+//!         *grad_b = *grad * d;
 //!     }
 //! }
 //!
@@ -42,15 +56,17 @@
 //!
 //! // Registered when the library is loaded: `torch.ops.load_library(...)`, then
 //! // `torch.ops.my_ops.gelu_bias(x, b)`.
-//! dlspan::torch_library!("my_ops", [gelu_bias, axpy_]);
+//! dlspan::torch_library!("my_ops", [gelu_bias, gelu_bias_backward, axpy_]);
 //! ```
 //!
 //! The dispatcher resolves negative and conjugate views before a custom kernel runs (its
 //! fallbacks hand the kernel materialised values), so the memory a view reads holds the values.
+mod autograd;
 #[doc(hidden)]
 pub mod elementwise;
 mod error;
 mod op;
+mod schema;
 mod shim;
 #[cfg(feature = "cuda")]
 mod stream;

@@ -11,98 +11,14 @@
 //! Rust value of the call has been dropped.
 
 use super::error::TorchError;
+pub use super::schema::MAX_ARGS;
+use super::schema::{Arg, Schema};
 use super::shim::{BUILD_VERSION, BoxedFn, LibraryHandle, shim};
 use super::tensor::Tensor;
 use core::any::TypeId;
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::sync::{Mutex, OnceLock, RwLock};
-
-/// The most arguments (and returns) an operator's schema has.
-pub const MAX_ARGS: usize = 16;
-
-/// The type of one schema argument.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Arg {
-    /// `Tensor`: read only.
-    Tensor,
-    /// `Tensor(a!)`: written in place.
-    TensorMut,
-    /// `float`: a `double`.
-    Float,
-    /// `int`: an `int64_t`.
-    Int,
-    /// `bool`: one byte.
-    Bool,
-}
-
-/// An operator's schema as dlspan reads it: each argument's name and type, and the number of
-/// returned tensors.
-#[derive(Debug)]
-pub(crate) struct Schema {
-    pub(crate) operator: &'static str,
-    pub(crate) args: Vec<(&'static str, Arg)>,
-    pub(crate) returns: usize,
-}
-
-impl Schema {
-    /// Parses `"(Tensor x, float s=1.0) -> Tensor"`. Supported: `Tensor`, `Tensor(a!)` (any alias
-    /// letter), `float`, `int`, `bool` arguments (with defaults), and `Tensor`, `()` or a tuple
-    /// of `Tensor`s as returns.
-    pub(crate) fn parse(operator: &'static str, schema: &'static str) -> Result<Self, TorchError> {
-        let bad = |reason: String| TorchError::Schema { operator: operator.to_owned(), reason };
-        let schema = schema.trim();
-        let (args, returns) = schema
-            .split_once("->")
-            .ok_or_else(|| bad(format!("schema `{schema}` has no `->` (write `(Tensor x) -> Tensor`)")))?;
-        let args = args.trim();
-        let inner = args
-            .strip_prefix('(')
-            .and_then(|a| a.strip_suffix(')'))
-            .ok_or_else(|| bad(format!("arguments `{args}` are not in parentheses")))?;
-        let mut parsed = Vec::new();
-        for arg in inner.split(',').map(str::trim).filter(|a| !a.is_empty()) {
-            let arg = arg.split_once('=').map_or(arg, |(a, _)| a.trim());
-            let (ty, name) = arg.rsplit_once(' ').ok_or_else(|| bad(format!("argument `{arg}` has no name")))?;
-            let ty = ty.trim();
-            let kind = match ty {
-                "Tensor" => Arg::Tensor,
-                "float" => Arg::Float,
-                "int" | "SymInt" => Arg::Int,
-                "bool" => Arg::Bool,
-                t if t.starts_with("Tensor(") && t.ends_with("!)") => Arg::TensorMut,
-                other => {
-                    return Err(bad(format!(
-                        "argument `{name}` has type `{other}`: dlspan reads `Tensor`, `Tensor(a!)`, `float`, `int` and `bool`"
-                    )));
-                }
-            };
-            parsed.push((name.trim(), kind));
-        }
-        if parsed.len() > MAX_ARGS {
-            return Err(bad(format!("{} arguments: at most {MAX_ARGS}", parsed.len())));
-        }
-        let returns = returns.trim();
-        let count = match returns {
-            "()" => 0,
-            "Tensor" => 1,
-            r if r.starts_with('(') && r.ends_with(')') => {
-                let items: Vec<&str> = r[1..r.len() - 1].split(',').map(str::trim).collect();
-                if items.iter().any(|t| *t != "Tensor" && !t.starts_with("Tensor ")) {
-                    return Err(bad(format!("returns `{r}`: dlspan returns `Tensor`s only")));
-                }
-                items.len()
-            }
-            other => {
-                return Err(bad(format!("returns `{other}`: dlspan returns `()`, `Tensor` or a tuple of `Tensor`s")));
-            }
-        };
-        if count > MAX_ARGS {
-            return Err(bad(format!("{count} returns: at most {MAX_ARGS}")));
-        }
-        Ok(Self { operator, args: parsed, returns: count })
-    }
-}
 
 /// One call of an operator's kernel: its arguments, by name as the schema declares them, and the
 /// tensors it returns.
@@ -252,6 +168,13 @@ pub trait Operator: 'static {
     const SCHEMA: &'static str;
     /// Whether the operator has a CUDA kernel.
     const CUDA: bool = false;
+    /// The operator computing this one's gradients (`"namespace::name"`, registered in the same
+    /// call), or `None`: no gradient. Its arguments are this operator's, then the gradient of
+    /// each result; its results are the gradient of each tensor argument, of the argument's shape
+    /// or the broadcast one (summed down to the argument's). dlspan registers it with
+    /// `torch.library.register_autograd` through the process's Python when there is one
+    /// ([rule T10](crate::rules#t10)).
+    const BACKWARD: Option<&'static str> = None;
 
     /// The CPU kernel.
     ///
@@ -442,6 +365,7 @@ pub struct Registration {
     cpu: BoxedFn,
     meta: BoxedFn,
     cuda: Option<BoxedFn>,
+    backward: Option<&'static str>,
 }
 
 impl core::fmt::Debug for Registration {
@@ -471,6 +395,7 @@ pub const fn op<O: Operator>() -> Registration {
         cpu: boxed::<O, CPU>,
         meta: boxed::<O, META>,
         cuda: if O::CUDA { Some(boxed::<O, CUDA>) } else { None },
+        backward: O::BACKWARD,
     }
 }
 
@@ -504,6 +429,16 @@ pub fn register(namespace: &str, operators: &[Registration]) -> Result<(), Torch
             })?;
         parsed.push((short, Schema::parse(op.name, op.schema)?));
     }
+    let mut autograd = Vec::new();
+    for (op, (_, schema)) in operators.iter().zip(&parsed) {
+        let Some(backward) = op.backward else { continue };
+        let found = operators.iter().zip(&parsed).find(|(other, _)| other.name == backward);
+        let (_, (_, backward)) = found.ok_or_else(|| TorchError::Schema {
+            operator: op.name.to_owned(),
+            reason: format!("its backward `{backward}` is not among the operators registered with it"),
+        })?;
+        autograd.push(super::autograd::entry(schema, backward)?);
+    }
     let c = |text: &str| {
         CString::new(text)
             .map_err(|_| TorchError::Schema { operator: namespace.to_owned(), reason: "a NUL byte".into() })
@@ -526,7 +461,10 @@ pub fn register(namespace: &str, operators: &[Registration]) -> Result<(), Torch
         created.borrow_mut().push(handle);
         Ok(handle)
     };
-    let outcome = define(s, namespace, operators, parsed, &library, &c);
+    let outcome = define(s, namespace, operators, parsed, &library, &c).and_then(|()| {
+        // Before anything traces the operators (as `register_autograd` requires).
+        super::autograd::register(&autograd)
+    });
     let created = created.into_inner();
     if outcome.is_err() {
         // A failed registration leaves nothing behind: deleting a library removes its kernels.

@@ -134,6 +134,7 @@ shim! {
         torch_library_impl: fn(LibraryHandle, *const c_char, BoxedFn, u64) -> Code;
         aoti_torch_delete_library_object: fn(LibraryHandle) -> Code;
         aoti_torch_delete_tensor_object: fn(TensorHandle) -> Code;
+        aoti_torch_new_tensor_handle: fn(TensorHandle, *mut TensorHandle) -> Code;
         aoti_torch_get_data_ptr: fn(TensorHandle, *mut *mut c_void) -> Code;
         aoti_torch_get_dim: fn(TensorHandle, *mut i64) -> Code;
         aoti_torch_get_sizes: fn(TensorHandle, *mut *mut i64) -> Code;

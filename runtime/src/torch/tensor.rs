@@ -370,6 +370,31 @@ impl Tensor {
         Err(TorchError::Argument { name: self.name.to_owned(), error: crate::DlpackError::ReadOnly })
     }
 
+    /// Another owning reference to the same tensor (`at::Tensor`'s copy: the same storage,
+    /// metadata and dtype), named `name` for errors; never writable, whatever `self` is (a
+    /// second way to elements a mutable view may be writing).
+    ///
+    /// # Errors
+    ///
+    /// [`TorchError::Shim`] when libtorch refuses.
+    ///
+    /// ```no_run
+    /// # fn f(x: &dlspan::torch::Tensor) -> Result<(), dlspan::torch::TorchError> {
+    /// let kept = x.new_reference("kept")?; // keeps the storage alive after the call's handle goes
+    /// assert_eq!(kept.sizes(), x.sizes());
+    /// # Ok(()) }
+    /// ```
+    pub fn new_reference(&self, name: &'static str) -> Result<Self, TorchError> {
+        let s = shim()?;
+        let mut handle = core::ptr::null_mut();
+        // SAFETY: a live handle; the new owning handle is written.
+        s.status("aoti_torch_new_tensor_handle", unsafe {
+            (s.aoti_torch_new_tensor_handle)(self.handle.as_ptr(), &mut handle)
+        })?;
+        // SAFETY: a new owning reference, owned by the returned `Tensor` alone.
+        unsafe { Self::from_owned(handle, name) }
+    }
+
     /// A new, uninitialised, compact row-major tensor of `sizes`, data type `dtype` and on
     /// `device`: what a kernel returns. It is writable.
     ///

@@ -1,0 +1,124 @@
+"""Native PyTorch operators (examples/torch-native: registered through LibTorch's stable C ABI)
+beside PyTorch's own operators and a `torch.library.custom_op`, in ns per call: one table per run.
+
+Run through ``bash scripts/bench_torch_native.sh`` (builds the operator library in release mode and
+pins the process to one core with ``taskset``), or directly with ``DLSPAN_TORCH_NATIVE`` naming the
+built library. Every row is measured beside its peer in the same run, interleaved: each round
+times every statement once, and a statement's figure is the median of its rounds. Ratios are what
+to compare; absolute figures vary with the machine and its load.
+"""
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import timeit
+import warnings
+
+import torch
+
+warnings.filterwarnings("ignore")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--seconds", type=float, default=0.2, help="time per measurement")
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    args = parser.parse_args()
+
+    library = os.environ.get("DLSPAN_TORCH_NATIVE")
+    if not library or not os.path.exists(library):
+        sys.exit("DLSPAN_TORCH_NATIVE names no built library (bash scripts/bench_torch_native.sh builds it)")
+    torch.set_num_threads(1)
+    torch.ops.load_library(library)
+    ops = torch.ops.dlspan_native
+
+    @torch.library.custom_op("dlspan_bench::mul", mutates_args=())
+    def custom_mul(x: torch.Tensor, s: float) -> torch.Tensor:
+        return torch.mul(x, s)
+
+    @custom_mul.register_fake
+    def _(x, s):
+        return torch.empty_like(x)
+
+    # The floor of any Python autograd kernel: one that only redispatches below autograd.
+    after = torch._C._after_autograd_keyset
+    redispatch = ops.mul_floor.default.redispatch
+    floor_library = torch.library.Library("dlspan_native", "IMPL")
+    floor_library.impl("mul_floor", lambda keyset, *args: redispatch(keyset & after, *args), "Autograd",
+                       with_keyset=True)
+
+    x = torch.randn(4)
+    xg = torch.randn(4, requires_grad=True)
+    x48, b8 = torch.randn(4, 8), torch.randn(8)
+    gelu = torch.nn.functional.gelu
+    env = {"torch": torch, "ops": ops, "custom_mul": custom_mul, "x": x, "xg": xg, "x48": x48, "b8": b8,
+           "gelu": gelu, "mul": ops.mul, "mul_ad": ops.mul_ad, "mul_floor": ops.mul_floor, "view_cost": ops.view_cost}
+    rows = [
+        # (row, peer row or None, statement, target ratio or None)
+        ("torch.mul(x, 2.0), 4 float32", None, "torch.mul(x, 2.0)", None),
+        ("x * 2.0", None, "x * 2.0", None),
+        ("custom_op mul (Python registration)", None, "custom_mul(x, 2.0)", None),
+        ("native mul, no autograd", "torch.mul(x, 2.0), 4 float32", "mul(x, 2.0)", 1.0),
+        ("native mul, no autograd (vs custom_op)", "custom_op mul (Python registration)", "mul(x, 2.0)", 0.2),
+        ("native mul_ad, autograd registered, no grad", "torch.mul(x, 2.0), 4 float32", "mul_ad(x, 2.0)", 1.5),
+        ("native mul + a Python kernel that only redispatches", "torch.mul(x, 2.0), 4 float32", "mul_floor(x, 2.0)",
+         None),
+        ("torch.mul forward + backward", None, "torch.mul(xg, 2.0).sum().backward()", None),
+        ("native mul_ad forward + backward", "torch.mul forward + backward", "mul_ad(xg, 2.0).sum().backward()",
+         1.5),
+        ("F.gelu(x + b, tanh), (4, 8) float32", None, "gelu(x48 + b8, approximate='tanh')", None),
+        ("native gelu_bias(x, b), (4, 8)", "F.gelu(x + b, tanh), (4, 8) float32", "ops.gelu_bias(x48, b8)", None),
+        ("view_cost(x, 0, True)", None, "view_cost(x, 0, True)", None),
+        ("view_cost(x, 1000, True)", None, "view_cost(x, 1000, True)", None),
+        ("view_cost(x, 1000, False)", None, "view_cost(x, 1000, False)", None),
+    ]
+    timers = []
+    for _, _, stmt, _ in rows:
+        timer = timeit.Timer(stmt, globals=env)
+        for _ in range(3):
+            timer.timeit(16)
+        number = 1
+        while timer.timeit(number) < args.seconds / 10 and number < 1 << 22:
+            number *= 2
+        timers.append((timer, number))
+    samples = {name: [] for name, *_ in rows}
+    for _ in range(args.rounds):
+        for (name, *_), (timer, number) in zip(rows, timers):
+            samples[name].append(timer.timeit(number) / number * 1e9)
+    median = {name: statistics.median(values) for name, values in samples.items()}
+
+    print(f"# PyTorch {torch.__version__}, Python {platform.python_version()}, {platform.machine()}, "
+          f"one intra-op thread, median of {args.rounds} interleaved rounds")
+    if args.markdown:
+        print("| operation | ns/call | peer | peer ns/call | ratio | target | met |")
+        print("|---|---:|---|---:|---:|---:|---|")
+    failed = 0
+    for name, peer, _, target in rows:
+        ns = median[name]
+        if peer is None:
+            line = (name, f"{ns:.0f}", "", "", "", "", "")
+        else:
+            ratio = ns / median[peer]
+            met = target is None or ratio <= target
+            failed += not met
+            line = (name, f"{ns:.0f}", peer, f"{median[peer]:.0f}", f"{ratio:.2f}",
+                    "" if target is None else f"≤ {target}", "yes" if met else "no")
+        if args.markdown:
+            print("| " + " | ".join(line) + " |")
+        else:
+            print(f"{line[0]:46s} {line[1]:>9s} ns  {line[4]:>5s}x {line[5]:>7s} {line[6]}")
+    base = median["view_cost(x, 0, True)"]
+    per_argument = (median["view_cost(x, 1000, True)"] - base) / 1000
+    per_view = (median["view_cost(x, 1000, False)"] - base) / 1000
+    print(f"# one tensor argument (a new handle, its metadata read, a typed view, the handle deleted): "
+          f"{per_argument:.0f} ns; the typed view alone: {per_view:.0f} ns")
+    targets = sum(target is not None for *_, target in rows)
+    print(f"# {targets - failed} of {targets} targets met")
+    return 0  # a benchmark reports; it does not fail
+
+
+if __name__ == "__main__":
+    sys.exit(main())
