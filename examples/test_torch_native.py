@@ -213,3 +213,21 @@ def test_opcheck_and_compile_with_gradients():
     reference(x2, b2).sum().backward()
     torch.testing.assert_close(x.grad, x2.grad)
     torch.testing.assert_close(b.grad, b2.grad)
+
+
+def test_torch_export_and_aotinductor_run_the_operator(tmp_path):
+    # AOTInductor compiles the exported graph to a C++ wrapper (g++), which calls the operator
+    # through `aoti_torch_proxy_executor_call_function`: the dispatcher, then dlspan's kernel.
+    class Model(torch.nn.Module):
+        def forward(self, x, b):
+            return ops.gelu_bias(x, b) * 2
+
+    x, b = torch.randn(3, 4), torch.randn(4)
+    exported = torch.export.export(Model(), (x, b))
+    targets = [node.target for node in exported.graph.nodes if node.op == "call_function"]
+    assert ops.gelu_bias.default in targets
+    package = torch._inductor.aoti_compile_and_package(exported, package_path=str(tmp_path / "model.pt2"))
+    runner = torch._inductor.aoti_load_package(package)
+    torch.testing.assert_close(runner(x, b), reference(x, b) * 2)
+    x2 = torch.randn(3, 4)
+    torch.testing.assert_close(runner(x2, b), reference(x2, b) * 2)

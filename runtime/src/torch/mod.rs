@@ -66,6 +66,8 @@ mod autograd;
 pub mod elementwise;
 mod error;
 mod op;
+#[cfg(feature = "python")]
+mod python;
 mod schema;
 mod shim;
 #[cfg(feature = "cuda")]
@@ -76,6 +78,8 @@ pub use error::TorchError;
 #[doc(hidden)]
 pub use op::register_at_load;
 pub use op::{Call, MAX_ARGS, Operator, Registration, op, register};
+#[cfg(feature = "python")]
+pub use python::register_module;
 pub use shim::OLDEST;
 pub use tensor::{Device, Tensor};
 

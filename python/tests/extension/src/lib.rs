@@ -1,7 +1,8 @@
 //! `dlspan_test_extension`: a Python extension built on the `dlspan` crate as any extension author
 //! builds one — a shared library of its own, separate from the `dlspan` package's — for the tests of
 //! rule Y18 (one `dlspan.Tensor` class and one borrow registry per process) and Y19 (results in the
-//! caller's framework): `python/tests/test_extension.py`.
+//! caller's framework): `python/tests/test_extension.py`; and native PyTorch operators registered
+//! from its init (`cube`, with its gradient): `python/tests/test_native_operator.py`.
 
 use dlspan::ManagedTensor;
 use dlspan::python::{Output, PyDynView, PyView, PyViewMut};
@@ -63,9 +64,30 @@ fn live_borrows(py: Python<'_>) -> usize {
     dlspan::python::live_borrows(py)
 }
 
+dlspan::elementwise! {
+    /// `x³`, a native PyTorch operator registered from this module's init.
+    #[torch("dlspan_test_extension::cube", backward = cube_backward)]
+    fn cube<T: dlspan::kernel::Float>(x: &T, out: &mut T) {
+        *out = *x * *x * *x;
+    }
+}
+
+dlspan::elementwise! {
+    /// The gradient of `cube`.
+    #[torch("dlspan_test_extension::cube_backward")]
+    fn cube_backward<T: dlspan::kernel::Float>(x: &T, grad: &T, grad_x: &mut T) {
+        *grad_x = 3.0 * *x * *x * *grad;
+    }
+}
+
 /// The module.
 #[pymodule]
 fn dlspan_test_extension(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    dlspan::torch::register_module(
+        m.py(),
+        "dlspan_test_extension",
+        &[dlspan::torch::op::<cube>(), dlspan::torch::op::<cube_backward>()],
+    )?;
     m.add_function(wrap_pyfunction!(hold_during, m)?)?;
     m.add_function(wrap_pyfunction!(fill_during, m)?)?;
     m.add_function(wrap_pyfunction!(fill, m)?)?;
