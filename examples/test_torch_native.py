@@ -231,3 +231,35 @@ def test_torch_export_and_aotinductor_run_the_operator(tmp_path):
     torch.testing.assert_close(runner(x, b), reference(x, b) * 2)
     x2 = torch.randn(3, 4)
     torch.testing.assert_close(runner(x2, b), reference(x2, b) * 2)
+
+
+def test_optional_and_text_arguments():
+    x = torch.randn(3, 4, dtype=torch.float64)
+    w = torch.rand(3, 4, dtype=torch.float64)
+    torch.testing.assert_close(ops.reduce(x), x.sum())
+    torch.testing.assert_close(ops.reduce(x, w), (x * w).sum())
+    torch.testing.assert_close(ops.reduce(x, None, "mean"), x.mean())
+    torch.testing.assert_close(ops.reduce(x, w, mode="mean", scale=2.0), 2 * (x * w).mean())
+    torch.testing.assert_close(ops.reduce(x.t(), scale=None), x.sum())
+    assert str(ops.reduce.default._schema) == (
+        'dlspan_native::reduce(Tensor x, Tensor? weight=None, str mode="sum", float? scale=None) -> Tensor')
+    with pytest.raises(RuntimeError, match='argument `mode` is "max"'):
+        ops.reduce(x, mode="max")
+    with pytest.raises(RuntimeError, match="argument `weight` has shape"):
+        ops.reduce(x, torch.ones(4, dtype=torch.float64))
+    result = opcheck(ops.reduce, (x, w), {"mode": "mean", "scale": 0.5})
+    assert all(v == "SUCCESS" for v in result.values()), result
+
+
+def test_optional_and_text_arguments_keep_memory_flat():
+    import resource
+
+    x, w = torch.randn(8), torch.rand(8)
+    for _ in range(2000):
+        ops.reduce(x, w, "mean", 2.0)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for _ in range(50_000):
+        ops.reduce(x, w, "mean", 2.0)
+        ops.reduce(x, None, "sum", None)
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 16 * 1024, f"memory grew by {grown_kib} KiB over 10^5 calls"

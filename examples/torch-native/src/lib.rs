@@ -19,12 +19,14 @@
 //! - `add_clamped(Tensor x, Tensor y, int lo) -> Tensor`: `max(x + y, lo)` over integer and float
 //!   dtypes;
 //! - `sincos(Tensor x) -> (Tensor, Tensor)`: two results;
+//! - `reduce(Tensor x, Tensor? weight=None, str mode="sum", float? scale=None) -> Tensor`: an
+//!   operator written by hand ([`Operator`]) over optional and text arguments;
 //! - `fails(Tensor x, bool panic) -> Tensor`: an operator written by hand ([`Operator`]): an
 //!   error, or a panic (the tests' proof that both reach Python as exceptions).
 
 use dlspan::HostMdspan;
-use dlspan::kernel::{Float, Scalar};
-use dlspan::torch::{Call, Operator, Tensor, TorchError};
+use dlspan::kernel::{Float, FloatVisitor, Scalar, dispatch_float};
+use dlspan::torch::{Call, Device, Operator, Tensor, TorchError};
 
 dlspan::elementwise! {
     /// GELU, tanh approximation, of `x + b`.
@@ -80,6 +82,109 @@ dlspan::elementwise! {
         *sin = (*x).sin();
         *cos = (*x).cos();
     }
+}
+
+/// `reduce(Tensor x, Tensor? weight=None, str mode="sum", float? scale=None) -> Tensor`: the sum
+/// (`mode="sum"`) or the mean (`"mean"`) of `x`, weighted by `weight` (of `x`'s shape) when given,
+/// times `scale` when given: an operator written by hand over optional and text arguments.
+pub struct ReduceOp;
+
+/// What `reduce` computes, read from its arguments (the checks of both kernels).
+struct Reduction<'c> {
+    x: &'c Tensor,
+    weight: Option<&'c Tensor>,
+    mean: bool,
+    scale: f64,
+}
+
+impl<'c> Reduction<'c> {
+    fn read(call: &'c Call) -> Result<Self, TorchError> {
+        let x = call.tensor("x")?;
+        let weight = call.optional_tensor("weight")?;
+        if let Some(w) = weight.filter(|w| w.sizes() != x.sizes() || w.dtype() != x.dtype()) {
+            return Err(TorchError::Kernel(format!(
+                "argument `weight` has shape {:?} and dtype {:?}: it must have x's, {:?} and {:?}",
+                w.sizes(),
+                w.dtype(),
+                x.sizes(),
+                x.dtype()
+            )));
+        }
+        let mean = match call.str("mode")? {
+            "sum" => false,
+            "mean" => true,
+            other => return Err(TorchError::Kernel(format!("argument `mode` is {other:?}: \"sum\" or \"mean\""))),
+        };
+        Ok(Self { x, weight, mean, scale: call.optional_float("scale")?.unwrap_or(1.0) })
+    }
+}
+
+impl FloatVisitor for &Reduction<'_> {
+    type Output = Result<f64, TorchError>;
+    fn visit<T: Float, const R: usize>(self) -> Self::Output {
+        let x: HostMdspan<'_, T, R, dlspan::LayoutStrideRelaxed> = self.x.view()?;
+        let mut total = 0.0f64;
+        match self.weight {
+            Some(w) => {
+                let w: HostMdspan<'_, T, R, dlspan::LayoutStrideRelaxed> = w.view()?;
+                for (a, b) in x.iter().zip(w.iter()) {
+                    total += dlspan::dtype::cast::<T, f64>(*a) * dlspan::dtype::cast::<T, f64>(*b);
+                }
+            }
+            None => x.iter().for_each(|a| total += dlspan::dtype::cast::<T, f64>(*a)),
+        }
+        if self.mean {
+            total /= self.x.numel() as f64;
+        }
+        Ok(total * self.scale)
+    }
+}
+
+/// Writes `value` into the 0-d tensor `out` of element type `T`.
+struct Store<'t>(&'t mut Tensor, f64);
+
+impl FloatVisitor for Store<'_> {
+    type Output = Result<(), TorchError>;
+    fn visit<T: Float, const R: usize>(self) -> Self::Output {
+        let mut out: dlspan::HostMdspanMut<'_, T, 0> = self.0.view_mut()?;
+        out[[]] = dlspan::dtype::cast::<f64, T>(self.1);
+        Ok(())
+    }
+}
+
+impl Operator for ReduceOp {
+    const NAME: &'static str = "dlspan_native::reduce";
+    const SCHEMA: &'static str = "(Tensor x, Tensor? weight=None, str mode=\"sum\", float? scale=None) -> Tensor";
+
+    fn cpu(call: &mut Call) -> Result<(), TorchError> {
+        let reduction = Reduction::read(call)?;
+        let dtype = reduction.x.dtype().ok_or("argument `x` has no DLPack dtype")?;
+        let value = dispatch_float(dtype, reduction.x.dim(), &reduction)
+            .map_err(|error| TorchError::Argument { name: "x".into(), error })??;
+        let mut out = Tensor::empty(&[], dtype, Device::Cpu)?;
+        dispatch_float(dtype, 0, Store(&mut out, value))
+            .map_err(|error| TorchError::Argument { name: "x".into(), error })??;
+        call.ret(out);
+        Ok(())
+    }
+
+    fn meta(call: &mut Call) -> Result<(), TorchError> {
+        let reduction = Reduction::read(call)?;
+        let dtype = reduction.x.dtype().ok_or("argument `x` has no DLPack dtype")?;
+        dispatch_float(dtype, reduction.x.dim(), FloatOnly)
+            .map_err(|error| TorchError::Argument { name: "x".into(), error })?;
+        let out = Tensor::empty(&[], dtype, Device::Meta)?;
+        call.ret(out);
+        Ok(())
+    }
+}
+
+/// Checks that a dtype is a float one (the Meta kernel's share of the CPU kernel's dispatch).
+struct FloatOnly;
+
+impl FloatVisitor for FloatOnly {
+    type Output = ();
+    fn visit<T: Float, const R: usize>(self) {}
 }
 
 // The benchmarks' operators (benches/python/torch_native.py): `torch.mul(x, s)`'s work, without
@@ -179,6 +284,7 @@ dlspan::torch_library!(
         add_clamped,
         sincos,
         FailsOp,
+        ReduceOp,
         mul,
         mul_floor,
         mul_ad,

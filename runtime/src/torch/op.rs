@@ -26,6 +26,10 @@ pub struct Call {
     schema: &'static Schema,
     tensors: [Option<Tensor>; MAX_ARGS],
     slots: [u64; MAX_ARGS],
+    /// Which optional arguments were given (bit `k`).
+    given: u32,
+    /// The `str` arguments, copied out of their handles: `(index, text)`.
+    strings: Vec<(usize, String)>,
     returns: Vec<Tensor>,
 }
 
@@ -88,6 +92,64 @@ impl Call {
     pub fn take(&mut self, name: &str) -> Result<Tensor, TorchError> {
         let k = self.index(name, &[Arg::Tensor, Arg::TensorMut])?;
         self.tensors[k].take().ok_or_else(|| self.schema_error(format!("argument `{name}` was taken")))
+    }
+
+    /// The `Tensor?` argument `name`: `None` when the caller passed `None`.
+    ///
+    /// # Errors
+    ///
+    /// [`TorchError::Schema`] when the schema has no `Tensor?` argument of that name.
+    pub fn optional_tensor(&self, name: &str) -> Result<Option<&Tensor>, TorchError> {
+        let k = self.index(name, &[Arg::OptTensor])?;
+        Ok(self.tensors[k].as_ref())
+    }
+
+    /// The `float?` argument `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`TorchError::Schema`] when the schema has no `float?` argument of that name.
+    pub fn optional_float(&self, name: &str) -> Result<Option<f64>, TorchError> {
+        let k = self.index(name, &[Arg::OptFloat])?;
+        Ok(self.is_given(k).then(|| f64::from_bits(self.slots[k])))
+    }
+
+    /// The `int?` argument `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`TorchError::Schema`] when the schema has no `int?` argument of that name.
+    pub fn optional_int(&self, name: &str) -> Result<Option<i64>, TorchError> {
+        let k = self.index(name, &[Arg::OptInt])?;
+        Ok(self.is_given(k).then(|| self.slots[k] as i64))
+    }
+
+    /// The `bool?` argument `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`TorchError::Schema`] when the schema has no `bool?` argument of that name.
+    pub fn optional_bool(&self, name: &str) -> Result<Option<bool>, TorchError> {
+        let k = self.index(name, &[Arg::OptBool])?;
+        Ok(self.is_given(k).then(|| self.slots[k] as u8 != 0))
+    }
+
+    /// The `str` argument `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`TorchError::Schema`] when the schema has no `str` argument of that name.
+    pub fn str(&self, name: &str) -> Result<&str, TorchError> {
+        let k = self.index(name, &[Arg::Str])?;
+        self.strings
+            .iter()
+            .find(|(j, _)| *j == k)
+            .map(|(_, text)| text.as_str())
+            .ok_or_else(|| self.schema_error(format!("argument `{name}` has no text")))
+    }
+
+    fn is_given(&self, k: usize) -> bool {
+        self.given & (1 << k) != 0
     }
 
     /// The `float` argument `name`.
@@ -263,6 +325,7 @@ fn raise(message: String) {
 ///
 /// As [`boxed`].
 unsafe fn run<O: Operator>(key: u8, stack: *mut u64, args: u64, returns: u64) -> Result<(), TorchError> {
+    let s = shim()?;
     let schema = schemas()
         .read()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -273,6 +336,8 @@ unsafe fn run<O: Operator>(key: u8, stack: *mut u64, args: u64, returns: u64) ->
         schema,
         tensors: core::array::from_fn(|_| None),
         slots: [0; MAX_ARGS],
+        given: 0,
+        strings: Vec::new(),
         returns: Vec::with_capacity(schema.returns),
     };
     if args as usize != schema.args.len() || returns as usize != schema.returns {
@@ -287,10 +352,37 @@ unsafe fn run<O: Operator>(key: u8, stack: *mut u64, args: u64, returns: u64) ->
     for (k, &(name, kind)) in schema.args.iter().enumerate() {
         // SAFETY: slot `k < args` of the dispatcher's stack.
         let slot = unsafe { *stack.wrapping_add(k) };
-        call.slots[k] = slot;
-        if matches!(kind, Arg::Tensor | Arg::TensorMut) {
-            // SAFETY: a tensor argument's slot is an owning handle, owned by this call.
-            match unsafe { Tensor::from_owned(slot as usize as *mut _, name) } {
+        // An optional's slot is null (`None`) or an owning pointer to a heap slot holding the
+        // value; it is read and freed here, whatever happens next.
+        let value = match kind {
+            Arg::OptTensor | Arg::OptFloat | Arg::OptInt | Arg::OptBool => {
+                let boxed = slot as usize as *mut u64;
+                if boxed.is_null() {
+                    None
+                } else {
+                    call.given |= 1 << k;
+                    // SAFETY: a live heap slot the dispatcher allocated for this call, read once
+                    // and then freed by the allocator's own function.
+                    let inner = unsafe { *boxed };
+                    // SAFETY: as above: freed once, not read again.
+                    unsafe { s.delete_ivalue(boxed) };
+                    Some(inner)
+                }
+            }
+            Arg::Str => {
+                // SAFETY: a `str` argument's slot is an owning string handle, owned by this call.
+                match unsafe { s.take_string(slot as usize as *mut _) } {
+                    Ok(text) => call.strings.push((k, text)),
+                    Err(error) => first_error = first_error.or(Some(error)),
+                }
+                None
+            }
+            _ => Some(slot),
+        };
+        call.slots[k] = value.unwrap_or(0);
+        if kind.is_tensor() && (kind != Arg::OptTensor || value.is_some()) {
+            // SAFETY: a tensor argument's value is an owning handle, owned by this call.
+            match unsafe { Tensor::from_owned(call.slots[k] as usize as *mut _, name) } {
                 Ok(tensor) => call.tensors[k] = Some(tensor),
                 Err(error) => first_error = first_error.or(Some(error)),
             }

@@ -19,6 +19,23 @@ pub(crate) enum Arg {
     Int,
     /// `bool`: one byte.
     Bool,
+    /// `Tensor?`: a tensor or `None`, read only.
+    OptTensor,
+    /// `float?`.
+    OptFloat,
+    /// `int?`.
+    OptInt,
+    /// `bool?`.
+    OptBool,
+    /// `str`.
+    Str,
+}
+
+impl Arg {
+    /// Whether the argument is a tensor the kernel owns (when given).
+    pub(crate) fn is_tensor(self) -> bool {
+        matches!(self, Self::Tensor | Self::TensorMut | Self::OptTensor)
+    }
 }
 
 /// An operator's schema as dlspan reads it: each argument's name and type, and the number of
@@ -32,8 +49,9 @@ pub(crate) struct Schema {
 
 impl Schema {
     /// Parses `"(Tensor x, float s=1.0) -> Tensor"`. Supported: `Tensor`, `Tensor(a!)` (any alias
-    /// letter), `float`, `int`, `bool` arguments (with defaults), and `Tensor`, `()` or a tuple
-    /// of `Tensor`s as returns.
+    /// letter), `Tensor?`, `float`, `int`, `bool`, their optionals (`float?`) and `str` arguments
+    /// (with defaults; a `*` before keyword-only ones), and `Tensor`, `()` or a tuple of
+    /// `Tensor`s as returns.
     pub(crate) fn parse(operator: &'static str, schema: &'static str) -> Result<Self, TorchError> {
         let bad = |reason: String| TorchError::Schema { operator: operator.to_owned(), reason };
         let schema = schema.trim();
@@ -46,7 +64,7 @@ impl Schema {
             .and_then(|a| a.strip_suffix(')'))
             .ok_or_else(|| bad(format!("arguments `{args}` are not in parentheses")))?;
         let mut parsed = Vec::new();
-        for arg in inner.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+        for arg in inner.split(',').map(str::trim).filter(|a| !a.is_empty() && *a != "*") {
             let arg = arg.split_once('=').map_or(arg, |(a, _)| a.trim());
             let (ty, name) = arg.rsplit_once(' ').ok_or_else(|| bad(format!("argument `{arg}` has no name")))?;
             let ty = ty.trim();
@@ -55,10 +73,15 @@ impl Schema {
                 "float" => Arg::Float,
                 "int" | "SymInt" => Arg::Int,
                 "bool" => Arg::Bool,
+                "Tensor?" => Arg::OptTensor,
+                "float?" => Arg::OptFloat,
+                "int?" | "SymInt?" => Arg::OptInt,
+                "bool?" => Arg::OptBool,
+                "str" => Arg::Str,
                 t if t.starts_with("Tensor(") && t.ends_with("!)") => Arg::TensorMut,
                 other => {
                     return Err(bad(format!(
-                        "argument `{name}` has type `{other}`: dlspan reads `Tensor`, `Tensor(a!)`, `float`, `int` and `bool`"
+                        "argument `{name}` has type `{other}`: dlspan reads `Tensor`, `Tensor(a!)`, `Tensor?`, `float`, `int`, `bool`, their optionals and `str`"
                     )));
                 }
             };

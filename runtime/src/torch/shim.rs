@@ -24,6 +24,14 @@ pub(crate) struct TorchLibraryOpaque {
 pub(crate) type TensorHandle = *mut AtenTensorOpaque;
 /// `TorchLibraryHandle`.
 pub(crate) type LibraryHandle = *mut TorchLibraryOpaque;
+/// An opaque `StringHandle` target (`std::string*`).
+#[repr(C)]
+pub(crate) struct StringOpaque {
+    _private: [u8; 0],
+}
+
+/// `StringHandle`: a `str` argument.
+pub(crate) type StringHandle = *mut StringOpaque;
 /// `AOTITorchError`: 0 on success.
 type Code = i32;
 
@@ -135,6 +143,9 @@ shim! {
         aoti_torch_delete_library_object: fn(LibraryHandle) -> Code;
         aoti_torch_delete_tensor_object: fn(TensorHandle) -> Code;
         aoti_torch_new_tensor_handle: fn(TensorHandle, *mut TensorHandle) -> Code;
+        torch_string_length: fn(StringHandle, *mut usize) -> Code;
+        torch_string_c_str: fn(StringHandle, *mut *const c_char) -> Code;
+        torch_delete_string: fn(StringHandle) -> Code;
         aoti_torch_get_data_ptr: fn(TensorHandle, *mut *mut c_void) -> Code;
         aoti_torch_get_dim: fn(TensorHandle, *mut i64) -> Code;
         aoti_torch_get_sizes: fn(TensorHandle, *mut *mut i64) -> Code;
@@ -146,7 +157,20 @@ shim! {
     }
     optional {
         torch_exception_get_what_without_backtrace: fn() -> *const c_char;
+        torch_delete_stable_ivalue: fn(*mut u64) -> Code;
     }
+}
+
+/// C++'s `operator delete(void*)` of the process (`_ZdlPv`, from the C++ runtime libtorch uses).
+fn operator_delete() -> Option<unsafe extern "C" fn(*mut c_void)> {
+    static DELETE: OnceLock<Option<unsafe extern "C" fn(*mut c_void)>> = OnceLock::new();
+    *DELETE.get_or_init(|| {
+        // SAFETY: a NUL-terminated name looked up in the global scope.
+        let address = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"_ZdlPv".as_ptr()) };
+        // SAFETY: `operator delete(void*)`, a C-callable function of one pointer (the Itanium ABI).
+        (!address.is_null())
+            .then(|| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut c_void)>(address) })
+    })
 }
 
 /// The sonames of the library that exports the shim, tried in turn.
@@ -211,6 +235,52 @@ impl Shim {
             })
             .unwrap_or_default();
         Err(TorchError::Shim { function, code, message })
+    }
+
+    /// Frees the heap slot of an optional argument: with `torch_delete_stable_ivalue` (2.13), or
+    /// before it with C++'s `operator delete`, which allocated it (`new StableIValue`); with
+    /// neither, the 8 bytes are left allocated rather than freed by the wrong allocator.
+    ///
+    /// # Safety
+    ///
+    /// `boxed` is an optional argument's heap slot, owned by the caller, not used again.
+    pub(crate) unsafe fn delete_ivalue(&self, boxed: *mut u64) {
+        if let Some(delete) = self.torch_delete_stable_ivalue {
+            // SAFETY: forwarded.
+            let _ = unsafe { delete(boxed) };
+        } else if let Some(delete) = operator_delete() {
+            // SAFETY: forwarded: the slot was allocated by `new`.
+            unsafe { delete(boxed.cast()) };
+        }
+    }
+
+    /// The text of a `str` argument's handle, which is then deleted.
+    ///
+    /// # Errors
+    ///
+    /// The shim's error reading it; [`TorchError::Kernel`] for text that is not UTF-8.
+    ///
+    /// # Safety
+    ///
+    /// `handle` is an owning string handle, owned by the caller, not used again.
+    pub(crate) unsafe fn take_string(&self, handle: StringHandle) -> Result<String, TorchError> {
+        let (mut length, mut data) = (0usize, core::ptr::null());
+        // SAFETY: a live handle; the out-parameters are written.
+        let read = self
+            .status("torch_string_length", unsafe { (self.torch_string_length)(handle, &mut length) })
+            // SAFETY: as above.
+            .and_then(|()| self.status("torch_string_c_str", unsafe { (self.torch_string_c_str)(handle, &mut data) }));
+        let text = read.and_then(|()| {
+            if data.is_null() {
+                return Ok(String::new());
+            }
+            // SAFETY: the handle's `length` bytes, live until it is deleted below.
+            let bytes = unsafe { core::slice::from_raw_parts(data.cast::<u8>(), length) };
+            String::from_utf8(bytes.to_vec()).map_err(|_| TorchError::Kernel("a `str` argument is not UTF-8".into()))
+        });
+        // SAFETY: the owning handle, deleted once (its text was copied).
+        let _ = unsafe { (self.torch_delete_string)(handle) };
+        text
     }
 
     /// The torch version of this process, `(major, minor)`.
