@@ -263,3 +263,50 @@ def test_optional_and_text_arguments_keep_memory_flat():
         ops.reduce(x, None, "sum", None)
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kib < 16 * 1024, f"memory grew by {grown_kib} KiB over 10^5 calls"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_silu_and_its_gradient(dtype):
+    x = torch.randn(4, 5, dtype=dtype, requires_grad=True)
+    y = ops.silu(x)
+    torch.testing.assert_close(y, torch.nn.functional.silu(x))
+    y.sum().backward()
+    x2 = x.detach().clone().requires_grad_()
+    torch.nn.functional.silu(x2).sum().backward()
+    torch.testing.assert_close(x.grad, x2.grad)
+    if dtype == torch.float64:
+        assert torch.autograd.gradcheck(ops.silu, (x.detach().requires_grad_(),))
+    result = opcheck(ops.silu, (torch.randn(3, 2, dtype=dtype, requires_grad=True),))
+    assert all(v == "SUCCESS" for v in result.values()), result
+
+
+def test_torch_compile_raises_the_same_error_from_the_meta_kernel():
+    fn = torch.compile(lambda x, b: ops.gelu_bias(x, b), fullgraph=True)
+    with pytest.raises(Exception, match="argument `b` has dtype float64; argument `x` has float32"):
+        fn(torch.randn(3, 4), torch.randn(4, dtype=torch.float64))
+
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device (the GPU machine runs these)")
+
+
+@cuda
+def test_cuda_operators_match_the_cpu_on_the_current_stream():
+    x, b = torch.randn(64, 33, device="cuda"), torch.randn(33, device="cuda")
+    torch.testing.assert_close(ops.gelu_bias(x, b), reference(x, b))
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        # A long kernel first on the side stream: the operator is ordered after it on that stream.
+        big = torch.randn(4096, 4096, device="cuda")
+        for _ in range(4):
+            big = big @ big / 4096
+        y = ops.gelu_bias(big[:64, :33], b)
+        expected = reference(big[:64, :33], b)
+    side.synchronize()
+    torch.testing.assert_close(y, expected)
+    xg = torch.randn(8, 3, device="cuda", dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(ops.silu, (xg,))
+    for args in [(x, b), (x.t().contiguous().t(), b)]:
+        result = opcheck(ops.gelu_bias, args)
+        assert all(v == "SUCCESS" for v in result.values()), result
+    fn = torch.compile(lambda x, b: ops.gelu_bias(x, b) * 2, fullgraph=True)
+    torch.testing.assert_close(fn(x, b), reference(x, b) * 2)

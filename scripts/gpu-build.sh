@@ -39,6 +39,10 @@ cp python/tests/conftest.py python/tests/test_cuda_args.py python/tests/test_cud
 # The README's PyTorch operator (examples/torch-op, abi3) and its tests, whose CUDA half runs there.
 "$maturin" build --quiet --release --locked --manifest-path examples/torch-op/Cargo.toml --out "$bundle/python"
 cp examples/test_torch_op.py "$bundle/python/"
+# The native operators (examples/torch-native, a cdylib with CUDA kernels), their tests and benchmark.
+cargo build --quiet --release --locked -p dlspan-torch-native --features cuda
+cp "$target/release/libdlspan_torch_native.so" examples/test_torch_native.py benches/python/torch_native.py "$bundle/python/"
+strip "$bundle/python/libdlspan_torch_native.so"
 # The Python benchmark's peers and script, for its CUDA rows.
 "$maturin" build --quiet --release --locked --manifest-path benches/python/Cargo.toml --out "$bundle/python"
 cp benches/python/exchange.py "$bundle/python/"

@@ -83,6 +83,18 @@ elif [ -n "$wheel" ]; then
     echo "Python x CUDA tests skipped for want of a CUDA device on a GPU machine" >&2
     failed=1
   fi
+  step "native PyTorch operators on CUDA (examples/torch-native: current stream, opcheck, gradcheck, compile)"
+  report=$(cd "$bundle/python" && DLSPAN_TORCH_NATIVE="$bundle/python/libdlspan_torch_native.so" PYTHONPATH="$site" \
+    timeout 300 python3 -m pytest -q -p no:cacheprovider -rs test_torch_native.py -k cuda 2>&1)
+  status=$?
+  echo "$report"
+  [ "$status" = 0 ] || failed=1
+  if echo "$report" | grep -q "skipped"; then
+    echo "native operator CUDA tests skipped on a GPU machine" >&2
+    failed=1
+  fi
+  (cd "$bundle/python" && DLSPAN_TORCH_NATIVE="$bundle/python/libdlspan_torch_native.so" PYTHONPATH="$site" \
+    timeout 120 python3 torch_native.py --cuda --rounds 5 --seconds 0.05 --markdown) || failed=1
   step "Python exchange on CUDA tensors (benchmark: ns per call beside its peer, same run)"
   (cd "$bundle/python" && PYTHONPATH="$site" timeout 120 python3 exchange.py --cuda --rounds 5 --seconds 0.05 --markdown) ||
     failed=1

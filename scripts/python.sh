@@ -84,7 +84,7 @@ VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --quiet --locked --manifest-path
 # Operators registered natively with the dispatcher through LibTorch's stable C ABI: a plain cdylib
 # (no PyO3, no torch at build time) loaded with torch.ops.load_library.
 step "native PyTorch operators: examples/torch-native (cdylib, stable C ABI), its tests"
-cargo build --quiet --locked -p dlspan-torch-native
+cargo build --quiet --locked -p dlspan-torch-native --features cuda
 DLSPAN_TORCH_NATIVE="$target/debug/libdlspan_torch_native.so" RUST_BACKTRACE=0 \
   "$venv/bin/python" -m pytest examples/test_torch_native.py -q -p no:cacheprovider
 # Their benchmark in test mode (each row once, on the debug build: the harness works; numbers come

@@ -14,6 +14,7 @@
 //! - `gelu_bias(Tensor x, Tensor b) -> Tensor`: GELU (tanh form) of `x + b`, broadcast (any float
 //!   dtype, any rank and strides), differentiable: its gradients are `gelu_bias_backward`'s, an
 //!   operator too, wired into autograd when the library is loaded into Python;
+//! - `silu(Tensor x) -> Tensor`: SiLU, differentiable (`silu_backward`);
 //! - `scale_(Tensor(a!) x, float s) -> ()`: `x *= s` in place;
 //! - `axpy_(Tensor(a!) y, Tensor x, float a) -> ()`: `y += a * x` in place (`x` broadcast);
 //! - `add_clamped(Tensor x, Tensor y, int lo) -> Tensor`: `max(x + y, lo)` over integer and float
@@ -48,6 +49,23 @@ dlspan::elementwise! {
         let d = 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * k * (1.0 + 0.134145 * v * v);
         *grad_x = *grad * d;
         *grad_b = *grad * d;
+    }
+}
+
+dlspan::elementwise! {
+    /// SiLU, `x · sigmoid(x)`.
+    #[torch("dlspan_native::silu", backward = silu_backward)]
+    fn silu<T: Float>(x: &T, out: &mut T) {
+        *out = *x / (1.0 + (-*x).exp());
+    }
+}
+
+dlspan::elementwise! {
+    /// The gradient of `silu`: `grad · s · (1 + x · (1 − s))`, `s = sigmoid(x)`.
+    #[torch("dlspan_native::silu_backward")]
+    fn silu_backward<T: Float>(x: &T, grad: &T, grad_x: &mut T) {
+        let s = 1.0 / (1.0 + (-*x).exp());
+        *grad_x = *grad * s * (1.0 + *x * (1.0 - s));
     }
 }
 
@@ -279,6 +297,8 @@ dlspan::torch_library!(
     [
         gelu_bias,
         gelu_bias_backward,
+        silu,
+        silu_backward,
         scale_,
         axpy_,
         add_clamped,
