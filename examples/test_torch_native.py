@@ -310,3 +310,24 @@ def test_cuda_operators_match_the_cpu_on_the_current_stream():
         assert all(v == "SUCCESS" for v in result.values()), result
     fn = torch.compile(lambda x, b: ops.gelu_bias(x, b) * 2, fullgraph=True)
     torch.testing.assert_close(fn(x, b), reference(x, b) * 2)
+
+
+def test_strict_operators_refuse_broadcasting():
+    x, y = torch.arange(6).reshape(2, 3), torch.arange(6).reshape(2, 3)
+    assert torch.equal(ops.mul_same(x, y), x * y)
+    assert torch.equal(ops.mul_same(x.t(), y.t()), (x * y).t())
+    with pytest.raises(RuntimeError, match=r"argument `y` has shape \[3\] and argument `x` \[2, 3\]: .*does not broadcast"):
+        ops.mul_same(x, torch.arange(3))
+    result = opcheck(ops.mul_same, (torch.randn(2, 3), torch.randn(2, 3)))
+    assert all(v == "SUCCESS" for v in result.values()), result
+
+
+def test_the_dispatcher_resolves_conjugate_and_negative_views():
+    z = torch.randn(5, dtype=torch.complex64)
+    conj = z.conj()
+    assert conj.is_conj()
+    torch.testing.assert_close(ops.conj_copy(conj), z.conj().resolve_conj())
+    torch.testing.assert_close(ops.conj_copy(z[::2].conj()), z[::2].conj().resolve_conj())
+    neg = torch._neg_view(torch.randn(3, 4))
+    assert neg.is_neg()
+    torch.testing.assert_close(ops.gelu_bias(neg, torch.zeros(4)), reference(neg.resolve_neg(), torch.zeros(4)))

@@ -151,7 +151,8 @@ pub fn mdspan(input: TokenStream) -> TokenStream {
 /// section T). The kernel has at most one type parameter, bounded by `Float` or `Scalar`.
 /// `#[torch("namespace::name", backward = other_kernel)]` names the operator of its gradients
 /// (the forward's arguments then the results' gradients; a gradient per tensor argument), which
-/// dlspan registers with PyTorch's autograd when the library is loaded into Python:
+/// dlspan registers with PyTorch's autograd when the library is loaded into Python;
+/// `#[torch("namespace::name", strict)]` takes tensors of one shape (no broadcasting):
 ///
 /// ```ignore
 /// dlspan::elementwise! {

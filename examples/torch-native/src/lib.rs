@@ -19,6 +19,7 @@
 //! - `axpy_(Tensor(a!) y, Tensor x, float a) -> ()`: `y += a * x` in place (`x` broadcast);
 //! - `add_clamped(Tensor x, Tensor y, int lo) -> Tensor`: `max(x + y, lo)` over integer and float
 //!   dtypes;
+//! - `mul_same(Tensor x, Tensor y) -> Tensor`: `x · y` of one shape (`strict`: no broadcasting);
 //! - `sincos(Tensor x) -> (Tensor, Tensor)`: two results;
 //! - `reduce(Tensor x, Tensor? weight=None, str mode="sum", float? scale=None) -> Tensor`: an
 //!   operator written by hand ([`Operator`]) over optional and text arguments;
@@ -90,6 +91,14 @@ dlspan::elementwise! {
     #[torch("dlspan_native::add_clamped")]
     fn add_clamped<T: Scalar>(x: &T, y: &T, lo: i32, out: &mut T) {
         *out = (*x + *y).max(lo as T);
+    }
+}
+
+dlspan::elementwise! {
+    /// `x · y`, of tensors of one shape: `strict` refuses broadcasting.
+    #[torch("dlspan_native::mul_same", strict)]
+    fn mul_same<T: Scalar>(x: &T, y: &T, out: &mut T) {
+        *out = *x * *y;
     }
 }
 
@@ -205,6 +214,35 @@ impl FloatVisitor for FloatOnly {
     fn visit<T: Float, const R: usize>(self) {}
 }
 
+/// `conj_copy(Tensor x) -> Tensor`: a compact copy of a complex64 vector, as the kernel reads it
+/// (the tests' proof that the dispatcher hands a kernel a conjugate view's values).
+pub struct ConjCopyOp;
+
+impl Operator for ConjCopyOp {
+    const NAME: &'static str = "dlspan_native::conj_copy";
+    const SCHEMA: &'static str = "(Tensor x) -> Tensor";
+
+    fn cpu(call: &mut Call) -> Result<(), TorchError> {
+        type C32 = dlspan::num_complex::Complex<f32>;
+        let x: HostMdspan<'_, C32, 1, dlspan::LayoutStrideRelaxed> = call.tensor("x")?.view()?;
+        let mut out = Tensor::empty_like(call.tensor("x")?)?;
+        {
+            let mut o: dlspan::HostMdspanMut<'_, C32, 1> = out.view_mut()?;
+            for i in 0..x.extent(0) {
+                o[[i]] = x[[i]];
+            }
+        }
+        call.ret(out);
+        Ok(())
+    }
+
+    fn meta(call: &mut Call) -> Result<(), TorchError> {
+        let out = Tensor::empty_like(call.tensor("x")?)?;
+        call.ret(out);
+        Ok(())
+    }
+}
+
 // The benchmarks' operators (benches/python/torch_native.py): `torch.mul(x, s)`'s work, without
 // and with autograd, and the cost of one tensor argument's view.
 
@@ -302,9 +340,11 @@ dlspan::torch_library!(
         scale_,
         axpy_,
         add_clamped,
+        mul_same,
         sincos,
         FailsOp,
         ReduceOp,
+        ConjCopyOp,
         mul,
         mul_floor,
         mul_ad,

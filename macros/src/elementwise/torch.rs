@@ -24,35 +24,40 @@ pub(crate) struct TorchAttr {
     pub(crate) span: Span,
     /// `backward = path`: the operator computing the gradients.
     pub(crate) backward: Option<syn::Path>,
+    /// `strict`: the arguments have one shape (no broadcasting).
+    pub(crate) strict: bool,
 }
 
-/// `"ns::name"` then optional `key = value` pairs.
+/// `"ns::name"` then optional `backward = path` and `strict`.
 struct Args {
     name: LitStr,
     backward: Option<syn::Path>,
+    strict: bool,
 }
 
 impl syn::parse::Parse for Args {
     fn parse(input: syn::parse::ParseStream<'_>) -> syn::Result<Self> {
         let name: LitStr = input.parse()?;
-        let mut backward = None;
+        let (mut backward, mut strict) = (None, false);
         while !input.is_empty() {
             input.parse::<syn::Token![,]>()?;
             if input.is_empty() {
                 break;
             }
             let key: syn::Ident = input.parse()?;
-            input.parse::<syn::Token![=]>()?;
             if key == "backward" && backward.is_none() {
+                input.parse::<syn::Token![=]>()?;
                 backward = Some(input.parse()?);
+            } else if key == "strict" && !strict {
+                strict = true;
             } else {
                 return Err(syn::Error::new(
                     key.span(),
-                    "`#[torch(..)]` takes the operator's name and `backward = <the kernel of its gradients>`, once",
+                    "`#[torch(..)]` takes the operator's name, then `backward = <the kernel of its gradients>` and `strict` (no broadcasting), each once",
                 ));
             }
         }
-        Ok(Self { name, backward })
+        Ok(Self { name, backward, strict })
     }
 }
 
@@ -68,7 +73,7 @@ pub(crate) fn parse(attrs: &[Attribute]) -> syn::Result<Option<TorchAttr>> {
         if found.is_some() {
             return Err(syn::Error::new(attr.span(), "a kernel is one operator: one `#[torch(\"ns::name\")]`"));
         }
-        let Args { name, backward } = attr.parse_args().map_err(|error: syn::Error| {
+        let Args { name, backward, strict } = attr.parse_args().map_err(|error: syn::Error| {
             let mut refusal =
                 syn::Error::new(attr.span(), "write `#[torch(\"namespace::name\")]`: the operator's qualified name");
             refusal.combine(error);
@@ -89,7 +94,7 @@ pub(crate) fn parse(attrs: &[Attribute]) -> syn::Result<Option<TorchAttr>> {
                 format!("`{text}` is not `namespace::name` (identifiers of letters, digits and `_`)"),
             ));
         }
-        found = Some(TorchAttr { name, span: attr.span(), backward });
+        found = Some(TorchAttr { name, span: attr.span(), backward, strict });
     }
     Ok(found)
 }
@@ -275,6 +280,7 @@ pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool
         }
     );
     let name = &attr.name;
+    let strict = attr.strict;
     let backward = match &attr.backward {
         Some(path) => quote!(::core::option::Option::Some(<#path as ::dlspan::torch::Operator>::NAME)),
         None => quote!(::core::option::Option::None),
@@ -352,6 +358,7 @@ pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool
                     views: &[#(#views),*],
                     scalars: &[#(#scalars),*],
                     bound: ::dlspan::torch::elementwise::Bound::#bound_tokens,
+                    strict: #strict,
                 };
 
                 fn run<__DlspanE: ::dlspan::torch::elementwise::Exec>(

@@ -95,6 +95,8 @@ pub struct Spec {
     pub scalars: &'static [ScalarSpec],
     /// The type parameter's bound.
     pub bound: Bound,
+    /// Whether every tensor argument has the result's shape (`strict`: no broadcasting).
+    pub strict: bool,
 }
 
 /// The kernel an operator runs, for each executor: what `elementwise!` generates (a dispatch on
@@ -299,6 +301,19 @@ fn prepare<K: Kernel>(call: &mut Call, target: Target) -> Result<Args, TorchErro
             if *target == 1 {
                 *target = size;
             }
+        }
+    }
+    if spec.strict {
+        let first = inputs[0];
+        if let Some(&k) = inputs.iter().find(|&&k| arg(k).sizes() != arg(first).sizes()) {
+            return Err(TorchError::Kernel(format!(
+                "argument `{}` has shape {:?} and argument `{}` {:?}: operator `{}` takes tensors of one shape (it does not broadcast)",
+                spec.views[k].name,
+                arg(k).sizes(),
+                spec.views[first].name,
+                arg(first).sizes(),
+                spec.name
+            )));
         }
     }
     for &k in &inputs {
