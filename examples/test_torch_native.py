@@ -331,3 +331,21 @@ def test_the_dispatcher_resolves_conjugate_and_negative_views():
     neg = torch._neg_view(torch.randn(3, 4))
     assert neg.is_neg()
     torch.testing.assert_close(ops.gelu_bias(neg, torch.zeros(4)), reference(neg.resolve_neg(), torch.zeros(4)))
+
+
+def test_scalars_convert_exactly_to_the_tensors_dtype():
+    assert ops.shift(torch.arange(3, dtype=torch.int32), 2.0).tolist() == [2, 3, 4]
+    torch.testing.assert_close(ops.shift(torch.zeros(2), 2.5), torch.full((2,), 2.5))
+    with pytest.raises(RuntimeError, match="argument `s` = 2.5 is not a value of the kernel's int32"):
+        ops.shift(torch.arange(3, dtype=torch.int32), 2.5)
+    with pytest.raises(RuntimeError, match="argument `s` = -1 is not a value of the kernel's uint8"):
+        ops.shift(torch.arange(3, dtype=torch.uint8), -1.0)
+    with pytest.raises(RuntimeError, match="argument `lo` = -1099511627776 does not fit"):
+        ops.add_clamped(torch.ones(3, dtype=torch.int32), torch.ones(3, dtype=torch.int32), -2**40)
+
+
+def test_a_tensor_kept_past_its_call_gives_no_views():
+    x = torch.randn(4)
+    ops.keep(x)
+    with pytest.raises(RuntimeError, match="argument `x` is used after its call returned"):
+        ops.view_kept(x)

@@ -103,6 +103,15 @@ dlspan::elementwise! {
 }
 
 dlspan::elementwise! {
+    /// `x + s`: `s` is a `float` of the schema, converted exactly to the tensor's dtype (an
+    /// integer tensor takes whole values in its range only).
+    #[torch("dlspan_native::shift")]
+    fn shift<T: Scalar>(x: &T, s: T, out: &mut T) {
+        *out = *x + s;
+    }
+}
+
+dlspan::elementwise! {
     /// `sin(x)` and `cos(x)`.
     #[torch("dlspan_native::sincos")]
     fn sincos<T: Float>(x: &T, sin: &mut T, cos: &mut T) {
@@ -243,6 +252,46 @@ impl Operator for ConjCopyOp {
     }
 }
 
+/// A tensor kept past its call by [`KeepOp`], for the tests' proof that it then gives no views.
+static KEPT: std::sync::Mutex<Option<Tensor>> = std::sync::Mutex::new(None);
+
+/// `keep(Tensor x) -> ()`: keeps its argument past the call (what a kernel must not rely on).
+pub struct KeepOp;
+
+impl Operator for KeepOp {
+    const NAME: &'static str = "dlspan_native::keep";
+    const SCHEMA: &'static str = "(Tensor x) -> ()";
+
+    fn cpu(call: &mut Call) -> Result<(), TorchError> {
+        let x = call.take("x")?;
+        *KEPT.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(x);
+        Ok(())
+    }
+
+    fn meta(_: &mut Call) -> Result<(), TorchError> {
+        Ok(())
+    }
+}
+
+/// `view_kept(Tensor like) -> ()`: takes a view of the tensor [`KeepOp`] kept (refused).
+pub struct ViewKeptOp;
+
+impl Operator for ViewKeptOp {
+    const NAME: &'static str = "dlspan_native::view_kept";
+    const SCHEMA: &'static str = "(Tensor like) -> ()";
+
+    fn cpu(_: &mut Call) -> Result<(), TorchError> {
+        let kept = KEPT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let tensor = kept.as_ref().ok_or("nothing kept")?;
+        let _: dlspan::DynMdspan<'_> = tensor.view()?;
+        Ok(())
+    }
+
+    fn meta(_: &mut Call) -> Result<(), TorchError> {
+        Ok(())
+    }
+}
+
 // The benchmarks' operators (benches/python/torch_native.py): `torch.mul(x, s)`'s work, without
 // and with autograd, and the cost of one tensor argument's view.
 
@@ -341,10 +390,13 @@ dlspan::torch_library!(
         axpy_,
         add_clamped,
         mul_same,
+        shift,
         sincos,
         FailsOp,
         ReduceOp,
         ConjCopyOp,
+        KeepOp,
+        ViewKeptOp,
         mul,
         mul_floor,
         mul_ad,

@@ -197,7 +197,7 @@ pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool
     let mut in_place = 0u8;
     let mut any_input = false;
     for (k, p) in kernel.params.iter().enumerate() {
-        let name = p.ident.to_string();
+        let name = syn::ext::IdentExt::unraw(&p.ident).to_string();
         match p.kind {
             Kind::Scalar => {
                 let kind = if is_param(&p.elem) {

@@ -1,7 +1,8 @@
 //! Gradients for native operators. The stable C ABI builds no autograd node, so an operator that
 //! names its backward ([`Operator::BACKWARD`](super::Operator::BACKWARD)) is given a Python
-//! autograd kernel (what `torch.library.register_autograd` makes, leaner) when the operators are
-//! registered: dlspan writes that Python itself, and runs it through the interpreter already in the process (found
+//! autograd kernel at the `Autograd` key (an `autograd.Function` of the classic form, as
+//! `torch.library.register_autograd` makes one, with a leaner path for calls without gradients)
+//! when the operators are registered: dlspan writes that Python itself, and runs it through the interpreter already in the process (found
 //! by `dlsym`, as the shim is: the library links no Python and builds without one). A process
 //! without Python (a C++ program) has no autograd, and needs none.
 //!
@@ -12,13 +13,15 @@
 
 use super::error::TorchError;
 use super::schema::{Arg, Schema};
+
 use core::ffi::{c_char, c_int, c_void};
 
 /// The Python that registers each forward's autograd kernel (`{entries}`: one `(forward, backward,
 /// kinds)` tuple per operator, `kinds` a string of `t` (tensor) and `s` (scalar) per argument).
 ///
-/// The kernel is what `torch.library.register_autograd` registers, leaner on the path every call
-/// without gradients takes: no context manager, the redispatch below autograd bound once (its
+/// The kernel is what `torch.library.register_autograd` registers (without its `setup_context`
+/// form: `torch.func` transforms do not go through it), leaner on the path every call without
+/// gradients takes: no context manager, the redispatch below autograd bound once (its
 /// backend kernels are dlspan's, which record nothing for autograd). With gradients, an
 /// `autograd.Function` redispatches below autograd, saves the tensor arguments, and its backward
 /// calls the backward operator, summing each gradient down to its argument's shape. The
@@ -82,8 +85,16 @@ def __dlspan_register_autograd(entries):
         library.impl(name, kernel, "Autograd", with_keyset=True)
         keep.libraries.append(library)
 
-    for entry in entries:
-        register(*entry)
+    added = len(keep.libraries)
+    try:
+        for entry in entries:
+            register(*entry)
+    except BaseException:
+        # Nothing of this call stays registered: dlspan then removes the operators too.
+        for library in keep.libraries[added:]:
+            library._destroy()
+        del keep.libraries[added:]
+        raise
 
 __dlspan_register_autograd([{entries}])
 del __dlspan_register_autograd
@@ -92,6 +103,7 @@ del __dlspan_register_autograd
 /// The interpreter's functions dlspan calls (CPython's stable ABI, resolved in the process).
 struct Python {
     is_initialized: unsafe extern "C" fn() -> c_int,
+    add_pending_call: unsafe extern "C" fn(unsafe extern "C" fn(*mut c_void) -> c_int, *mut c_void) -> c_int,
     gil_ensure: unsafe extern "C" fn() -> c_int,
     gil_release: unsafe extern "C" fn(c_int),
     run: unsafe extern "C" fn(*const c_char, *mut c_void) -> c_int,
@@ -105,17 +117,25 @@ fn python() -> Option<Python> {
         let address = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
         (!address.is_null()).then_some(address)
     };
-    let (initialized, ensure, release, run) = (
+    let (initialized, pending, ensure, release, run) = (
         find(c"Py_IsInitialized")?,
+        find(c"Py_AddPendingCall")?,
         find(c"PyGILState_Ensure")?,
         find(c"PyGILState_Release")?,
         find(c"PyRun_SimpleStringFlags")?,
     );
-    // SAFETY (the four): CPython's functions of those names, with these prototypes
+    // SAFETY (the five): CPython's functions of those names, with these prototypes
     // (`PyGILState_STATE` is a C enum, an `int`; the flags pointer may be null).
     let python = Python {
         // SAFETY: as above.
         is_initialized: unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn() -> c_int>(initialized) },
+        // SAFETY: as above.
+        add_pending_call: unsafe {
+            core::mem::transmute::<
+                *mut c_void,
+                unsafe extern "C" fn(unsafe extern "C" fn(*mut c_void) -> c_int, *mut c_void) -> c_int,
+            >(pending)
+        },
         // SAFETY: as above.
         gil_ensure: unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn() -> c_int>(ensure) },
         // SAFETY: as above.
@@ -146,6 +166,14 @@ pub(crate) fn entry(forward: &Schema, backward: &Schema) -> Result<Entry, TorchE
     if forward.args.iter().any(|(_, kind)| *kind == Arg::TensorMut) {
         return Err(bad("an operator that writes an argument in place has no autograd formula here".into()));
     }
+    if forward.args.iter().any(|(_, kind)| *kind == Arg::OptTensor) {
+        return Err(bad("an operator with a `Tensor?` argument has no autograd formula here".into()));
+    }
+    if forward.defaults {
+        return Err(bad(
+            "an operator whose arguments have defaults or are keyword-only has no autograd formula here (PyTorch leaves them out of the autograd kernel's arguments)".into(),
+        ));
+    }
     let tensors = forward.args.iter().filter(|(_, kind)| *kind == Arg::Tensor).count();
     let expected = forward.args.len() + forward.returns;
     let fits = backward.args.len() == expected
@@ -162,6 +190,62 @@ pub(crate) fn entry(forward: &Schema, backward: &Schema) -> Result<Entry, TorchE
     }
     let kinds = forward.args.iter().map(|(_, kind)| if *kind == Arg::Tensor { 't' } else { 's' }).collect();
     Ok(Entry { forward: forward.operator, backward: backward.operator, kinds })
+}
+
+/// What [`register_later`] hands the interpreter: the entries, and the libraries that hold the
+/// operators (deleted when the autograd kernels cannot be registered).
+struct Later {
+    entries: Vec<Entry>,
+    libraries: Vec<usize>,
+}
+
+/// Registers the autograd kernels of `entries` from the interpreter's main thread, at its next
+/// chance (`Py_AddPendingCall`: before it runs its next Python code), and not from this thread:
+/// the caller is a library's load-time constructor, inside `dlopen`, where running Python could
+/// deadlock (another thread holding the GIL and waiting for the loader's lock). When that fails,
+/// `libraries` (the operators' registrations) are deleted: no operator runs with its gradients
+/// silently missing. Nothing without a running interpreter.
+pub(crate) fn register_later(entries: Vec<Entry>, libraries: Vec<usize>) {
+    let Some(python) = python() else { return };
+    let later = Box::into_raw(Box::new(Later { entries, libraries }));
+    // SAFETY: callable from any thread, with or without the GIL; `run_later` takes `later` back
+    // (once: the interpreter calls a pending call once).
+    if unsafe { (python.add_pending_call)(run_later, later.cast()) } != 0 {
+        // SAFETY: not queued: still ours, taken back once.
+        let later = unsafe { Box::from_raw(later) };
+        eprintln!(
+            "dlspan: the interpreter's queue of pending calls is full; the operators with a backward are not registered"
+        );
+        unregister(&later.libraries);
+    }
+}
+
+/// The pending call of [`register_later`]: in the main thread, with the GIL.
+unsafe extern "C" fn run_later(later: *mut c_void) -> c_int {
+    // SAFETY: the `Box<Later>` `register_later` leaked for this call, taken back once.
+    let later = unsafe { Box::from_raw(later.cast::<Later>()) };
+    let outcome = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| register(&later.entries)));
+    if !matches!(outcome, Ok(Ok(()))) {
+        let names: Vec<&str> = later.entries.iter().map(|e| e.forward).collect();
+        eprintln!(
+            "dlspan: the autograd kernels of {} were not registered; their operators are removed",
+            names.join(", ")
+        );
+        unregister(&later.libraries);
+    }
+    // Never an exception for the code the main thread was running: the error is reported above.
+    0
+}
+
+/// Deletes the registrations in `handles` (library handles [`register`](super::register) made).
+fn unregister(handles: &[usize]) {
+    let Ok(s) = super::shim::shim() else { return };
+    super::shim::libraries().lock().unwrap_or_else(std::sync::PoisonError::into_inner).retain(|h| !handles.contains(h));
+    for &handle in handles.iter().rev() {
+        // SAFETY: a library handle a registration created and nothing deleted yet (removed from
+        // the kept list above, under its lock), deleted once.
+        let _ = unsafe { (s.aoti_torch_delete_library_object)(handle as *mut _) };
+    }
 }
 
 /// Registers the autograd kernels of `entries` (Python kernels at the `Autograd` key, as

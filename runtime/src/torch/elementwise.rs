@@ -169,13 +169,30 @@ impl Args {
     pub fn scalar<T: DlElement + crate::dtype::Numeric>(&self, k: usize) -> Result<T, TorchError> {
         let spec = self.spec.scalars[k];
         let bits = self.scalars[k];
+        use crate::ffi::DLDataTypeCode as Code;
+        let integer = [Code::kDLInt.0, Code::kDLUInt.0].contains(&T::DTYPE.code);
         Ok(match spec.kind {
-            ScalarKind::Float => crate::dtype::cast::<f64, T>(f64::from_bits(bits)),
+            ScalarKind::Float => {
+                let value = f64::from_bits(bits);
+                let converted = crate::dtype::cast::<f64, T>(value);
+                // An integer kernel takes whole values in its range only (`2.5`, NaN, `1e30`
+                // would be changed by the conversion).
+                if integer && crate::dtype::cast::<T, f64>(converted) != value {
+                    return Err(TorchError::Kernel(format!(
+                        "argument `{}` = {value} is not a value of the kernel's {}",
+                        spec.name,
+                        T::DTYPE
+                    )));
+                }
+                converted
+            }
             ScalarKind::Bool => crate::dtype::cast::<bool, T>(bits as u8 != 0),
             ScalarKind::Int => {
                 let value = bits as i64;
                 let converted = crate::dtype::cast::<i64, T>(value);
-                if crate::dtype::cast::<T, i64>(converted) != value {
+                // Compared in 128 bits: a wrapped negative (`-1` as `u64`) or a rounded one
+                // (`i64::MAX` as `f64`) differs there.
+                if crate::dtype::cast::<T, i128>(converted) != i128::from(value) {
                     return Err(TorchError::Kernel(format!(
                         "argument `{}` = {value} does not fit the kernel's {}",
                         spec.name,

@@ -62,6 +62,13 @@
 //! The dispatcher resolves negative and conjugate views before a custom kernel runs (its
 //! fallbacks hand the kernel materialised values), so the memory a view reads holds the values.
 mod autograd;
+// A kernel's error is a C++ exception thrown through its frame (`aoti_torch_check`): with
+// `panic = "abort"` every such error would abort the process.
+#[cfg(panic = "abort")]
+compile_error!(
+    "dlspan's `torch` feature needs `panic = \"unwind\"` (the default): PyTorch raises a kernel's error as a C++ exception through the kernel's frame, which aborts the process under `panic = \"abort\"`; remove `panic = \"abort\"` from the profile"
+);
+
 #[doc(hidden)]
 pub mod elementwise;
 mod error;

@@ -16,9 +16,10 @@ use super::schema::{Arg, Schema};
 use super::shim::{BUILD_VERSION, BoxedFn, LibraryHandle, shim};
 use super::tensor::Tensor;
 use core::any::TypeId;
+use core::sync::atomic::{AtomicBool, Ordering};
 use std::collections::HashMap;
 use std::ffi::CString;
-use std::sync::{Mutex, OnceLock, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 /// One call of an operator's kernel: its arguments, by name as the schema declares them, and the
 /// tensors it returns.
@@ -85,6 +86,7 @@ impl Call {
 
     /// Takes the tensor argument `name` out of the call, owned (a written one stays writable): to
     /// hold one argument while another is borrowed mutably ([`tensor_mut`](Self::tensor_mut)).
+    /// Like every argument, it gives views only while the call runs.
     ///
     /// # Errors
     ///
@@ -297,22 +299,31 @@ unsafe extern "C-unwind" fn boxed<O: Operator, const K: u8>(stack: *mut u64, arg
                 .map(|s| (*s).to_owned())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "a panic without a message".to_owned());
-            drop(payload);
+            // A payload whose `Drop` panics must not unwind into the dispatcher: it is leaked then.
+            if let Err(inner) = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| drop(payload))) {
+                core::mem::forget(inner);
+            }
             format!("{}: {}", O::NAME, TorchError::Panic { message: text })
         }
     };
     raise(message);
 }
 
-/// Raises `message` as PyTorch's exception from the calling kernel's frame (nothing of the call is
-/// left to drop: the exception unwinds through this frame and the boxed kernel's).
+/// Raises `message` as PyTorch's exception from the calling kernel's frame: the message is moved
+/// into this thread's slot first, so that nothing of the call is left to drop when the exception
+/// unwinds through this frame and the boxed kernel's. A kernel that cannot raise (no shim, no
+/// thread-local slot: neither happens once a kernel runs) aborts rather than return results it
+/// never wrote.
 fn raise(message: String) {
-    let Ok(s) = shim() else { return };
-    let pointer = MESSAGE.with(|m| {
-        let text = CString::new(message.replace('\0', "\u{fffd}")).unwrap_or_default();
+    let Ok(s) = shim() else { std::process::abort() };
+    let text = CString::new(message.replace('\0', "\u{fffd}")).unwrap_or_default();
+    drop(message);
+    let Ok(pointer) = MESSAGE.try_with(|m| {
         *m.borrow_mut() = text;
         m.borrow().as_ptr()
-    });
+    }) else {
+        std::process::abort()
+    };
     // SAFETY: `aoti_torch_check(false, ..)` throws a `c10::Error` with a copy of the message; the
     // strings live (the message in this thread's slot until the next error, the others static),
     // and every frame it unwinds through is `C-unwind` with nothing left to drop.
@@ -347,7 +358,10 @@ unsafe fn run<O: Operator>(key: u8, stack: *mut u64, args: u64, returns: u64) ->
         });
     }
     // Every tensor handle is owned: each becomes a `Tensor` (deleted when the call ends) before any
-    // error is returned.
+    // error is returned. Their views are for this call: `running` turns false when it returns,
+    // whichever way (the guard's drop).
+    let running = Arc::new(AtomicBool::new(true));
+    let _ended = EndOfCall(Arc::clone(&running));
     let mut first_error = None;
     for (k, &(name, kind)) in schema.args.iter().enumerate() {
         // SAFETY: slot `k < args` of the dispatcher's stack.
@@ -382,7 +396,7 @@ unsafe fn run<O: Operator>(key: u8, stack: *mut u64, args: u64, returns: u64) ->
         call.slots[k] = value.unwrap_or(0);
         if kind.is_tensor() && (kind != Arg::OptTensor || value.is_some()) {
             // SAFETY: a tensor argument's value is an owning handle, owned by this call.
-            match unsafe { Tensor::from_owned(call.slots[k] as usize as *mut _, name) } {
+            match unsafe { Tensor::from_owned(call.slots[k] as usize as *mut _, name, Some(Arc::clone(&running))) } {
                 Ok(tensor) => call.tensors[k] = Some(tensor),
                 Err(error) => first_error = first_error.or(Some(error)),
             }
@@ -417,6 +431,15 @@ unsafe fn run<O: Operator>(key: u8, stack: *mut u64, args: u64, returns: u64) ->
         unsafe { *stack.wrapping_add(k) = handle };
     }
     Ok(())
+}
+
+/// Marks a call's tensors stale when it returns (dropped last in [`run`], on every path).
+struct EndOfCall(Arc<AtomicBool>);
+
+impl Drop for EndOfCall {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
 }
 
 /// Marks each `Tensor(a!)` argument writable when its memory overlaps no other tensor argument's
@@ -491,12 +514,6 @@ pub const fn op<O: Operator>() -> Registration {
     }
 }
 
-/// The libraries dlspan created: kept for the process (deleting one removes its kernels).
-fn libraries() -> &'static Mutex<Vec<usize>> {
-    static LIBRARIES: OnceLock<Mutex<Vec<usize>>> = OnceLock::new();
-    LIBRARIES.get_or_init(Default::default)
-}
-
 /// Defines `operators` in `namespace` with PyTorch's dispatcher, and registers their CPU, Meta
 /// and (where they have one) CUDA kernels: each operator is then `torch.ops.<namespace>.<name>`
 /// in Python and callable through the dispatcher from C++. Call it once per namespace.
@@ -507,6 +524,13 @@ fn libraries() -> &'static Mutex<Vec<usize>> {
 /// `namespace` or a schema dlspan does not read; [`TorchError::Shim`] when PyTorch refuses a
 /// definition (a namespace defined twice, a malformed schema).
 pub fn register(namespace: &str, operators: &[Registration]) -> Result<(), TorchError> {
+    register_with(namespace, operators, false)
+}
+
+/// [`register`]; with `deferred`, the autograd kernels are registered by the interpreter's main
+/// thread at its next chance (the library's load-time constructor runs inside `dlopen`, where
+/// running Python could deadlock with a thread that loads a library).
+fn register_with(namespace: &str, operators: &[Registration], deferred: bool) -> Result<(), TorchError> {
     let s = shim()?;
     let mut parsed = Vec::with_capacity(operators.len());
     for op in operators {
@@ -514,10 +538,14 @@ pub fn register(namespace: &str, operators: &[Registration]) -> Result<(), Torch
             .name
             .strip_prefix(namespace)
             .and_then(|n| n.strip_prefix("::"))
-            .filter(|n| !n.is_empty() && !n.contains(':'))
+            .filter(|n| {
+                !n.is_empty()
+                    && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && !n.starts_with(|c: char| c.is_ascii_digit())
+            })
             .ok_or_else(|| TorchError::Schema {
                 operator: op.name.to_owned(),
-                reason: format!("its name is not `{namespace}::<name>`"),
+                reason: format!("its name is not `{namespace}::<name>` (`name` of letters, digits and `_`)"),
             })?;
         parsed.push((short, Schema::parse(op.name, op.schema)?));
     }
@@ -554,10 +582,14 @@ pub fn register(namespace: &str, operators: &[Registration]) -> Result<(), Torch
         Ok(handle)
     };
     let outcome = define(s, namespace, operators, parsed, &library, &c).and_then(|()| {
-        // Before anything traces the operators (as `register_autograd` requires).
-        super::autograd::register(&autograd)
+        // Before anything traces the operators (as the autograd kernels must be).
+        if deferred { Ok(()) } else { super::autograd::register(&autograd) }
     });
     let created = created.into_inner();
+    if outcome.is_ok() && deferred && !autograd.is_empty() {
+        let handles = created.iter().map(|&h| h as usize).collect();
+        super::autograd::register_later(autograd, handles);
+    }
     if outcome.is_err() {
         // A failed registration leaves nothing behind: deleting a library removes its kernels.
         for &handle in created.iter().rev() {
@@ -565,7 +597,7 @@ pub fn register(namespace: &str, operators: &[Registration]) -> Result<(), Torch
             let _ = unsafe { (s.aoti_torch_delete_library_object)(handle) };
         }
     } else {
-        libraries()
+        super::shim::libraries()
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .extend(created.iter().map(|&h| h as usize));
@@ -615,7 +647,7 @@ fn define(
 /// missing (`torch.ops.<namespace>.<name>` then says so).
 #[doc(hidden)]
 pub fn register_at_load(namespace: &str, operators: &[Registration]) {
-    let outcome = std::panic::catch_unwind(|| register(namespace, operators));
+    let outcome = std::panic::catch_unwind(|| register_with(namespace, operators, true));
     match outcome {
         Ok(Ok(())) => {}
         Ok(Err(error)) => eprintln!("dlspan: the operators of `{namespace}` were not registered: {error}"),

@@ -45,6 +45,9 @@ pub(crate) struct Schema {
     pub(crate) operator: &'static str,
     pub(crate) args: Vec<(&'static str, Arg)>,
     pub(crate) returns: usize,
+    /// Whether some argument has a default or is keyword-only (PyTorch then leaves it out of a
+    /// Python kernel's positional arguments).
+    pub(crate) defaults: bool,
 }
 
 impl Schema {
@@ -64,7 +67,13 @@ impl Schema {
             .and_then(|a| a.strip_suffix(')'))
             .ok_or_else(|| bad(format!("arguments `{args}` are not in parentheses")))?;
         let mut parsed = Vec::new();
-        for arg in inner.split(',').map(str::trim).filter(|a| !a.is_empty() && *a != "*") {
+        let mut defaults = false;
+        for arg in inner.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+            if arg == "*" {
+                defaults = true;
+                continue;
+            }
+            defaults |= arg.contains('=');
             let arg = arg.split_once('=').map_or(arg, |(a, _)| a.trim());
             let (ty, name) = arg.rsplit_once(' ').ok_or_else(|| bad(format!("argument `{arg}` has no name")))?;
             let ty = ty.trim();
@@ -108,6 +117,6 @@ impl Schema {
         if count > MAX_ARGS {
             return Err(bad(format!("{count} returns: at most {MAX_ARGS}")));
         }
-        Ok(Self { operator, args: parsed, returns: count })
+        Ok(Self { operator, args: parsed, returns: count, defaults })
     }
 }

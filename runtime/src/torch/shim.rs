@@ -6,7 +6,7 @@
 
 use super::error::TorchError;
 use core::ffi::{c_char, c_void};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// An opaque `AtenTensorHandle` target (`at::Tensor*` behind the shim).
 #[repr(C)]
@@ -158,19 +158,10 @@ shim! {
     optional {
         torch_exception_get_what_without_backtrace: fn() -> *const c_char;
         torch_delete_stable_ivalue: fn(*mut u64) -> Code;
+        // C++'s `operator delete(void*)`, found from libtorch (its own C++ runtime's): what frees
+        // an optional argument's slot before torch 2.13.
+        _ZdlPv: fn(*mut c_void);
     }
-}
-
-/// C++'s `operator delete(void*)` of the process (`_ZdlPv`, from the C++ runtime libtorch uses).
-fn operator_delete() -> Option<unsafe extern "C" fn(*mut c_void)> {
-    static DELETE: OnceLock<Option<unsafe extern "C" fn(*mut c_void)>> = OnceLock::new();
-    *DELETE.get_or_init(|| {
-        // SAFETY: a NUL-terminated name looked up in the global scope.
-        let address = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"_ZdlPv".as_ptr()) };
-        // SAFETY: `operator delete(void*)`, a C-callable function of one pointer (the Itanium ABI).
-        (!address.is_null())
-            .then(|| unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut c_void)>(address) })
-    })
 }
 
 /// The sonames of the library that exports the shim, tried in turn.
@@ -248,7 +239,7 @@ impl Shim {
         if let Some(delete) = self.torch_delete_stable_ivalue {
             // SAFETY: forwarded.
             let _ = unsafe { delete(boxed) };
-        } else if let Some(delete) = operator_delete() {
+        } else if let Some(delete) = self._ZdlPv {
             // SAFETY: forwarded: the slot was allocated by `new`.
             unsafe { delete(boxed.cast()) };
         }
@@ -288,4 +279,10 @@ impl Shim {
         let abi = (self.aoti_torch_abi_version)();
         ((abi >> 56) as u8, (abi >> 48) as u8)
     }
+}
+
+/// The libraries dlspan created: kept for the process (deleting one removes its kernels).
+pub(crate) fn libraries() -> &'static Mutex<Vec<usize>> {
+    static LIBRARIES: OnceLock<Mutex<Vec<usize>>> = OnceLock::new();
+    LIBRARIES.get_or_init(Default::default)
 }

@@ -7,7 +7,8 @@ use super::shim::{Shim, TensorHandle, shim};
 use crate::ffi::{DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLTensor};
 use crate::{FromDlTensor, ImportOptions};
 use core::ptr::NonNull;
-use std::sync::OnceLock;
+use core::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// Where a tensor lives, as PyTorch says it.
 ///
@@ -87,24 +88,29 @@ pub(crate) fn torch_dtype(s: &Shim, dtype: DLDataType) -> Option<i32> {
 /// view's own rules then require unique strides.
 pub struct Tensor {
     handle: NonNull<super::shim::AtenTensorOpaque>,
-    /// The DLPack description: data (storage offset applied), device, rank, dtype, and the
-    /// handle's own sizes and strides (borrowed from it: valid while it lives and is not resized,
-    /// which nothing does during a call) or `expanded`'s.
+    /// The DLPack description: data (storage offset applied), device, rank, dtype, and sizes and
+    /// strides pointing into `dims` (a heap buffer: it stays put when the `Tensor` moves).
     dl: DLTensor,
+    /// The sizes then the strides, copied from the handle when it was taken (or as
+    /// [`expand_rank`](Self::expand_rank) made them).
+    dims: Vec<i64>,
     /// torch's dtype code.
     dtype_code: i32,
     device: Device,
     /// Whether the kernel may write the tensor.
     writable: bool,
+    /// For an argument of a call (or a reference to one): whether the call is still running. Its
+    /// metadata and writability hold for the call only: once it returns, the caller may resize or
+    /// write the tensor, so a `Tensor` kept past it gives no views. `None` for a tensor the
+    /// kernel allocated.
+    call: Option<Arc<AtomicBool>>,
     /// The argument's name, for errors.
     name: &'static str,
-    /// The sizes then the strides of [`expand_rank`](Self::expand_rank)'s description, which
-    /// `dl` then points into (a heap block: it stays put when the `Tensor` moves).
-    expanded: Option<Box<[i64]>>,
 }
 
 // SAFETY: a `Tensor` is a reference-counted handle to a tensor; libtorch's reference counts are
-// atomic, and the struct's own pointers are to the handle's metadata, read only.
+// atomic, and the struct's own pointers are to its own `dims` and to the tensor's memory (read
+// only through shared views).
 unsafe impl Send for Tensor {}
 // SAFETY: `&Tensor` reads metadata only (no interior mutability), and shared views of the memory.
 unsafe impl Sync for Tensor {}
@@ -122,23 +128,29 @@ impl core::fmt::Debug for Tensor {
 }
 
 impl Tensor {
-    /// Takes ownership of `handle` (an owning reference), reading its metadata.
+    /// Takes ownership of `handle` (an owning reference), reading its metadata; `call` is the
+    /// liveness of the call it is an argument of (`None`: a tensor the kernel allocated).
     ///
     /// # Safety
     ///
     /// `handle` is a live, owning `AtenTensorHandle` that nothing else deletes.
-    pub(crate) unsafe fn from_owned(handle: TensorHandle, name: &'static str) -> Result<Self, TorchError> {
+    pub(crate) unsafe fn from_owned(
+        handle: TensorHandle,
+        name: &'static str,
+        call: Option<Arc<AtomicBool>>,
+    ) -> Result<Self, TorchError> {
         let s = shim()?;
         let handle = NonNull::new(handle).ok_or_else(|| TorchError::Kernel(format!("argument `{name}` is null")))?;
         // From here on a failure deletes the handle (the `Tensor` owns it).
         let mut tensor = Self {
             handle,
             dl: DLTensor::default(),
+            dims: Vec::new(),
             dtype_code: -1,
             device: Device::Cpu,
             writable: false,
+            call,
             name,
-            expanded: None,
         };
         let h = handle.as_ptr();
         let (mut dim, mut sizes, mut strides) = (0i64, core::ptr::null_mut(), core::ptr::null_mut());
@@ -147,7 +159,7 @@ impl Tensor {
         macro_rules! get {
             ($getter:ident, $out:expr) => {
                 // SAFETY: `h` is a live handle; the getter writes its out-parameter (sizes and
-                // strides are borrowed from the handle, valid while it lives).
+                // strides are borrowed from the handle: copied below, before anything else runs).
                 s.status(stringify!($getter), unsafe { (s.$getter)(h, $out) })?
             };
         }
@@ -157,6 +169,21 @@ impl Tensor {
         get!(aoti_torch_get_dtype, &mut dtype);
         get!(aoti_torch_get_device_type, &mut device_type);
         get!(aoti_torch_get_device_index, &mut index);
+        let ndim = usize::try_from(dim)
+            .ok()
+            .filter(|&n| i32::try_from(n).is_ok())
+            .ok_or_else(|| TorchError::Kernel(format!("argument `{name}`: rank {dim}")))?;
+        if ndim > 0 && (sizes.is_null() || strides.is_null()) {
+            return Err(TorchError::Kernel(format!("argument `{name}`: libtorch gave no sizes or strides")));
+        }
+        let mut dims = Vec::with_capacity(2 * ndim);
+        if ndim > 0 {
+            // SAFETY: the handle's `ndim` sizes and strides, live while it is (it is, and nothing
+            // else runs meanwhile); copied at once.
+            dims.extend_from_slice(unsafe { core::slice::from_raw_parts(sizes, ndim) });
+            // SAFETY: as above.
+            dims.extend_from_slice(unsafe { core::slice::from_raw_parts(strides, ndim) });
+        }
         let device = {
             if device_type == (s.aoti_torch_device_type_cpu)() {
                 Device::Cpu
@@ -174,7 +201,6 @@ impl Tensor {
         }
         tensor.dtype_code = dtype;
         tensor.device = device;
-        let ndim = i32::try_from(dim).map_err(|_| TorchError::Kernel(format!("argument `{name}`: rank {dim}")))?;
         tensor.dl = DLTensor {
             data,
             device: match device {
@@ -183,19 +209,34 @@ impl Tensor {
                 // No DLPack device: views refuse it before the DLPack checks.
                 Device::Meta | Device::Other(_) => DLDevice { device_type: DLDeviceType(0), device_id: 0 },
             },
-            ndim,
+            ndim: 0,
             dtype: dtypes(s).iter().find(|(code, _)| *code == dtype).map_or(DLDataType::default(), |(_, d)| *d),
-            shape: sizes,
-            strides,
+            shape: core::ptr::null_mut(),
+            strides: core::ptr::null_mut(),
             byte_offset: 0,
         };
+        tensor.set_dims(dims);
         Ok(tensor)
     }
 
-    /// Gives up ownership of the handle (returned to libtorch, which takes it).
+    /// Makes `dims` (sizes then strides) the tensor's, and points the description into it.
+    fn set_dims(&mut self, dims: Vec<i64>) {
+        let ndim = dims.len() / 2;
+        self.dims = dims;
+        // `i32` by construction (checked when read, at most `MAX_DISPATCH_RANK` when expanded).
+        self.dl.ndim = ndim as i32;
+        self.dl.shape = self.dims.as_mut_ptr();
+        // In bounds: `dims` holds `2 * ndim` values.
+        self.dl.strides = self.dims.as_mut_ptr().wrapping_add(ndim);
+    }
+
+    /// Gives up ownership of the handle (returned to libtorch, which takes it); the rest is
+    /// dropped.
     pub(crate) fn into_raw(self) -> TensorHandle {
-        let handle = self.handle.as_ptr();
-        core::mem::forget(self);
+        let mut this = core::mem::ManuallyDrop::new(self);
+        let handle = this.handle.as_ptr();
+        drop(core::mem::take(&mut this.dims));
+        drop(this.call.take());
         handle
     }
 
@@ -213,28 +254,19 @@ impl Tensor {
         self.name
     }
 
-    /// The extents (`x.shape`).
+    /// The extents (`x.shape`), as they were when the kernel got the tensor.
     pub fn sizes(&self) -> &[i64] {
-        if self.dl.ndim == 0 || self.dl.shape.is_null() {
-            return &[];
-        }
-        // SAFETY: `ndim` sizes: the handle's, borrowed from it for as long as `self` lives, or those
-        // of `expanded`, owned by `self`.
-        unsafe { core::slice::from_raw_parts(self.dl.shape, self.dl.ndim as usize) }
+        &self.dims[..self.dims.len() / 2]
     }
 
-    /// The strides in elements (`x.stride()`).
+    /// The strides in elements (`x.stride()`), as they were when the kernel got the tensor.
     pub fn strides(&self) -> &[i64] {
-        if self.dl.ndim == 0 || self.dl.strides.is_null() {
-            return &[];
-        }
-        // SAFETY: as for `sizes`.
-        unsafe { core::slice::from_raw_parts(self.dl.strides, self.dl.ndim as usize) }
+        &self.dims[self.dims.len() / 2..]
     }
 
     /// The number of axes.
     pub fn dim(&self) -> usize {
-        self.dl.ndim as usize
+        self.dims.len() / 2
     }
 
     /// The number of elements.
@@ -285,16 +317,12 @@ impl Tensor {
                 crate::dtype::MAX_DISPATCH_RANK
             )));
         }
-        let mut block = vec![1i64; 2 * rank].into_boxed_slice();
-        let (sizes, strides) = block.split_at_mut(rank);
+        let mut dims = vec![1i64; 2 * rank];
+        let (sizes, strides) = dims.split_at_mut(rank);
         sizes[rank - own..].copy_from_slice(self.sizes());
         strides[..rank - own].fill(0);
         strides[rank - own..].copy_from_slice(self.strides());
-        self.dl.shape = block.as_mut_ptr();
-        // In bounds: `block` has `2 * rank` values.
-        self.dl.strides = block.as_mut_ptr().wrapping_add(rank);
-        self.dl.ndim = rank as i32;
-        self.expanded = Some(block);
+        self.set_dims(dims);
         Ok(())
     }
 
@@ -303,8 +331,15 @@ impl Tensor {
         &self.dl
     }
 
-    /// Checks what every view needs: a DLPack dtype and a device with data.
+    /// Checks what every view needs: the call still running (for an argument), a DLPack dtype
+    /// and a device with data.
     fn viewable(&self) -> Result<(), TorchError> {
+        if self.call.as_ref().is_some_and(|running| !running.load(Ordering::Acquire)) {
+            return Err(TorchError::Kernel(format!(
+                "argument `{}` is used after its call returned: a call's tensors are for the call (the caller may resize or write them since)",
+                self.name
+            )));
+        }
         if self.dtype().is_none() {
             return Err(TorchError::Dtype { name: self.name.to_owned(), code: self.dtype_code });
         }
@@ -371,8 +406,9 @@ impl Tensor {
     }
 
     /// Another owning reference to the same tensor (`at::Tensor`'s copy: the same storage,
-    /// metadata and dtype), named `name` for errors; never writable, whatever `self` is (a
-    /// second way to elements a mutable view may be writing).
+    /// metadata and dtype), named `name` for errors, read only; refused for a writable tensor (a
+    /// second way to elements a mutable view may be writing). A reference to an argument is, like
+    /// it, for the call only.
     ///
     /// # Errors
     ///
@@ -385,6 +421,12 @@ impl Tensor {
     /// # Ok(()) }
     /// ```
     pub fn new_reference(&self, name: &'static str) -> Result<Self, TorchError> {
+        if self.writable {
+            return Err(TorchError::Kernel(format!(
+                "argument `{}` is writable: a second reference to it would let its elements be read while a mutable view writes them",
+                self.name
+            )));
+        }
         let s = shim()?;
         let mut handle = core::ptr::null_mut();
         // SAFETY: a live handle; the new owning handle is written.
@@ -392,7 +434,7 @@ impl Tensor {
             (s.aoti_torch_new_tensor_handle)(self.handle.as_ptr(), &mut handle)
         })?;
         // SAFETY: a new owning reference, owned by the returned `Tensor` alone.
-        unsafe { Self::from_owned(handle, name) }
+        unsafe { Self::from_owned(handle, name, self.call.clone()) }
     }
 
     /// A new, uninitialised, compact row-major tensor of `sizes`, data type `dtype` and on
@@ -433,7 +475,7 @@ impl Tensor {
         };
         s.status("aoti_torch_empty_strided", code)?;
         // SAFETY: a new owning reference.
-        let mut tensor = unsafe { Self::from_owned(handle, "result") }?;
+        let mut tensor = unsafe { Self::from_owned(handle, "result", None) }?;
         tensor.writable = true;
         Ok(tensor)
     }
