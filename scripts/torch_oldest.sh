@@ -6,6 +6,9 @@
 # few GB and minutes to install, more than CI's budget; run it after the test command.
 #
 #   bash scripts/test.sh && bash scripts/torch_oldest.sh      (TORCH_OLDEST=2.11.0 for another)
+#
+# With TORCH_TOO_OLD=2.9.1 (a torch older than the oldest supported), it also checks that the
+# wheel's import is an ImportError naming 2.10 and that the cdylib registers nothing, saying why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -41,4 +44,28 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 cp python/tests/test_native_operator.py "$scratch/"
 (cd "$scratch" && "$venv/bin/python" -m pytest test_native_operator.py -q -p no:cacheprovider)
+if [ -n "${TORCH_TOO_OLD:-}" ]; then
+  old="$root/.venv-torch-$TORCH_TOO_OLD"
+  if ! "$old/bin/python" -c "import torch, sys; sys.exit(not torch.__version__.startswith('$TORCH_TOO_OLD'))" 2> /dev/null; then
+    step "installing torch $TORCH_TOO_OLD into $old (minutes)"
+    python3 -m venv "$old"
+    "$old/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir "torch==$TORCH_TOO_OLD" numpy==2.4.6
+  fi
+  "$old/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
+  step "torch $TORCH_TOO_OLD, older than the oldest supported: an ImportError naming 2.10; no operators"
+  "$old/bin/python" - "$library" << 'PY'
+import subprocess, sys
+import torch
+try:
+    import dlspan_test_extension  # noqa: F401
+except ImportError as error:
+    assert "torch 2.10 or newer" in str(error), error
+else:
+    sys.exit("the test extension imported on a torch older than 2.10")
+run = subprocess.run([sys.executable, "-c", f"import torch; torch.ops.load_library({sys.argv[1]!r}); "
+                      "assert not hasattr(torch.ops.dlspan_native, 'gelu_bias')"], capture_output=True, text=True)
+assert run.returncode == 0 and "need torch 2.10 or newer" in run.stderr, run.stdout + run.stderr
+print("refused as expected:", run.stderr.strip())
+PY
+fi
 step "the native operators passed on torch $version"
