@@ -89,12 +89,20 @@ fn the_readme_takes_dlspan_from_crates_io_and_the_repository_by_path() {
 }
 
 /// The README's "A native PyTorch operator" shows excerpts of `examples/torch-native/src/lib.rs`
-/// (built and tested by the test command): each of its Rust blocks is in that file as it is.
+/// (built and tested by the test command) and of `register_module`'s doctest: each of its Rust
+/// blocks is in one of them as it is.
 #[test]
 fn the_readme_native_operator_excerpts_are_the_examples_text() {
     const NATIVE: &str = "## A native PyTorch operator";
     let readme = fs::read_to_string(root().join("README.md")).expect("the README");
     let source = fs::read_to_string(root().join("examples/torch-native/src/lib.rs")).expect("the example");
+    // The PyO3 module's excerpt is `register_module`'s doctest (compiled with the crate's docs).
+    let doctest: String = fs::read_to_string(root().join("runtime/src/torch/python.rs"))
+        .expect("torch/python.rs")
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("///").map(|l| l.strip_prefix(' ').unwrap_or(l)))
+        .collect::<Vec<_>>()
+        .join("\n");
     let start = readme.find(NATIVE).expect("the README has a \"A native PyTorch operator\" section");
     let section = &readme[start + NATIVE.len()..];
     let section = &section[..section.find("\n## ").unwrap_or(section.len())];
@@ -105,7 +113,10 @@ fn the_readme_native_operator_excerpts_are_the_examples_text() {
         if line == "```rust,ignore" {
             let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
             let body = body.join("\n");
-            assert!(source.contains(&body), "the README's block is not in examples/torch-native/src/lib.rs:\n{body}");
+            assert!(
+                source.contains(&body) || doctest.contains(&body),
+                "the README's block is neither in examples/torch-native/src/lib.rs nor register_module's doctest:\n{body}"
+            );
             blocks += 1;
         }
     }
