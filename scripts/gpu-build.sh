@@ -45,7 +45,7 @@ cp "$target/release/libdlspan_torch_native.so" examples/test_torch_native.py ben
 strip "$bundle/python/libdlspan_torch_native.so"
 # The Python benchmark's peers and script, for its CUDA rows.
 "$maturin" build --quiet --release --locked --manifest-path benches/python/Cargo.toml --out "$bundle/python"
-cp benches/python/exchange.py "$bundle/python/"
+cp benches/python/exchange.py benches/python/table.py "$bundle/python/"
 strip "$bundle/cuda_gpu" "$bundle/cuda_bandwidth" "$bundle/cuda_launch_cost" "$bundle/elementwise" "$bundle/raw_kernels"
 bytes=$(du -sb "$bundle" | cut -f1)
 limit=$((64 << 20))

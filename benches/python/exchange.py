@@ -20,6 +20,7 @@ import torch
 
 import dlspan
 import dlspan_bench_peers as peers
+from table import print_table, print_targets
 
 warnings.filterwarnings("ignore")
 
@@ -254,26 +255,8 @@ def main():
 
     print(f"# dlspan {metadata.version('dlspan')}, Python {platform.python_version()}, NumPy {np.__version__}, "
           f"PyTorch {torch.__version__}, {platform.machine()}, median of {args.rounds} interleaved rounds")
-    if args.markdown:
-        print("| operation | ns/call | peer | peer ns/call | ratio | target | met |")
-        print("|---|---:|---|---:|---:|---:|---|")
-    failed = 0
-    for name, peer, _, _, target in rows:
-        ns = median[name]
-        if peer is None:
-            line = (name, f"{ns:.0f}", "", "", "", "", "")
-        else:
-            ratio = ns / median[peer]
-            met = target is None or ratio <= target
-            failed += not met
-            line = (name, f"{ns:.0f}", peer, f"{median[peer]:.0f}", f"{ratio:.2f}",
-                    "" if target is None else f"≤ {target}", "yes" if met else "no")
-        if args.markdown:
-            print("| " + " | ".join(line) + " |")
-        else:
-            print(f"{line[0]:44s} {line[1]:>9s} ns  {line[4]:>5s}x {line[5]:>7s} {line[6]}")
-    targets = sum(target is not None for *_, target in rows)
-    print(f"# {targets - failed} of {targets} targets met")
+    table = [(name, peer, target) for name, peer, _, _, target in rows]
+    print_targets(table, print_table(table, median, args.markdown, 44))
     return 0  # a benchmark reports; it does not fail
 
 

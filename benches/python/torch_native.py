@@ -18,6 +18,8 @@ import warnings
 
 import torch
 
+from table import print_table, print_targets
+
 warnings.filterwarnings("ignore")
 
 
@@ -111,32 +113,15 @@ def report(rows, env, args, setup="pass", number=None):
 
     print(f"# PyTorch {torch.__version__}, Python {platform.python_version()}, {platform.machine()}, "
           f"one intra-op thread, median of {args.rounds} interleaved rounds")
-    if args.markdown:
-        print("| operation | ns/call | peer | peer ns/call | ratio | target | met |")
-        print("|---|---:|---|---:|---:|---:|---|")
-    failed = 0
-    for name, peer, _, target in rows:
-        ns = median[name]
-        if peer is None:
-            line = (name, f"{ns:.0f}", "", "", "", "", "")
-        else:
-            ratio = ns / median[peer]
-            met = target is None or ratio <= target
-            failed += not met
-            line = (name, f"{ns:.0f}", peer, f"{median[peer]:.0f}", f"{ratio:.2f}",
-                    "" if target is None else f"≤ {target}", "yes" if met else "no")
-        if args.markdown:
-            print("| " + " | ".join(line) + " |")
-        else:
-            print(f"{line[0]:46s} {line[1]:>9s} ns  {line[4]:>5s}x {line[5]:>7s} {line[6]}")
+    table = [(name, peer, target) for name, peer, _, target in rows]
+    failed = print_table(table, median, args.markdown, 46)
     if "view_cost(x, 0, True)" in median:
         base = median["view_cost(x, 0, True)"]
         per_argument = (median["view_cost(x, 1000, True)"] - base) / 1000
         per_view = (median["view_cost(x, 1000, False)"] - base) / 1000
         print(f"# one tensor argument (a new handle, its metadata read, a typed view, the handle deleted): "
               f"{per_argument:.0f} ns; the typed view alone: {per_view:.0f} ns")
-    targets = sum(target is not None for *_, target in rows)
-    print(f"# {targets - failed} of {targets} targets met")
+    print_targets(table, failed)
     return 0  # a benchmark reports; it does not fail
 
 

@@ -123,7 +123,7 @@ fn definition(
 }
 
 /// The names of the user's type parameters.
-fn type_params<'a>(kernel: &Kernel<'a>) -> Vec<&'a syn::Ident> {
+pub(super) fn type_params<'a>(kernel: &Kernel<'a>) -> Vec<&'a syn::Ident> {
     kernel
         .generics
         .params

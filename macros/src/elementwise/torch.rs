@@ -157,15 +157,7 @@ fn last_ident(ty: &Type) -> Option<String> {
 /// `dlspan::__torch!` (which refuses them, with a clear error, without feature `torch`).
 pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool]) -> syn::Result<TokenStream> {
     let ident = kernel.ident;
-    let type_params: Vec<&syn::Ident> = kernel
-        .generics
-        .params
-        .iter()
-        .filter_map(|p| match p {
-            GenericParam::Type(t) => Some(&t.ident),
-            _ => None,
-        })
-        .collect();
+    let type_params = super::expand::type_params(kernel);
     if type_params.len() > 1 {
         return Err(syn::Error::new(
             kernel.generics.span(),
@@ -200,13 +192,13 @@ pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool
         let name = syn::ext::IdentExt::unraw(&p.ident).to_string();
         match p.kind {
             Kind::Scalar => {
-                let kind = if is_param(&p.elem) {
-                    quote!(Float)
+                let (kind, schema) = if is_param(&p.elem) {
+                    (quote!(Float), "float")
                 } else {
                     match last_ident(&p.elem).as_deref() {
-                        Some("f16" | "bf16" | "f32" | "f64") => quote!(Float),
-                        Some("i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64") => quote!(Int),
-                        Some("bool") => quote!(Bool),
+                        Some("f16" | "bf16" | "f32" | "f64") => (quote!(Float), "float"),
+                        Some("i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64") => (quote!(Int), "int"),
+                        Some("bool") => (quote!(Bool), "bool"),
                         _ => {
                             return Err(syn::Error::new(
                                 p.elem.span(),
@@ -215,11 +207,6 @@ pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool
                         }
                     }
                 };
-                let schema = match kind.to_string().as_str() {
-                    "Float" => "float",
-                    "Int" => "int",
-                    _ => "bool",
-                };
                 args.push(format!("{schema} {name}"));
                 scalars.push(quote!(::dlspan::torch::elementwise::ScalarSpec {
                     name: #name,
@@ -227,21 +214,22 @@ pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool
                 }));
             }
             Kind::Read | Kind::Write => {
-                let role = match (p.kind, reads_output[k]) {
-                    (Kind::Read, _) => quote!(Input),
-                    (_, true) => quote!(InPlace),
-                    (_, false) => quote!(Output),
-                };
-                match role.to_string().as_str() {
-                    "Input" => args.push(format!("Tensor {name}")),
-                    "InPlace" => {
+                let (role, input) = match (p.kind, reads_output[k]) {
+                    (Kind::Read, _) => {
+                        args.push(format!("Tensor {name}"));
+                        (quote!(Input), true)
+                    }
+                    (_, true) => {
                         let alias = char::from(b'a' + in_place % 26);
                         in_place += 1;
                         args.push(format!("Tensor({alias}!) {name}"));
+                        (quote!(InPlace), true)
                     }
-                    _ => returns += 1,
-                }
-                let input = role.to_string() != "Output";
+                    (_, false) => {
+                        returns += 1;
+                        (quote!(Output), false)
+                    }
+                };
                 any_input |= input;
                 let dtype = if is_param(&p.elem) {
                     typed_input |= input;

@@ -22,7 +22,7 @@ use crate::dtype::DlElement;
 use crate::error::DlpackError;
 use crate::ffi::DLDataType;
 use crate::kernel::{Cpu, Executor, Float, FloatVisitor, Read, Scalar, ScalarVisitor, Write};
-use crate::{HostMdspan, HostMdspanMut, LayoutStrideRelaxed};
+use crate::{FromDlTensor, HostMdspan, HostMdspanMut, LayoutStrideRelaxed};
 
 /// What a view parameter of the kernel is to the operator.
 #[doc(hidden)]
@@ -349,8 +349,7 @@ fn prepare<K: Kernel>(call: &mut Call, target: Target) -> Result<Args, TorchErro
         Bound::Fixed => crate::dtype::dispatch_rank(rank, AcceptRank),
     };
     if let Err(error) = accepted {
-        let name = inputs.iter().map(|&k| spec.views[k]).find(|v| v.dtype.is_none()).map_or("result", |v| v.name);
-        return Err(TorchError::Argument { name: name.into(), error });
+        return Err(TorchError::Argument { name: typed_argument(spec).into(), error });
     }
     // The results.
     let mut all = Vec::with_capacity(tensors.len());
@@ -448,23 +447,27 @@ pub fn cuda<K: Kernel>(call: &mut Call) -> Result<(), TorchError> {
 #[doc(hidden)]
 pub trait Exec: Executor {
     /// A shared view of rank `R`.
-    type In<'a, T: DlElement, const R: usize>: Read<Self, R, Elem = T>;
+    type In<'a, T: DlElement, const R: usize>: Read<Self, R, Elem = T> + FromDlTensor<'a>;
     /// A mutable view of rank `R`.
-    type Out<'a, T: DlElement, const R: usize>: Write<Self, R, Elem = T>;
+    type Out<'a, T: DlElement, const R: usize>: Write<Self, R, Elem = T> + FromDlTensor<'a>;
 
     /// The shared view of `tensor` (rank `R` after [`Args`]' broadcast).
     ///
     /// # Errors
     ///
     /// The view's rules, naming the argument.
-    fn input<T: DlElement, const R: usize>(tensor: &Tensor) -> Result<Self::In<'_, T, R>, TorchError>;
+    fn input<T: DlElement, const R: usize>(tensor: &Tensor) -> Result<Self::In<'_, T, R>, TorchError> {
+        tensor.view()
+    }
 
     /// The mutable view of `tensor`.
     ///
     /// # Errors
     ///
     /// As [`input`](Self::input).
-    fn output<T: DlElement, const R: usize>(tensor: &mut Tensor) -> Result<Self::Out<'_, T, R>, TorchError>;
+    fn output<T: DlElement, const R: usize>(tensor: &mut Tensor) -> Result<Self::Out<'_, T, R>, TorchError> {
+        tensor.view_mut()
+    }
 
     /// The executor's error as the operator's.
     fn error(error: Self::Error) -> TorchError;
@@ -473,14 +476,6 @@ pub trait Exec: Executor {
 impl Exec for Cpu {
     type In<'a, T: DlElement, const R: usize> = HostMdspan<'a, T, R, LayoutStrideRelaxed>;
     type Out<'a, T: DlElement, const R: usize> = HostMdspanMut<'a, T, R, LayoutStrideRelaxed>;
-
-    fn input<T: DlElement, const R: usize>(tensor: &Tensor) -> Result<Self::In<'_, T, R>, TorchError> {
-        tensor.view()
-    }
-
-    fn output<T: DlElement, const R: usize>(tensor: &mut Tensor) -> Result<Self::Out<'_, T, R>, TorchError> {
-        tensor.view_mut()
-    }
 
     fn error(error: DlpackError) -> TorchError {
         TorchError::from(error)
@@ -492,14 +487,6 @@ impl Exec for &crate::cuda::Stream {
     type In<'a, T: DlElement, const R: usize> = crate::DeviceMdspan<'a, T, R, LayoutStrideRelaxed>;
     type Out<'a, T: DlElement, const R: usize> = crate::DeviceMdspanMut<'a, T, R, LayoutStrideRelaxed>;
 
-    fn input<T: DlElement, const R: usize>(tensor: &Tensor) -> Result<Self::In<'_, T, R>, TorchError> {
-        tensor.view()
-    }
-
-    fn output<T: DlElement, const R: usize>(tensor: &mut Tensor) -> Result<Self::Out<'_, T, R>, TorchError> {
-        tensor.view_mut()
-    }
-
     fn error(error: crate::cuda::CudaError) -> TorchError {
         TorchError::from(error)
     }
@@ -509,6 +496,10 @@ impl Exec for &crate::cuda::Stream {
 /// first argument of its type parameter.
 #[doc(hidden)]
 pub fn dispatch_error<K: Kernel>(error: DlpackError) -> TorchError {
-    let name = K::SPEC.views.iter().find(|v| v.dtype.is_none() && v.role != Role::Output).map_or("result", |v| v.name);
-    TorchError::Argument { name: name.into(), error }
+    TorchError::Argument { name: typed_argument(&K::SPEC).into(), error }
+}
+
+/// The first argument of the kernel's type parameter (whose dtype is the operator's), for errors.
+fn typed_argument(spec: &Spec) -> &'static str {
+    spec.views.iter().find(|v| v.dtype.is_none() && v.role != Role::Output).map_or("result", |v| v.name)
 }
