@@ -17,7 +17,13 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 venv="$root/.venv"
 requirements="$root/python/requirements-test.txt"
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step prints the minutes and seconds since the test command began (DLSPAN_TEST_START,
+# set once by scripts/test.sh), so a slow tier shows in the log.
+export DLSPAN_TEST_START="${DLSPAN_TEST_START:-$(date +%s)}"
+step() {
+  local t=$(( $(date +%s) - DLSPAN_TEST_START ))
+  printf '\n==> [%d:%02d] %s\n' $(( t / 60 )) $(( t % 60 )) "$*"
+}
 
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' ||
   { echo "the Python tier needs python3 >= 3.11 (the abi3 wheel's floor)" >&2; exit 1; }

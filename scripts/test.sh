@@ -17,7 +17,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step prints the minutes and seconds since the test command began (DLSPAN_TEST_START,
+# set once by scripts/test.sh), so a slow tier shows in the log.
+export DLSPAN_TEST_START="${DLSPAN_TEST_START:-$(date +%s)}"
+step() {
+  local t=$(( $(date +%s) - DLSPAN_TEST_START ))
+  printf '\n==> [%d:%02d] %s\n' $(( t / 60 )) $(( t % 60 )) "$*"
+}
 
 # Output redirected to a file or a pipe gets no colour codes: trybuild colours its report whenever
 # TERM allows it, without asking whether standard error is a terminal.

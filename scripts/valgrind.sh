@@ -47,12 +47,13 @@ export DLSPAN_TEST_IN_PROCESS=1
 failed=0
 while read -r name bin; do
   log=$(mktemp)
+  began=$SECONDS
   # Property tests take their case count from PROPTEST_CASES; fewer under valgrind, which is ~50x
   # slower (the DLTensor property test keeps its fixed 2000 cases).
   if PROPTEST_CASES=200 valgrind --quiet --error-exitcode=42 --leak-check=full --suppressions=scripts/valgrind.supp \
       --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
       "$bin" --test-threads=2 > "$log" 2>&1; then
-    echo "memcheck clean: $name ($(grep -o '[0-9]* passed' "$log" | head -1))"
+    echo "memcheck clean: $name ($(grep -o '[0-9]* passed' "$log" | head -1), $((SECONDS - began)) s)"
   else
     echo "memcheck FAILED: $name" >&2
     tail -60 "$log" >&2
