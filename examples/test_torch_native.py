@@ -202,6 +202,56 @@ def test_gradients_through_the_named_backward():
     assert x3.grad.shape == (2, 4)
 
 
+@pytest.mark.parametrize("shapes", [((3, 4), (4,)), ((2, 1, 3), (5, 1)), ((), ()), ((0, 3), (3,))])
+def test_derived_backward_passes_gradcheck(shapes):
+    # gelu_bias_auto's backward is derived from its forward body by #[differentiable].
+    x = torch.randn(shapes[0], dtype=torch.float64, requires_grad=True)
+    b = torch.randn(shapes[1], dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(ops.gelu_bias_auto, (x, b))
+    y = ops.gelu_bias_auto(x, b)
+    y.sum().backward()
+    x2, b2 = x.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+    reference(x2, b2).sum().backward()
+    torch.testing.assert_close(x.grad, x2.grad)
+    torch.testing.assert_close(b.grad, b2.grad)
+
+
+def test_derived_backward_against_autograd_of_the_same_expression():
+    for dtype in [torch.float32, torch.float64]:
+        x = torch.randn(64, 33, dtype=dtype, requires_grad=True)
+        b = torch.randn(33, dtype=dtype, requires_grad=True)
+        g = torch.randn(64, 33, dtype=dtype)
+        ops.gelu_bias_auto(x, b).backward(g)
+        x2, b2 = x.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+        reference(x2, b2).backward(g)
+        torch.testing.assert_close(x.grad, x2.grad)
+        torch.testing.assert_close(b.grad, b2.grad)
+    x = torch.randn(50, dtype=torch.float64, requires_grad=True) * 15
+    x.retain_grad()
+    assert torch.autograd.gradcheck(lambda x: ops.softplus_auto(x, 1.5), (x.detach().requires_grad_(),))
+    y = ops.softplus_auto(x, 1.5)
+    y.sum().backward()
+    x2 = x.detach().clone().requires_grad_()
+    torch.nn.functional.softplus(x2, beta=1.5, threshold=20.0).sum().backward()
+    torch.testing.assert_close(x.grad, x2.grad)
+
+
+def test_derived_backward_opcheck_and_compile():
+    x = torch.randn(3, 4, requires_grad=True)
+    b = torch.randn(4, requires_grad=True)
+    for op, args in [(ops.gelu_bias_auto, (x, b)), (ops.softplus_auto, (x, 0.5))]:
+        result = opcheck(op, args)
+        assert all(v == "SUCCESS" for v in result.values()), result
+    fn = torch.compile(lambda x, b: ops.gelu_bias_auto(x, b).sum(), fullgraph=True, dynamic=True)
+    fn(x, b).backward()
+    x2, b2 = x.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+    reference(x2, b2).sum().backward()
+    torch.testing.assert_close(x.grad, x2.grad)
+    torch.testing.assert_close(b.grad, b2.grad)
+    assert str(ops.gelu_bias_auto_backward.default._schema) == (
+        "dlspan_native::gelu_bias_auto_backward(Tensor x, Tensor b, Tensor grad_out) -> (Tensor, Tensor)")
+
+
 def test_opcheck_and_compile_with_gradients():
     x = torch.randn(3, 4, requires_grad=True)
     b = torch.randn(4, requires_grad=True)

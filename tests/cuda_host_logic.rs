@@ -434,6 +434,13 @@ macro_rules! each_test_kernel {
         $case!($($pre)* copy::<Rgba>; i x: Rgba, o out: Rgba);
         $case!($($pre)* copy::<dlspan::dtype::F32x4>; i x: dlspan::dtype::F32x4, o out: dlspan::dtype::F32x4);
         $case!($($pre)* copy::<bool>; i x: bool, o out: bool);
+        $case!($($pre)* smooth::<f32>; i x: f32, i b: f32, o out: f32);
+        $case!($($pre)* smooth_tangent::<f16>; i x: f16, i b: f16, i tangent_x: f16, i tangent_b: f16, o out: f16, o tangent_out: f16);
+        $case!($($pre)* smooth_tangent::<f32>; i x: f32, i b: f32, i tangent_x: f32, i tangent_b: f32, o out: f32, o tangent_out: f32);
+        $case!($($pre)* smooth_tangent::<f64>; i x: f64, i b: f64, i tangent_x: f64, i tangent_b: f64, o out: f64, o tangent_out: f64);
+        $case!($($pre)* smooth_backward::<bf16>; i x: bf16, i b: bf16, i grad_out: bf16, o grad_x: bf16, o grad_b: bf16);
+        $case!($($pre)* smooth_backward::<f32>; i x: f32, i b: f32, i grad_out: f32, o grad_x: f32, o grad_b: f32);
+        $case!($($pre)* smooth_backward::<f64>; i x: f64, i b: f64, i grad_out: f64, o grad_x: f64, o grad_b: f64);
     }};
 }
 

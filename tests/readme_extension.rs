@@ -88,7 +88,7 @@ fn the_readme_takes_dlspan_from_crates_io_and_the_repository_by_path() {
     assert!(!readme.values().any(|text| text.contains("path =")), "the README's files name no path");
 }
 
-/// The README's "A native PyTorch operator" shows excerpts of `examples/torch-native/src/lib.rs`
+/// The README's "A native PyTorch operator" and "Differentiable kernels" show excerpts of `examples/torch-native/src/lib.rs`
 /// (built and tested by the test command) and of `register_module`'s doctest: each of its Rust
 /// blocks is in one of them as it is.
 #[test]
@@ -103,22 +103,24 @@ fn the_readme_native_operator_excerpts_are_the_examples_text() {
         .filter_map(|line| line.trim_start().strip_prefix("///").map(|l| l.strip_prefix(' ').unwrap_or(l)))
         .collect::<Vec<_>>()
         .join("\n");
-    let start = readme.find(NATIVE).expect("the README has a \"A native PyTorch operator\" section");
-    let section = &readme[start + NATIVE.len()..];
-    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
-    let mut blocks = 0;
-    let mut lines = section.lines();
-    while let Some(line) = lines.next() {
-        // `rust,ignore`: excerpts, not whole programs (the README's doctests skip them).
-        if line == "```rust,ignore" {
-            let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
-            let body = body.join("\n");
-            assert!(
-                source.contains(&body) || doctest.contains(&body),
-                "the README's block is neither in examples/torch-native/src/lib.rs nor register_module's doctest:\n{body}"
-            );
-            blocks += 1;
+    for (heading, least) in [(NATIVE, 2), ("## Differentiable kernels", 1)] {
+        let start = readme.find(heading).unwrap_or_else(|| panic!("the README has a \"{heading}\" section"));
+        let section = &readme[start + heading.len()..];
+        let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+        let mut blocks = 0;
+        let mut lines = section.lines();
+        while let Some(line) = lines.next() {
+            // `rust,ignore`: excerpts, not whole programs (the README's doctests skip them).
+            if line == "```rust,ignore" {
+                let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+                let body = body.join("\n");
+                assert!(
+                    source.contains(&body) || doctest.contains(&body),
+                    "the README's block is neither in examples/torch-native/src/lib.rs nor register_module's doctest:\n{body}"
+                );
+                blocks += 1;
+            }
         }
+        assert!(blocks >= least, "the section {heading} shows the example's kernels");
     }
-    assert!(blocks >= 2, "the section shows the example's kernels");
 }

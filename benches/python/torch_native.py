@@ -70,7 +70,13 @@ def main():
     xg = torch.randn(4, requires_grad=True)
     x48, b8 = torch.randn(4, 8), torch.randn(8)
     gelu = torch.nn.functional.gelu
-    env = {"torch": torch, "ops": ops, "custom_mul": custom_mul, "x": x, "xg": xg, "x48": x48, "b8": b8,
+    # GELU with a broadcast bias, 1024 x 1024 float32, forward and backward: PyTorch's autograd,
+    # the hand-written backward (gelu_bias_backward) and the one #[differentiable] derives.
+    big_x = torch.randn(1024, 1024, requires_grad=True)
+    big_b = torch.randn(1024, requires_grad=True)
+    big_g = torch.randn(1024, 1024)
+    env_big = {"big_x": big_x, "big_b": big_b, "big_g": big_g}
+    env = {"torch": torch, "ops": ops, "custom_mul": custom_mul, "x": x, "xg": xg, "x48": x48, "b8": b8, **env_big,
            "gelu": gelu, "mul": ops.mul, "mul_ad": ops.mul_ad, "mul_floor": ops.mul_floor, "view_cost": ops.view_cost}
     rows = [
         # (row, peer row or None, statement, target ratio or None)
@@ -87,6 +93,14 @@ def main():
          1.5),
         ("F.gelu(x + b, tanh), (4, 8) float32", None, "gelu(x48 + b8, approximate='tanh')", None),
         ("native gelu_bias(x, b), (4, 8)", "F.gelu(x + b, tanh), (4, 8) float32", "ops.gelu_bias(x48, b8)", None),
+        ("F.gelu(x + b, tanh) fwd + bwd, 1024² float32", None,
+         "gelu(big_x + big_b, approximate='tanh').backward(big_g)", None),
+        ("native gelu_bias, hand-written backward", "F.gelu(x + b, tanh) fwd + bwd, 1024² float32",
+         "ops.gelu_bias(big_x, big_b).backward(big_g)", None),
+        ("native gelu_bias_auto, derived backward", "native gelu_bias, hand-written backward",
+         "ops.gelu_bias_auto(big_x, big_b).backward(big_g)", 1.1),
+        ("native gelu_bias_auto, derived (vs PyTorch)", "F.gelu(x + b, tanh) fwd + bwd, 1024² float32",
+         "ops.gelu_bias_auto(big_x, big_b).backward(big_g)", 1.0),
         ("view_cost(x, 0, True)", None, "view_cost(x, 0, True)", None),
         ("view_cost(x, 1000, True)", None, "view_cost(x, 1000, True)", None),
         ("view_cost(x, 1000, False)", None, "view_cost(x, 1000, False)", None),

@@ -138,7 +138,8 @@ pub fn mdspan(input: TokenStream) -> TokenStream {
 /// expression per branch), literals, `+ - * / %`, unary `-`, comparisons, `&&`, `||`, `!`, `as`
 /// casts, fields of derived element types, and the math methods `sqrt`, `exp`, `exp2`, `ln`,
 /// `log2`, `log10`, `sin`, `cos`, `tan`, `tanh`, `floor`, `ceil`, `round`, `trunc`, `abs`, `min`,
-/// `max`, `powf`, `mul_add`. Anything else is a compile error at its token saying what is allowed.
+/// `max`, `powf`, `mul_add`, `detach` (the value itself, whose derivative is taken as zero). Anything
+/// else is a compile error at its token saying what is allowed.
 /// The semantics (the same bits on the CPU and the GPU) and the rest of the rules are
 /// `dlspan::kernel`'s documentation and the rules page, section K.
 ///
@@ -163,6 +164,36 @@ pub fn mdspan(input: TokenStream) -> TokenStream {
 ///     }
 /// }
 /// dlspan::torch_library!("my_ops", [gelu_bias]);
+/// ```
+///
+/// `#[differentiable]` on the function derives its tangent (forward mode) and its backward
+/// (reverse mode) from the body, at compile time, as two more element-wise kernels,
+/// `name_tangent` and `name_backward`, and adds `name.check_gradients(..)`, which checks both
+/// against central finite differences. With `#[torch(..)]`, the backward is the operator's
+/// gradient in autograd. Values without a derivative (`floor`, comparisons, casts to integers)
+/// that reach an output are compile errors unless marked `.detach()`; the rules page, section G,
+/// has the rules and the conventions at kinks:
+///
+/// ```
+/// use dlspan::kernel::{Float, GradientCheck};
+///
+/// dlspan::elementwise! {
+///     #[differentiable]
+///     fn softplus<T: Float>(x: &T, out: &mut T) {
+///         *out = (1.0 + x.exp()).ln();
+///     }
+/// }
+///
+/// // The backward: the inputs, the output's gradient, the input's gradient written.
+/// let mut grad_x = 0.0f64;
+/// softplus_backward::element(&0.0, &1.0, &mut grad_x);
+/// assert_eq!(grad_x, 0.5); // sigmoid(0)
+/// // The tangent: the inputs, their tangents, the output and its tangent.
+/// let (mut out, mut tangent_out) = (0.0f64, 0.0f64);
+/// softplus_tangent::element(&0.0, &2.0, &mut out, &mut tangent_out);
+/// assert_eq!((out, tangent_out), (2f64.ln(), 1.0));
+/// softplus.check_gradients::<f64>(&GradientCheck::default())?;
+/// # Ok::<(), dlspan::kernel::GradientMismatch>(())
 /// ```
 ///
 /// ```

@@ -207,6 +207,22 @@ dlspan::elementwise! {
     }
 }
 
+dlspan::elementwise! {
+    /// A differentiable body (a broadcast bias, math functions, `let mut` changed in an
+    /// `if`/`else`): its derived tangent and backward are kernels of every tier too.
+    #[differentiable]
+    pub fn smooth<T: Float>(x: &T, b: &T, out: &mut T) {
+        let v = *x + *b;
+        let mut y = v.tanh() * (v * 0.5).exp();
+        if v > 0.5 {
+            y = y.min(v.sqrt()) / (1.0 + v * v);
+        } else {
+            y += v.abs().powf(1.5) - v.sin();
+        }
+        *out = y;
+    }
+}
+
 /// Every instantiation the tests launch, for the NVRTC tier to compile.
 pub fn instances() -> Vec<Instance> {
     vec![
@@ -251,6 +267,13 @@ pub fn instances() -> Vec<Instance> {
         copy::instance::<Rgba>(),
         copy::instance::<dlspan::dtype::F32x4>(),
         copy::instance::<bool>(),
+        smooth::instance::<f32>(),
+        smooth_tangent::instance::<f16>(),
+        smooth_tangent::instance::<f32>(),
+        smooth_tangent::instance::<f64>(),
+        smooth_backward::instance::<bf16>(),
+        smooth_backward::instance::<f32>(),
+        smooth_backward::instance::<f64>(),
     ]
 }
 

@@ -14,6 +14,9 @@
 //! - `gelu_bias(Tensor x, Tensor b) -> Tensor`: GELU (tanh form) of `x + b`, broadcast (any float
 //!   dtype, any rank and strides), differentiable: its gradients are `gelu_bias_backward`'s, an
 //!   operator too, wired into autograd when the library is loaded into Python;
+//! - `gelu_bias_auto(Tensor x, Tensor b) -> Tensor`: the same GELU written once, its backward
+//!   derived by `#[differentiable]` (`gelu_bias_auto_backward`);
+//! - `softplus_auto(Tensor x, float beta) -> Tensor`: softplus, its backward derived;
 //! - `silu(Tensor x) -> Tensor`: SiLU, differentiable (`silu_backward`);
 //! - `scale_(Tensor(a!) x, float s) -> ()`: `x *= s` in place;
 //! - `axpy_(Tensor(a!) y, Tensor x, float a) -> ()`: `y += a * x` in place (`x` broadcast);
@@ -50,6 +53,32 @@ dlspan::elementwise! {
         let d = 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * k * (1.0 + 0.134145 * v * v);
         *grad_x = *grad * d;
         *grad_b = *grad * d;
+    }
+}
+
+dlspan::elementwise! {
+    /// GELU (tanh form) of `x + b`, written once: `#[differentiable]` derives its backward
+    /// (`gelu_bias_auto_backward`, an operator too, wired into autograd) and its tangent.
+    #[differentiable]
+    #[torch("dlspan_native::gelu_bias_auto")]
+    fn gelu_bias_auto<T: Float>(x: &T, b: &T, out: &mut T) {
+        let v = *x + *b;
+        *out = 0.5 * v * (1.0 + (0.7978845608028654 * (v + 0.044715 * v * v * v)).tanh());
+    }
+}
+
+dlspan::elementwise! {
+    /// Softplus with a sharpness `beta` (a scalar, not differentiated), linear above a threshold
+    /// as PyTorch's is: `#[differentiable]` derives the backward of both branches.
+    #[differentiable]
+    #[torch("dlspan_native::softplus_auto")]
+    fn softplus_auto<T: Float>(x: &T, beta: T, out: &mut T) {
+        let z = *x * beta;
+        if z > 20.0 {
+            *out = *x;
+        } else {
+            *out = (1.0 + z.exp()).ln() / beta;
+        }
     }
 }
 
@@ -384,6 +413,10 @@ dlspan::torch_library!(
     [
         gelu_bias,
         gelu_bias_backward,
+        gelu_bias_auto,
+        gelu_bias_auto_backward,
+        softplus_auto,
+        softplus_auto_backward,
         silu,
         silu_backward,
         scale_,

@@ -25,6 +25,7 @@ pub(crate) fn expand(
     analysis: &Analysis,
     translation: &Translation,
     stub: bool,
+    derived_backward: Option<&syn::Ident>,
 ) -> syn::Result<TokenStream> {
     let ident = kernel.ident;
     let vis = kernel.vis;
@@ -35,6 +36,17 @@ pub(crate) fn expand(
     let (instance, run) = (instance(kernel, analysis), run(kernel));
     // An operator's error is reported beside the kernel's items, which stay usable.
     let torch = super::torch::parse(kernel.attrs)
+        .and_then(|attr| match (attr, derived_backward) {
+            (Some(attr), Some(_)) if attr.backward.is_some() => Err(syn::Error::new(
+                attr.span,
+                "`#[differentiable]` derives this operator's backward: leave out `backward = ...`",
+            )),
+            (Some(mut attr), Some(backward)) => {
+                attr.backward = Some(backward.clone().into());
+                Ok(Some(attr))
+            }
+            (attr, _) => Ok(attr),
+        })
         .and_then(|attr| attr.map(|attr| super::torch::expand(kernel, &attr, &analysis.reads_output)).transpose())
         .map_or_else(|error| error.to_compile_error(), Option::unwrap_or_default);
     Ok(quote! {
@@ -67,8 +79,8 @@ pub(crate) fn expand(
 fn attributes<'a>(kernel: &'a Kernel<'_>) -> syn::Result<(Vec<&'a syn::Attribute>, Vec<&'a syn::Attribute>)> {
     crate::attrs::docs_and_lints(
         kernel.attrs,
-        &["torch"],
-        "an element-wise kernel takes doc comments, lint attributes (`#[allow(...)]`) and `#[torch(\"ns::name\")]` only",
+        &["torch", "differentiable"],
+        "an element-wise kernel takes doc comments, lint attributes (`#[allow(...)]`), `#[differentiable]` and `#[torch(\"ns::name\")]` only",
     )
 }
 
@@ -169,8 +181,8 @@ fn element(kernel: &Kernel<'_>, lints: &[&syn::Attribute], stub: bool) -> TokenS
 fn where_clause(kernel: &Kernel<'_>) -> TokenStream {
     let params = type_params(kernel);
     let user = kernel.generics.where_clause.as_ref().map(|w| {
-        let predicates = &w.predicates;
-        quote!(#predicates,)
+        let predicates = w.predicates.iter();
+        quote!(#(#predicates,)*)
     });
     quote!(#user #(#params: ::dlspan::DlElement,)*)
 }

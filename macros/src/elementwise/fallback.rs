@@ -17,7 +17,7 @@ pub(crate) fn stub(kernel: &Kernel<'_>, error: syn::Error) -> TokenStream {
         reads_output: kernel.params.iter().map(|_| true).collect(),
     };
     let translation = Translation { pieces: Vec::new(), lines: Vec::new() };
-    let items = super::expand::expand(kernel, &analysis, &translation, true).unwrap_or_default();
+    let items = super::expand::expand(kernel, &analysis, &translation, true, None).unwrap_or_default();
     quote!(#errors #items)
 }
 

@@ -5,6 +5,7 @@
 //! `translate` writes the CUDA C++, `expand` the Rust items, `fallback` the output on error.
 
 mod ast;
+mod diff;
 mod expand;
 mod fallback;
 mod torch;
@@ -36,9 +37,48 @@ pub(crate) fn elementwise(tokens: TokenStream) -> TokenStream {
     };
     let result = valid::check(&mut kernel).and_then(|analysis| {
         let translation = translate::translate(&kernel, &analysis.reads_output)?;
-        expand::expand(&kernel, &analysis, &translation, false)
+        // `#[differentiable]`: the tangent and backward, derived and expanded as kernels of their
+        // own; an error in the derivation is reported beside the kernel, which stays usable.
+        let (derived, derive_error) = match diff::attribute(kernel.attrs) {
+            Ok(None) => (None, None),
+            Ok(Some(span)) => match diff::derive(&kernel, &analysis, span) {
+                Ok(derived) => (Some(derived), None),
+                Err(error) => (None, Some(error)),
+            },
+            Err(error) => (None, Some(error)),
+        };
+        let backward = derived.as_ref().and_then(|d| d.backward.as_ref());
+        let mut tokens = expand::expand(&kernel, &analysis, &translation, false, backward)?;
+        if let Some(error) = derive_error {
+            tokens.extend(error.to_compile_error());
+        }
+        for item in derived.iter().flat_map(|d| &d.items) {
+            tokens.extend(derived_kernel(item));
+        }
+        if backward.is_some() {
+            tokens.extend(diff::checker(&kernel));
+        }
+        Ok(tokens)
     });
     result.unwrap_or_else(|error| fallback::stub(&kernel, error))
+}
+
+/// A derived kernel through the same check, translation and expansion as a written one. Its
+/// errors are dlspan's (a body that checks has derivatives that check), reported as such.
+fn derived_kernel(item: &ItemFn) -> TokenStream {
+    let result = ast::Kernel::from_syn(item).and_then(|mut kernel| {
+        let analysis = valid::check(&mut kernel)?;
+        let translation = translate::translate(&kernel, &analysis.reads_output)?;
+        expand::expand(&kernel, &analysis, &translation, false, None)
+    });
+    result.unwrap_or_else(|error| {
+        let mut report = syn::Error::new(
+            item.sig.fn_token.span,
+            format!("the derived kernel `{}` does not compile (an error of dlspan's differentiation):", item.sig.ident),
+        );
+        report.combine(error);
+        report.to_compile_error()
+    })
 }
 
 #[cfg(test)]

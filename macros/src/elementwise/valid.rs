@@ -100,6 +100,7 @@ pub(crate) const METHODS: &[(&str, usize)] = &[
     ("max", 1),
     ("powf", 1),
     ("mul_add", 2),
+    ("detach", 0),
 ];
 
 const ALLOWED_STATEMENTS: &str = "a kernel statement is `let x = ...;`, `let x: T = ...;`, an assignment (`*out = ...`, `*out += ...`, \
@@ -151,11 +152,9 @@ struct Checker<'k> {
     types: &'k mut Types,
     cast_targets: Vec<usize>,
     fields: bool,
-    /// Per parameter name: occurrences, and whole-element assignments (`*out = e`) at the body's top
-    /// level and below it.
+    /// Per parameter name: occurrences, and whole-element assignments (`*out = e`).
     uses: HashMap<String, usize>,
     assigned: HashMap<String, usize>,
-    assigned_top: HashMap<String, bool>,
 }
 
 /// Checks the body of `kernel`, adding the types it names to the type table.
@@ -169,10 +168,9 @@ pub(crate) fn check(kernel: &mut Kernel<'_>) -> syn::Result<Analysis> {
         fields: false,
         uses: HashMap::new(),
         assigned: HashMap::new(),
-        assigned_top: HashMap::new(),
     };
     let body = kernel.body;
-    checker.block(body, true);
+    checker.block(body);
     if let Some(error) = checker.errors.into_iter().reduce(|mut all, e| {
         all.combine(e);
         all
@@ -189,8 +187,8 @@ pub(crate) fn check(kernel: &mut Kernel<'_>) -> syn::Result<Analysis> {
             let name = p.ident.to_string();
             let uses = checker.uses.get(&name).copied().unwrap_or(0);
             let assigned = checker.assigned.get(&name).copied().unwrap_or(0);
-            let top = checker.assigned_top.get(&name).copied().unwrap_or(false);
-            // Write-only: every use is a whole-element assignment, one of them unconditional.
+            let top = assigns_on_every_path(&body.stmts, &name);
+            // Write-only: every use is a whole-element assignment, and every path assigns it.
             !(uses == assigned && top)
         })
         .collect();
@@ -205,15 +203,15 @@ impl Checker<'_> {
         self.errors.push(syn::Error::new(span, message.into()));
     }
 
-    fn block(&mut self, block: &Block, top: bool) {
+    fn block(&mut self, block: &Block) {
         self.scope.push();
         for stmt in &block.stmts {
-            self.stmt(stmt, top);
+            self.stmt(stmt);
         }
         self.scope.pop();
     }
 
-    fn stmt(&mut self, stmt: &Stmt, top: bool) {
+    fn stmt(&mut self, stmt: &Stmt) {
         match stmt {
             Stmt::Local(local) => {
                 let (ident, mutable, ty) = match &local.pat {
@@ -263,7 +261,7 @@ impl Checker<'_> {
                 }
                 self.scope.bind(ident.to_string(), Var::Local { mutable });
             }
-            Stmt::Expr(expr, _) => self.statement_expr(expr, top),
+            Stmt::Expr(expr, _) => self.statement_expr(expr),
             Stmt::Item(item) => {
                 self.error(item.span(), format!("items are not in the kernel subset: {ALLOWED_STATEMENTS}"))
             }
@@ -274,14 +272,11 @@ impl Checker<'_> {
     }
 
     /// An expression statement: an assignment or an `if`.
-    fn statement_expr(&mut self, expr: &Expr, top: bool) {
+    fn statement_expr(&mut self, expr: &Expr) {
         match expr {
             Expr::Assign(assign) => {
                 if let Some(name) = whole_element(&assign.left) {
-                    *self.assigned.entry(name.clone()).or_default() += 1;
-                    if top {
-                        self.assigned_top.insert(name, true);
-                    }
+                    *self.assigned.entry(name).or_default() += 1;
                 }
                 self.place(&assign.left);
                 self.value(&assign.right);
@@ -292,16 +287,16 @@ impl Checker<'_> {
             }
             Expr::If(if_expr) => {
                 self.condition(&if_expr.cond);
-                self.block(&if_expr.then_branch, false);
+                self.block(&if_expr.then_branch);
                 if let Some((_, else_branch)) = &if_expr.else_branch {
                     match &**else_branch {
-                        Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => self.block(&b.block, false),
-                        Expr::If(_) => self.statement_expr(else_branch, false),
+                        Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => self.block(&b.block),
+                        Expr::If(_) => self.statement_expr(else_branch),
                         other => self.error(other.span(), "`else` takes a block or another `if`"),
                     }
                 }
             }
-            Expr::Paren(p) => self.statement_expr(&p.expr, top),
+            Expr::Paren(p) => self.statement_expr(&p.expr),
             other => self.error(other.span(), outside(other, ALLOWED_STATEMENTS)),
         }
     }
@@ -655,6 +650,26 @@ pub(crate) fn path_name(expr: &Expr) -> Option<String> {
         Expr::Paren(p) => path_name(&p.expr),
         _ => None,
     }
+}
+
+/// Whether `stmts` assign view `name` as a whole on every path: at their level, or in both
+/// branches of an `if`/`else` (through `else if` chains that end in `else`).
+fn assigns_on_every_path(stmts: &[Stmt], name: &str) -> bool {
+    fn statement(expr: &Expr, name: &str) -> bool {
+        match expr {
+            Expr::Assign(a) => whole_element(&a.left).is_some_and(|n| n == name),
+            Expr::If(i) => {
+                assigns_on_every_path(&i.then_branch.stmts, name)
+                    && i.else_branch.as_ref().is_some_and(|(_, e)| match &**e {
+                        Expr::Block(b) => assigns_on_every_path(&b.block.stmts, name),
+                        other => statement(other, name),
+                    })
+            }
+            Expr::Paren(p) => statement(&p.expr, name),
+            _ => false,
+        }
+    }
+    stmts.iter().any(|s| matches!(s, Stmt::Expr(e, _) if statement(e, name)))
 }
 
 /// The view a statement assigns as a whole (`*out = e`), if it does.

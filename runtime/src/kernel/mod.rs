@@ -68,7 +68,7 @@
 //! `out.field = e`), `if`/`else`, literals, arithmetic, comparisons, `&&`, `||`, `!`, `as` casts,
 //! fields of derived element types, and the math methods `sqrt`, `exp`, `exp2`, `ln`, `log2`,
 //! `log10`, `sin`, `cos`, `tan`, `tanh`, `floor`, `ceil`, `round`, `trunc`, `abs`, `min`, `max`,
-//! `powf`, `mul_add` ([rule K2](crate::rules#k2) lists the rest). Anything else is a compile error at
+//! `powf`, `mul_add`, `detach` ([rule K2](crate::rules#k2) lists the rest). Anything else is a compile error at
 //! its token. Generic bodies bound their type parameters by what they use: [`Scalar`] for
 //! arithmetic, [`Float`] for the math methods; rustc checks the body as Rust, instantiated per
 //! element type (`f16`, `bf16`, `f32`, `f64`, the integers, derived types), and the GPU computes the
@@ -120,6 +120,13 @@
 //! other shape is [`DlpackError::KernelShapeMismatch`](crate::DlpackError::KernelShapeMismatch),
 //! naming the view, before anything is written. After a launch on managed views, host access waits for the kernel. Section
 //! [K](crate::rules#k) of the rules page has every rule.
+//!
+//! # Derivatives
+//!
+//! `#[differentiable]` on a kernel derives its backward and its tangent as two more kernels, and a
+//! `check_gradients` method that compares them with finite differences ([`check_gradients`],
+//! [`GradientCheck`]); [`elementwise!`](crate::elementwise) shows them, section
+//! [G](crate::rules#g) of the rules page has the rules.
 //!
 //! # Raw kernels
 //!
@@ -184,6 +191,7 @@ mod ctype;
 pub(crate) mod cxx;
 mod def;
 mod dispatch;
+mod gradients;
 mod host;
 mod operand;
 mod private;
@@ -203,6 +211,9 @@ pub use cxx::prepare;
 pub use def::{Call, Declared, ElementwiseDef, Param, ParamKind, TypeInfo, scalar_bytes};
 pub use def::{Instance, MAX_VIEWS};
 pub use dispatch::{FloatVisitor, ScalarVisitor, dispatch_float, dispatch_scalar};
+pub use gradients::{
+    BackwardFn, Derivative, Functions, GradientCheck, GradientMismatch, GradientReport, TangentFn, check_gradients,
+};
 pub use host::Cpu;
 #[cfg(feature = "cuda")]
 pub(crate) use host::host_operands;

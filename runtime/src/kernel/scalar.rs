@@ -415,6 +415,12 @@ pub mod ops {
         a.k_mul_add(b, c)
     }
 
+    /// `x.detach()`: `x` itself, whose derivative a `#[differentiable]` kernel takes as zero.
+    #[inline(always)]
+    pub fn detach<T: Copy>(x: T) -> T {
+        x
+    }
+
     /// `x as To`: [`dtype::cast`](crate::dtype::cast).
     #[inline(always)]
     pub fn cast<To: Cast, From: Cast>(x: From) -> To {

@@ -220,6 +220,8 @@ template <class A, class B> DL_DEV DL_COMMON(A, B) dl_select(bool c, A a, B b) {
   return c ? dl_to<T>(a) : dl_to<T>(b);
 }
 DL_DEV bool dl_not(bool b) { return !b; }
+// `x.detach()`: the value itself (its derivative is taken as zero by `#[differentiable]`).
+template <class T> DL_DEV T dl_detach(T x) { return x; }
 
 // `x as To`: dlspan::dtype::cast through the generated `dl_cast<To, From>` of the storage types
 // (a module holds the conversions into each of its cast targets); a literal is an f64 or an i32
