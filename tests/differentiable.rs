@@ -2,6 +2,8 @@
 //! function, of `if`/`else`, `let mut`, several outputs, scalars and casts, checked against
 //! central finite differences in f64 (`check_gradients`), and run over views of every layout.
 
+#![allow(clippy::needless_range_loop)] // the tests index several arrays by one index
+
 use dlspan::kernel::{Cpu, Float, GradientCheck};
 use dlspan::{HostMdspan, HostMdspanMut, LayoutStrideRelaxed};
 
@@ -214,6 +216,16 @@ fn the_backward_runs_over_every_layout_as_its_element_computes() {
             assert_eq!((gx[i * 4 + j].to_bits(), gb[i * 4 + j].to_bits()), (ex.to_bits(), eb.to_bits()));
         }
     }
+    // The bias's gradient: summed over the rows it is broadcast along, as a sequential sum of the
+    // three rows gives (pairwise and sequential agree on three values: ((a + b) + c)).
+    let mut bias = [f64::NAN; 4];
+    HostMdspan::<f64, 2>::from_slice(&gb, [3, 4])
+        .unwrap()
+        .sum_to(&mut HostMdspanMut::<f64, 1>::from_slice(&mut bias, [4]).unwrap())
+        .unwrap();
+    for j in 0..4 {
+        assert_eq!(bias[j].to_bits(), ((gb[j] + gb[4 + j]) + gb[8 + j]).to_bits());
+    }
     // Zero-size and 0-d views.
     let mut empty: Vec<f64> = Vec::new();
     gelu_bias_backward
@@ -259,4 +271,50 @@ fn half_precision_backwards_stay_within_the_documented_bound_of_f32() {
         assert!((ghx.to_f32() - g32x).abs() <= 8.0 * f32::from(f16::EPSILON), "f16 at {x}: {ghx} against {g32x}");
         assert!((gbx.to_f32() - g32x).abs() <= 8.0 * f32::from(bf16::EPSILON), "bf16 at {x}: {gbx} against {g32x}");
     }
+}
+
+#[test]
+fn sums_to_a_broadcast_shape_on_every_layout() {
+    // A [3, 4, 5] gradient summed to [4, 1], [1, 5], [5], [] and to itself, from several layouts,
+    // against a sum in logical order (exact: small integers).
+    let data: Vec<f64> = (0..60).map(f64::from).collect();
+    let layouts: [([usize; 3], [isize; 3], usize); 3] =
+        [([3, 4, 5], [20, 5, 1], 0), ([3, 4, 5], [1, 3, 12], 0), ([3, 4, 5], [-20, 5, -1], 44)];
+    for (extents, strides, offset) in layouts {
+        let full =
+            HostMdspan::<f64, 3, LayoutStrideRelaxed>::from_slice_relaxed(&data, extents, strides, offset).unwrap();
+        let value = |i: usize, j: usize, k: usize| full[[i, j, k]];
+        let mut a = [0.0; 4];
+        full.sum_to(&mut HostMdspanMut::<f64, 2>::from_slice(&mut a, [4, 1]).unwrap()).unwrap();
+        for j in 0..4 {
+            assert_eq!(
+                a[j],
+                (0..3).flat_map(|i| (0..5).map(move |k| (i, k))).map(|(i, k)| value(i, j, k)).sum::<f64>()
+            );
+        }
+        let mut b = [0.0; 5];
+        full.sum_to(&mut HostMdspanMut::<f64, 2>::from_slice(&mut b, [1, 5]).unwrap()).unwrap();
+        let mut c = [0.0; 5];
+        full.sum_to(&mut HostMdspanMut::<f64, 1>::from_slice(&mut c, [5]).unwrap()).unwrap();
+        for k in 0..5 {
+            let expected: f64 = (0..3).flat_map(|i| (0..4).map(move |j| (i, j))).map(|(i, j)| value(i, j, k)).sum();
+            assert_eq!((b[k], c[k]), (expected, expected));
+        }
+        let mut total = [0.0];
+        full.sum_to(&mut HostMdspanMut::<f64, 0>::from_slice(&mut total, []).unwrap()).unwrap();
+        assert_eq!(total[0], (0..60).map(f64::from).sum::<f64>());
+        let mut same = [0.0; 60];
+        full.sum_to(&mut HostMdspanMut::<f64, 3>::from_slice(&mut same, [3, 4, 5]).unwrap()).unwrap();
+        assert_eq!(same[7], value(0, 1, 2));
+    }
+    let full = HostMdspan::<f64, 2>::from_slice(&data[..12], [3, 4]).unwrap();
+    let mut wrong = [0.0; 3];
+    let error = full.sum_to(&mut HostMdspanMut::<f64, 1>::from_slice(&mut wrong, [3]).unwrap()).unwrap_err();
+    assert_eq!(error, dlspan::DlpackError::ShapeMismatch { axis: 1, expected: 4, found: 3 });
+    let mut empty: [f64; 0] = [];
+    full.sum_to(&mut HostMdspanMut::<f64, 1>::from_slice(&mut empty, [0]).unwrap()).unwrap_err();
+    let zero_rows = HostMdspan::<f64, 2>::from_slice(&[], [0, 4]).unwrap();
+    let mut sums = [f64::NAN; 4];
+    zero_rows.sum_to(&mut HostMdspanMut::<f64, 1>::from_slice(&mut sums, [4]).unwrap()).unwrap();
+    assert_eq!(sums, [0.0; 4]);
 }

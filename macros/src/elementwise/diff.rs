@@ -377,7 +377,8 @@ impl Differ<'_> {
                     " The backward (reverse-mode derivative, vector-Jacobian product) of [`{forward}`], derived\n \
                      by `#[differentiable]`: its inputs, then the gradient `grad_<out>` of each float output,\n \
                      then the gradient `grad_<x>` it writes for each float input view. A gradient is per\n \
-                     element: for an input broadcast along an axis, sum its gradient over that axis.\n \
+                     element: for an input broadcast along an axis, sum its gradient over that axis\n \
+                     (`Mdspan::sum_to`).\n \
                      Scalar parameters are not differentiated."
                 );
                 (params, doc)
@@ -1253,7 +1254,6 @@ impl Differ<'_> {
         };
         Value { op: p, lit: None, tan }
     }
-
 }
 
 /// The expression of a tangent (a constant as a float literal, typed by where it is used).

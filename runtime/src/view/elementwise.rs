@@ -325,6 +325,77 @@ impl<'a, T: Copy + Default + Add<Output = T>, const R: usize, E: Extents<R>, L: 
 }
 
 impl<T: Copy + Default + Add<Output = T>, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible>
+    Mdspan<'_, T, R, E, L, S>
+{
+    /// Sums this view down to `out`'s shape, as PyTorch's `sum_to_size`: the gradient of an input
+    /// that was broadcast to this view's shape. `out`'s axes align with this view's last ones;
+    /// each is this view's extent (kept) or 1 (summed over), and this view's leading axes that
+    /// `out` lacks are summed over. Each element of `out` is the pairwise sum
+    /// ([`sum`](Self::sum), in `T`) of the elements it gathers, in a fixed order: the same inputs
+    /// give the same bits. Another shape is [`DlpackError::ShapeMismatch`] (its axis in this
+    /// view's numbering), before anything is written.
+    ///
+    /// ```
+    /// use dlspan::{HostMdspan, HostMdspanMut};
+    /// // The per-element gradient of a [3] bias broadcast over 2 rows: summed over the rows.
+    /// let per_element = [1.0f32, 2.0, 3.0, 10.0, 20.0, 30.0];
+    /// let mut bias = [0.0f32; 3];
+    /// HostMdspan::<f32, 2>::from_slice(&per_element, [2, 3])?
+    ///     .sum_to(&mut HostMdspanMut::<f32, 1>::from_slice(&mut bias, [3])?)?;
+    /// assert_eq!(bias, [11.0, 22.0, 33.0]);
+    /// // Kept as a [2, 1] column: summed over the columns.
+    /// let mut rows = [0.0f32; 2];
+    /// HostMdspan::<f32, 2>::from_slice(&per_element, [2, 3])?
+    ///     .sum_to(&mut HostMdspanMut::<f32, 2>::from_slice(&mut rows, [2, 1])?)?;
+    /// assert_eq!(rows, [6.0, 60.0]);
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    pub fn sum_to<const Q: usize, E2: Extents<Q>, L2: Layout, S2: HostAccessible>(
+        &self,
+        out: &mut MdspanMut<'_, T, Q, E2, L2, S2>,
+    ) -> Result<(), DlpackError> {
+        let (full, kept) = (self.extents(), out.extents());
+        if Q > R {
+            return Err(DlpackError::ShapeMismatch { axis: 0, expected: R, found: Q });
+        }
+        let lead = R - Q;
+        for (q, &extent) in kept.iter().enumerate() {
+            if extent != full[lead + q] && extent != 1 {
+                return Err(DlpackError::ShapeMismatch { axis: lead + q, expected: full[lead + q], found: extent });
+            }
+        }
+        if kept.contains(&0) {
+            return Ok(());
+        }
+        // Each element of `out`: the sub-view of this one that its index gathers.
+        let mut index = [0usize; Q];
+        loop {
+            let ranges: [core::ops::Range<usize>; R] = core::array::from_fn(|axis| {
+                if axis < lead || (kept[axis - lead] == 1 && full[axis] != 1) {
+                    0..full[axis]
+                } else {
+                    index[axis - lead]..index[axis - lead] + 1
+                }
+            });
+            out[index] = self.subview(ranges).sum();
+            // The next index of `out`, the last axis fastest.
+            let mut axis = Q;
+            loop {
+                if axis == 0 {
+                    return Ok(());
+                }
+                axis -= 1;
+                index[axis] += 1;
+                if index[axis] < kept[axis] {
+                    break;
+                }
+                index[axis] = 0;
+            }
+        }
+    }
+}
+
+impl<T: Copy + Default + Add<Output = T>, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible>
     MdspanMut<'_, T, R, E, L, S>
 {
     /// The sum of every element; see [`Mdspan::sum`].
