@@ -17,6 +17,8 @@
 //! - `gelu_bias_auto(Tensor x, Tensor b) -> Tensor`: the same GELU written once, its backward
 //!   derived by `#[differentiable]` (`gelu_bias_auto_backward`);
 //! - `softplus_auto(Tensor x, float beta) -> Tensor`: softplus, its backward derived;
+//! - `math_auto(Tensor x, Tensor y, int which) -> Tensor`: each math function, its backward
+//!   derived;
 //! - `silu(Tensor x) -> Tensor`: SiLU, differentiable (`silu_backward`);
 //! - `scale_(Tensor(a!) x, float s) -> ()`: `x *= s` in place;
 //! - `axpy_(Tensor(a!) y, Tensor x, float a) -> ()`: `y += a * x` in place (`x` broadcast);
@@ -78,6 +80,50 @@ dlspan::elementwise! {
             *out = *x;
         } else {
             *out = (1.0 + z.exp()).ln() / beta;
+        }
+    }
+}
+
+dlspan::elementwise! {
+    /// One math function or operation of `x` (and `y`) by `which`, its backward derived: the
+    /// tests check each against PyTorch's autograd of the same function.
+    #[differentiable]
+    #[torch("dlspan_native::math_auto")]
+    fn math_auto<T: Float>(x: &T, y: &T, which: i64, out: &mut T) {
+        if which == 0 {
+            *out = x.sqrt();
+        } else if which == 1 {
+            *out = x.exp();
+        } else if which == 2 {
+            *out = x.exp2();
+        } else if which == 3 {
+            *out = x.ln();
+        } else if which == 4 {
+            *out = x.log2();
+        } else if which == 5 {
+            *out = x.log10();
+        } else if which == 6 {
+            *out = x.sin();
+        } else if which == 7 {
+            *out = x.cos();
+        } else if which == 8 {
+            *out = x.tan();
+        } else if which == 9 {
+            *out = x.tanh();
+        } else if which == 10 {
+            *out = (*x - 1.0).abs();
+        } else if which == 11 {
+            *out = x.min(*y);
+        } else if which == 12 {
+            *out = x.max(*y);
+        } else if which == 13 {
+            *out = x.powf(*y);
+        } else if which == 14 {
+            *out = x.mul_add(*y, *x);
+        } else if which == 15 {
+            *out = *x / *y;
+        } else {
+            *out = (*x * 3.0) % *y;
         }
     }
 }
@@ -417,6 +463,8 @@ dlspan::torch_library!(
         gelu_bias_auto_backward,
         softplus_auto,
         softplus_auto_backward,
+        math_auto,
+        math_auto_backward,
         silu,
         silu_backward,
         scale_,
