@@ -259,6 +259,28 @@ def test_each_math_functions_derived_backward_against_pytorch_autograd(which):
         assert torch.equal(y.grad, torch.zeros_like(y))
 
 
+def test_derived_tangent_in_forward_mode():
+    import torch.autograd.forward_ad as fwAD
+    x, b = torch.randn(3, 4, dtype=torch.float64), torch.randn(4, dtype=torch.float64)
+    tx, tb = torch.randn_like(x), torch.randn_like(b)
+    with fwAD.dual_level():
+        primal, tangent = fwAD.unpack_dual(ops.gelu_bias_auto(fwAD.make_dual(x, tx), fwAD.make_dual(b, tb)))
+        expected_primal, expected = fwAD.unpack_dual(reference(fwAD.make_dual(x, tx), fwAD.make_dual(b, tb)))
+        # An argument without a tangent: its tangent is zero.
+        _, only_x = fwAD.unpack_dual(ops.gelu_bias_auto(fwAD.make_dual(x, tx), b))
+        _, expected_only_x = fwAD.unpack_dual(reference(fwAD.make_dual(x, tx), b))
+    torch.testing.assert_close(primal, expected_primal)
+    torch.testing.assert_close(tangent, expected)
+    torch.testing.assert_close(only_x, expected_only_x)
+    xg, bg = x.clone().requires_grad_(), b.clone().requires_grad_()
+    assert torch.autograd.gradcheck(ops.gelu_bias_auto, (xg, bg), check_forward_ad=True)
+    assert torch.autograd.gradcheck(lambda x: ops.softplus_auto(x, 0.7), (xg,), check_forward_ad=True)
+    # vmap goes through the autograd kernel (an autograd.Function with setup_context).
+    torch.testing.assert_close(torch.func.vmap(lambda x: ops.gelu_bias_auto(x, b))(x), reference(x, b))
+    assert str(ops.gelu_bias_auto_tangent.default._schema) == (
+        "dlspan_native::gelu_bias_auto_tangent(Tensor x, Tensor b, Tensor tangent_x, Tensor tangent_b) -> (Tensor, Tensor)")
+
+
 def test_derived_backward_opcheck_and_compile():
     x = torch.randn(3, 4, requires_grad=True)
     b = torch.randn(4, requires_grad=True)

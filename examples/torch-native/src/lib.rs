@@ -59,8 +59,9 @@ dlspan::elementwise! {
 }
 
 dlspan::elementwise! {
-    /// GELU (tanh form) of `x + b`, written once: `#[differentiable]` derives its backward
-    /// (`gelu_bias_auto_backward`, an operator too, wired into autograd) and its tangent.
+    /// GELU (tanh form) of `x + b`, written once: `#[differentiable]` derives its backward and
+    /// its tangent (`gelu_bias_auto_backward` and `gelu_bias_auto_tangent`, operators registered
+    /// with it, wired into autograd in reverse and forward mode).
     #[differentiable]
     #[torch("dlspan_native::gelu_bias_auto")]
     fn gelu_bias_auto<T: Float>(x: &T, b: &T, out: &mut T) {
@@ -460,11 +461,8 @@ dlspan::torch_library!(
         gelu_bias,
         gelu_bias_backward,
         gelu_bias_auto,
-        gelu_bias_auto_backward,
         softplus_auto,
-        softplus_auto_backward,
         math_auto,
-        math_auto_backward,
         silu,
         silu_backward,
         scale_,

@@ -182,6 +182,8 @@ pub(crate) struct Derived {
     pub(crate) items: Vec<ItemFn>,
     /// The backward kernel's name.
     pub(crate) backward: Option<Ident>,
+    /// The tangent kernel's name.
+    pub(crate) tangent: Ident,
 }
 
 /// Derives the tangent and backward kernels of `kernel` (marked `#[differentiable]` at `span`).
@@ -251,7 +253,7 @@ pub(crate) fn derive(kernel: &Kernel<'_>, analysis: &Analysis, span: Span) -> sy
         items.push(run(kernel, Mode::Backward, &classes, &type_params)?);
         backward = Some(format_ident!("{}_backward", kernel.ident));
     }
-    Ok(Derived { items, backward })
+    Ok(Derived { items, backward, tangent: format_ident!("{}_tangent", kernel.ident) })
 }
 
 fn combine(errors: Vec<syn::Error>) -> Option<syn::Error> {
@@ -401,13 +403,15 @@ impl Differ<'_> {
         syn::parse2(tokens).expect("a derived kernel parses")
     }
 
-    /// The backward's `#[torch(...)]`: the forward's operator name with `_backward`.
+    /// The derived kernel's `#[torch(...)]`: the forward's operator name with `_backward` or
+    /// `_tangent`.
     fn torch_attr(&self) -> Option<TokenStream> {
-        if self.mode != Mode::Backward {
-            return None;
-        }
+        let suffix = match self.mode {
+            Mode::Tangent => "tangent",
+            Mode::Backward => "backward",
+        };
         let attr = super::torch::parse(self.kernel.attrs).ok().flatten()?;
-        let name = syn::LitStr::new(&format!("{}_backward", attr.name.value()), attr.name.span());
+        let name = syn::LitStr::new(&format!("{}_{suffix}", attr.name.value()), attr.name.span());
         let strict = attr.strict.then(|| quote!(, strict));
         Some(quote!(#[torch(#name #strict)]))
     }

@@ -25,7 +25,7 @@ pub(crate) fn expand(
     analysis: &Analysis,
     translation: &Translation,
     stub: bool,
-    derived_backward: Option<&syn::Ident>,
+    derived: Option<(&syn::Ident, &syn::Ident)>,
 ) -> syn::Result<TokenStream> {
     let ident = kernel.ident;
     let vis = kernel.vis;
@@ -36,13 +36,14 @@ pub(crate) fn expand(
     let (instance, run) = (instance(kernel, analysis), run(kernel));
     // An operator's error is reported beside the kernel's items, which stay usable.
     let torch = super::torch::parse(kernel.attrs)
-        .and_then(|attr| match (attr, derived_backward) {
+        .and_then(|attr| match (attr, derived) {
             (Some(attr), Some(_)) if attr.backward.is_some() => Err(syn::Error::new(
                 attr.span,
                 "`#[differentiable]` derives this operator's backward: leave out `backward = ...`",
             )),
-            (Some(mut attr), Some(backward)) => {
+            (Some(mut attr), Some((backward, tangent))) => {
                 attr.backward = Some(backward.clone().into());
+                attr.tangent = Some(tangent.clone().into());
                 Ok(Some(attr))
             }
             (attr, _) => Ok(attr),

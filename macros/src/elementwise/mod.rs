@@ -48,7 +48,8 @@ pub(crate) fn elementwise(tokens: TokenStream) -> TokenStream {
             Err(error) => (None, Some(error)),
         };
         let backward = derived.as_ref().and_then(|d| d.backward.as_ref());
-        let mut tokens = expand::expand(&kernel, &analysis, &translation, false, backward)?;
+        let names = derived.as_ref().and_then(|d| Some((d.backward.as_ref()?, &d.tangent)));
+        let mut tokens = expand::expand(&kernel, &analysis, &translation, false, names)?;
         if let Some(error) = derive_error {
             tokens.extend(error.to_compile_error());
         }

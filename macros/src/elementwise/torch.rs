@@ -24,6 +24,8 @@ pub(crate) struct TorchAttr {
     pub(crate) span: Span,
     /// `backward = path`: the operator computing the gradients.
     pub(crate) backward: Option<syn::Path>,
+    /// The operator computing the forward-mode derivative (`#[differentiable]`'s tangent).
+    pub(crate) tangent: Option<syn::Path>,
     /// `strict`: the arguments have one shape (no broadcasting).
     pub(crate) strict: bool,
 }
@@ -94,7 +96,7 @@ pub(crate) fn parse(attrs: &[Attribute]) -> syn::Result<Option<TorchAttr>> {
                 format!("`{text}` is not `namespace::name` (identifiers of letters, digits and `_`)"),
             ));
         }
-        found = Some(TorchAttr { name, span: attr.span(), backward, strict });
+        found = Some(TorchAttr { name, span: attr.span(), backward, tangent: None, strict });
     }
     Ok(found)
 }
@@ -269,9 +271,15 @@ pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool
     );
     let name = &attr.name;
     let strict = attr.strict;
-    let backward = match &attr.backward {
+    let operator_name = |path: &Option<syn::Path>| match path {
         Some(path) => quote!(::core::option::Option::Some(<#path as ::dlspan::torch::Operator>::NAME)),
         None => quote!(::core::option::Option::None),
+    };
+    let (backward, tangent) = (operator_name(&attr.backward), operator_name(&attr.tangent));
+    // `#[differentiable]`'s kernels are registered wherever the forward is.
+    let derived: Vec<_> = match (&attr.backward, &attr.tangent) {
+        (Some(b), Some(t)) => vec![quote!(::dlspan::torch::op::<#b>()), quote!(::dlspan::torch::op::<#t>())],
+        _ => Vec::new(),
     };
     // The body of the visitor: typed views of the tensors, the scalars, the kernel's `run`.
     let count = views.len();
@@ -369,6 +377,8 @@ pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool
                 const SCHEMA: &'static str = #schema;
                 const CUDA: bool = ::dlspan::torch::elementwise::CUDA;
                 const BACKWARD: ::core::option::Option<&'static str> = #backward;
+                const TANGENT: ::core::option::Option<&'static str> = #tangent;
+                const DERIVED: &'static [::dlspan::torch::Registration] = &[#(#derived),*];
 
                 fn cpu(call: &mut ::dlspan::torch::Call) -> ::core::result::Result<(), ::dlspan::torch::TorchError> {
                     ::dlspan::torch::elementwise::cpu::<Self>(call)

@@ -1,7 +1,8 @@
 //! Gradients for native operators. The stable C ABI builds no autograd node, so an operator that
 //! names its backward ([`Operator::BACKWARD`](super::Operator::BACKWARD)) is given a Python
-//! autograd kernel at the `Autograd` key (an `autograd.Function` of the classic form, as
-//! `torch.library.register_autograd` makes one, with a leaner path for calls without gradients)
+//! autograd kernel at the `Autograd` key (an `autograd.Function` with `setup_context`, as
+//! `torch.library.register_autograd` makes one, with a leaner path for calls without gradients,
+//! and a `jvp` for forward mode when the operator names its tangent)
 //! when the operators are registered: dlspan writes that Python itself, and runs it through the interpreter already in the process (found
 //! by `dlsym`, as the shim is: the library links no Python and builds without one). A process
 //! without Python (a C++ program) has no autograd, and needs none.
@@ -17,14 +18,16 @@ use super::schema::{Arg, Schema};
 use core::ffi::{c_char, c_int, c_void};
 
 /// The Python that registers each forward's autograd kernel (`{entries}`: one `(forward, backward,
-/// kinds)` tuple per operator, `kinds` a string of `t` (tensor) and `s` (scalar) per argument).
+/// tangent, kinds)` tuple per operator, `tangent` empty for none, `kinds` a string of `t` (tensor)
+/// and `s` (scalar) per argument).
 ///
-/// The kernel is what `torch.library.register_autograd` registers (without its `setup_context`
-/// form: `torch.func` transforms do not go through it), leaner on the path every call without
+/// The kernel is what `torch.library.register_autograd` registers, leaner on the path every call without
 /// gradients takes: no context manager, the redispatch below autograd bound once (its
 /// backend kernels are dlspan's, which record nothing for autograd). With gradients, an
 /// `autograd.Function` redispatches below autograd, saves the tensor arguments, and its backward
-/// calls the backward operator, summing each gradient down to its argument's shape. The
+/// calls the backward operator, summing each gradient down to its argument's shape; with a
+/// tangent, its `jvp` calls the tangent operator (inside a dual level of
+/// `torch.autograd.forward_ad`, every call goes through the `Function`). The
 /// `Library` objects are kept in `sys.modules["_dlspan_torch_autograd"]` for the process (a
 /// collected `Library` removes its kernels).
 const SOURCE: &str = r#"
@@ -41,18 +44,35 @@ def __dlspan_register_autograd(entries):
     if not hasattr(keep, "libraries"):
         keep.libraries = []
 
-    def register(forward, backward, kinds):
+    forward_ad = torch.autograd.forward_ad
+
+    def register(forward, backward, tangent, kinds):
         namespace, name = forward.split("::")
         redispatch = getattr(getattr(torch.ops, namespace), name).default.redispatch
         backward_namespace, backward_name = backward.split("::")
         tensors = [k for k, kind in enumerate(kinds) if kind == "t"]
 
-        def forward_fn(ctx, keyset, *args):
+        def forward_fn(keyset, *args):
             with _C._AutoDispatchBelowAutograd():
-                result = redispatch(keyset & after, *args)
+                return redispatch(keyset & after, *args)
+
+        def setup_context(ctx, inputs, output):
+            args = inputs[1:]
             ctx.save_for_backward(*[args[k] for k in tensors])
+            if tangent:
+                ctx.save_for_forward(*[args[k] for k in tensors])
             ctx.dlspan_scalars = [None if kind == "t" else v for kind, v in zip(kinds, args)]
-            return result
+
+        def jvp_fn(ctx, _keyset, *tangents):
+            # Forward mode: the tangent operator, from the arguments and their tangents (zeros
+            # for an argument without one); its results are the forward's, then their tangents.
+            saved = iter(ctx.saved_tensors)
+            args = [next(saved) if kind == "t" else v for kind, v in zip(kinds, ctx.dlspan_scalars)]
+            given = [torch.zeros_like(args[k]) if tangents[k] is None else tangents[k] for k in tensors]
+            tangent_namespace, tangent_name = tangent.split("::")
+            results = getattr(getattr(torch.ops, tangent_namespace), tangent_name)(*args, *given)
+            half = len(results) // 2
+            return results[half] if half == 1 else tuple(results[half:])
 
         def backward_fn(ctx, *grads):
             saved = iter(ctx.saved_tensors)
@@ -72,14 +92,23 @@ def __dlspan_register_autograd(entries):
         Function = type(
             f"DlspanBackwardFor_{namespace}_{name}",
             (torch.autograd.Function,),
-            {"forward": staticmethod(forward_fn), "backward": staticmethod(backward_fn)},
+            {"forward": staticmethod(forward_fn), "setup_context": staticmethod(setup_context),
+             "backward": staticmethod(backward_fn),
+             **({"jvp": staticmethod(jvp_fn)} if tangent else {})},
         )
         apply = Function.apply
 
-        def kernel(keyset, *args):
-            if grad_enabled() and any_requires_grad(*args):
-                return apply(keyset, *args)
-            return redispatch(keyset & after, *args)
+        if tangent:
+            def kernel(keyset, *args):
+                # Inside a dual level, forward-mode gradients may be asked for.
+                if (grad_enabled() and any_requires_grad(*args)) or forward_ad._current_level >= 0:
+                    return apply(keyset, *args)
+                return redispatch(keyset & after, *args)
+        else:
+            def kernel(keyset, *args):
+                if grad_enabled() and any_requires_grad(*args):
+                    return apply(keyset, *args)
+                return redispatch(keyset & after, *args)
 
         library = torch.library.Library(namespace, "IMPL")
         library.impl(name, kernel, "Autograd", with_keyset=True)
@@ -149,19 +178,22 @@ fn python() -> Option<Python> {
     (unsafe { (python.is_initialized)() } != 0).then_some(python)
 }
 
-/// One operator's autograd: its name, its backward's, and its arguments' kinds.
+/// One operator's autograd: its name, its backward's, its tangent's (empty for none), and its
+/// arguments' kinds.
 pub(crate) struct Entry {
     pub(crate) forward: &'static str,
     pub(crate) backward: &'static str,
+    pub(crate) tangent: &'static str,
     pub(crate) kinds: String,
 }
 
-/// Checks that `backward`'s schema fits `forward`'s (the contract above) and makes the entry.
+/// Checks that `backward`'s schema (and `tangent`'s) fits `forward`'s (the contracts above) and
+/// makes the entry.
 ///
 /// # Errors
 ///
 /// [`TorchError::Schema`] naming both operators and what differs.
-pub(crate) fn entry(forward: &Schema, backward: &Schema) -> Result<Entry, TorchError> {
+pub(crate) fn entry(forward: &Schema, backward: &Schema, tangent: Option<&Schema>) -> Result<Entry, TorchError> {
     let bad = |reason: String| TorchError::Schema { operator: forward.operator.to_owned(), reason };
     if forward.args.iter().any(|(_, kind)| *kind == Arg::TensorMut) {
         return Err(bad("an operator that writes an argument in place has no autograd formula here".into()));
@@ -188,8 +220,27 @@ pub(crate) fn entry(forward: &Schema, backward: &Schema) -> Result<Entry, TorchE
             forward.returns
         )));
     }
+    if let Some(tangent) = tangent {
+        let fits = tangent.args.len() == forward.args.len() + tensors
+            && tangent.returns == 2 * forward.returns
+            && forward.args.iter().zip(&tangent.args).all(|((_, a), (_, b))| a == b)
+            && tangent.args[forward.args.len()..].iter().all(|(_, kind)| *kind == Arg::Tensor);
+        if !fits {
+            return Err(bad(format!(
+                "its tangent `{}` takes the forward's {} arguments then {tensors} tangents (one per tensor argument), and returns the forward's {} results then their tangents",
+                tangent.operator,
+                forward.args.len(),
+                forward.returns
+            )));
+        }
+    }
     let kinds = forward.args.iter().map(|(_, kind)| if *kind == Arg::Tensor { 't' } else { 's' }).collect();
-    Ok(Entry { forward: forward.operator, backward: backward.operator, kinds })
+    Ok(Entry {
+        forward: forward.operator,
+        backward: backward.operator,
+        tangent: tangent.map_or("", |t| t.operator),
+        kinds,
+    })
 }
 
 /// What [`register_later`] hands the interpreter: the entries, and the libraries that hold the
@@ -260,8 +311,10 @@ pub(crate) fn register(entries: &[Entry]) -> Result<(), TorchError> {
         return Ok(());
     }
     let Some(python) = python() else { return Ok(()) };
-    let list: Vec<String> =
-        entries.iter().map(|e| format!("({:?}, {:?}, {:?})", e.forward, e.backward, e.kinds)).collect();
+    let list: Vec<String> = entries
+        .iter()
+        .map(|e| format!("({:?}, {:?}, {:?}, {:?})", e.forward, e.backward, e.tangent, e.kinds))
+        .collect();
     let source = SOURCE.replace("{entries}", &list.join(", "));
     let source = std::ffi::CString::new(source).map_err(|_| TorchError::Kernel("a NUL byte in a name".into()))?;
     // SAFETY: the interpreter is running; `PyGILState_Ensure` takes the GIL for this thread (or

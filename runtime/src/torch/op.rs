@@ -239,6 +239,16 @@ pub trait Operator: 'static {
     /// `torch.library.register_autograd` through the process's Python when there is one
     /// ([rule T10](crate::rules#t10)).
     const BACKWARD: Option<&'static str> = None;
+    /// The operator computing this one's forward-mode derivative (`"namespace::name"`,
+    /// registered in the same call), or `None`; only beside a [`BACKWARD`](Self::BACKWARD). Its
+    /// arguments are this operator's, then a tangent of each tensor argument (of its shape); its
+    /// results are this operator's, then the tangent of each. With it, the autograd kernel
+    /// computes forward-mode gradients (`torch.autograd.forward_ad`, [rule T10](crate::rules#t10)).
+    const TANGENT: Option<&'static str> = None;
+    /// Operators registered with this one wherever it is (those `#[differentiable]` derives of
+    /// an element-wise operator: its backward and tangent), unless listed beside it.
+    #[doc(hidden)]
+    const DERIVED: &'static [Registration] = &[];
 
     /// The CPU kernel.
     ///
@@ -481,6 +491,8 @@ pub struct Registration {
     meta: BoxedFn,
     cuda: Option<BoxedFn>,
     backward: Option<&'static str>,
+    tangent: Option<&'static str>,
+    derived: &'static [Registration],
 }
 
 impl core::fmt::Debug for Registration {
@@ -511,6 +523,8 @@ pub const fn op<O: Operator>() -> Registration {
         meta: boxed::<O, META>,
         cuda: if O::CUDA { Some(boxed::<O, CUDA>) } else { None },
         backward: O::BACKWARD,
+        tangent: O::TANGENT,
+        derived: O::DERIVED,
     }
 }
 
@@ -530,8 +544,18 @@ pub fn register(namespace: &str, operators: &[Registration]) -> Result<(), Torch
 /// [`register`]; with `deferred`, the autograd kernels are registered by the interpreter's main
 /// thread at its next chance (the library's load-time constructor runs inside `dlopen`, where
 /// running Python could deadlock with a thread that loads a library).
-fn register_with(namespace: &str, operators: &[Registration], deferred: bool) -> Result<(), TorchError> {
+fn register_with(namespace: &str, listed: &[Registration], deferred: bool) -> Result<(), TorchError> {
     let s = shim()?;
+    // The operators listed, then those they derive that are not listed.
+    let mut operators: Vec<Registration> = listed.to_vec();
+    for op in listed {
+        for derived in op.derived {
+            if !operators.iter().any(|o| o.name == derived.name) {
+                operators.push(*derived);
+            }
+        }
+    }
+    let operators = operators.as_slice();
     let mut parsed = Vec::with_capacity(operators.len());
     for op in operators {
         let short = op
@@ -551,13 +575,25 @@ fn register_with(namespace: &str, operators: &[Registration], deferred: bool) ->
     }
     let mut autograd = Vec::new();
     for (op, (_, schema)) in operators.iter().zip(&parsed) {
-        let Some(backward) = op.backward else { continue };
-        let found = operators.iter().zip(&parsed).find(|(other, _)| other.name == backward);
-        let (_, (_, backward)) = found.ok_or_else(|| TorchError::Schema {
-            operator: op.name.to_owned(),
-            reason: format!("its backward `{backward}` is not among the operators registered with it"),
-        })?;
-        autograd.push(super::autograd::entry(schema, backward)?);
+        let find = |name: &str, what: &str| {
+            let found = operators.iter().zip(&parsed).find(|(other, _)| other.name == name);
+            found.map(|(_, (_, schema))| schema).ok_or_else(|| TorchError::Schema {
+                operator: op.name.to_owned(),
+                reason: format!("its {what} `{name}` is not among the operators registered with it"),
+            })
+        };
+        let Some(backward) = op.backward else {
+            if op.tangent.is_some() {
+                return Err(TorchError::Schema {
+                    operator: op.name.to_owned(),
+                    reason: "it names a tangent without a backward: the autograd kernel takes both".into(),
+                });
+            }
+            continue;
+        };
+        let backward = find(backward, "backward")?;
+        let tangent = op.tangent.map(|name| find(name, "tangent")).transpose()?;
+        autograd.push(super::autograd::entry(schema, backward, tangent)?);
     }
     let c = |text: &str| {
         CString::new(text)
