@@ -275,8 +275,6 @@ def test_derived_tangent_in_forward_mode():
     xg, bg = x.clone().requires_grad_(), b.clone().requires_grad_()
     assert torch.autograd.gradcheck(ops.gelu_bias_auto, (xg, bg), check_forward_ad=True)
     assert torch.autograd.gradcheck(lambda x: ops.softplus_auto(x, 0.7), (xg,), check_forward_ad=True)
-    # vmap goes through the autograd kernel (an autograd.Function with setup_context).
-    torch.testing.assert_close(torch.func.vmap(lambda x: ops.gelu_bias_auto(x, b))(x), reference(x, b))
     assert str(ops.gelu_bias_auto_tangent.default._schema) == (
         "dlspan_native::gelu_bias_auto_tangent(Tensor x, Tensor b, Tensor tangent_x, Tensor tangent_b) -> (Tensor, Tensor)")
 

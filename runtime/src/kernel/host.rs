@@ -1,7 +1,9 @@
 //! [`Cpu`]: element-wise kernels run as Rust on host and managed views, in the output's memory
 //! order: axes ordered by the output's strides, reversed axes walked forwards, axes every view
 //! steps through as one merged, and runs where every view is contiguous handed to zipped slice
-//! iterators (which the compiler vectorises), as `MdspanMut::zip2_with` does for two inputs.
+//! iterators (which the compiler vectorises), as `MdspanMut::zip2_with` does for two inputs. On
+//! x86-64 the walk has a second build for CPUs with AVX2 and FMA, picked at run time: the same
+//! operations in the same order, so the same bits, on 256-bit vectors.
 
 use super::cxx;
 use super::def::Call;
@@ -52,6 +54,13 @@ impl Executor for Cpu {
             return Ok(());
         }
         let walk = Walk::<R, N>::new(shape, &operands.map(|op| op.raw), primary);
+        #[cfg(target_arch = "x86_64")]
+        if wide_vectors() {
+            // SAFETY: as below; and the CPU has AVX2 and FMA (`wide_vectors`), which
+            // `run_wide` is compiled for.
+            unsafe { walk.run_wide::<V>(&mut body) };
+            return Ok(());
+        }
         // SAFETY: every operand is a validated view of the shape (inputs broadcast with stride 0),
         // borrowed by the call for its duration (written ones uniquely, and no two written views
         // share an element: mutable views are unique and the borrow checker keeps them apart);
@@ -75,6 +84,15 @@ impl Executor for Cpu {
         // contract covers the body's accesses.
         unsafe { cxx::run(&instance, config, &args) }
     }
+}
+
+/// Whether the CPU has AVX2 and FMA (x86-64), for which the walk has a second build: its loops
+/// over contiguous runs then take 256-bit vectors. The results are the same bits either way
+/// (the same IEEE operations, in the same order; `mul_add` is fused on both builds).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn wide_vectors() -> bool {
+    std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
 }
 
 /// A memory-order walk of `N` operands over merged axes.
@@ -141,6 +159,14 @@ impl<const R: usize, const N: usize> Walk<R, N> {
     /// # Safety
     ///
     /// The operands' memory is valid for the walk, as `run_views` states.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn run_wide<V: ViewArgs<Cpu, R, N>>(&self, body: &mut impl FnMut(V::Items<'_>)) {
+        // SAFETY: the caller's contract, which is `run`'s; `run` (and the kernel's body, inlined
+        // into it) compiled for AVX2 and FMA, which the caller checked the CPU has.
+        unsafe { self.run::<V>(body) }
+    }
+
     #[inline(always)]
     unsafe fn run<V: ViewArgs<Cpu, R, N>>(&self, body: &mut impl FnMut(V::Items<'_>)) {
         if self.rank == 0 {

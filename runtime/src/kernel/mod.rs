@@ -193,6 +193,7 @@ mod def;
 mod dispatch;
 mod gradients;
 mod host;
+mod math;
 mod operand;
 mod private;
 mod raw;

@@ -222,7 +222,7 @@ macro_rules! native_floats {
             fn k_unary(self, f: Unary) -> Self {
                 match f {
                     Unary::Sqrt => self.sqrt(),
-                    Unary::Exp => self.exp(),
+                    Unary::Exp => <$t as CpuMath>::exp_k(self),
                     Unary::Exp2 => self.exp2(),
                     Unary::Ln => self.ln(),
                     Unary::Log2 => self.log2(),
@@ -230,7 +230,7 @@ macro_rules! native_floats {
                     Unary::Sin => self.sin(),
                     Unary::Cos => self.cos(),
                     Unary::Tan => self.tan(),
-                    Unary::Tanh => self.tanh(),
+                    Unary::Tanh => <$t as CpuMath>::tanh_k(self),
                     Unary::Floor => self.floor(),
                     Unary::Ceil => self.ceil(),
                     Unary::Round => self.round(),
@@ -245,6 +245,33 @@ macro_rules! native_floats {
             fn k_flit(d: f64, f: f32) -> Self { <$t as NativeLiteral>::pick(d, f) }
         }
     )*};
+}
+
+/// The CPU's `exp` and `tanh` per native float: for `f32`, dlspan's own (`kernel::math`:
+/// vectorisable, correctly rounded but at boundaries); for `f64`, the platform's libm.
+trait CpuMath {
+    fn exp_k(self) -> Self;
+    fn tanh_k(self) -> Self;
+}
+impl CpuMath for f32 {
+    #[inline(always)]
+    fn exp_k(self) -> Self {
+        super::math::exp_f32(self)
+    }
+    #[inline(always)]
+    fn tanh_k(self) -> Self {
+        super::math::tanh_f32(self)
+    }
+}
+impl CpuMath for f64 {
+    #[inline(always)]
+    fn exp_k(self) -> Self {
+        self.exp()
+    }
+    #[inline(always)]
+    fn tanh_k(self) -> Self {
+        self.tanh()
+    }
 }
 
 /// Which parse of a float literal each native float takes.

@@ -1,6 +1,6 @@
 //! Gradients for native operators. The stable C ABI builds no autograd node, so an operator that
 //! names its backward ([`Operator::BACKWARD`](super::Operator::BACKWARD)) is given a Python
-//! autograd kernel at the `Autograd` key (an `autograd.Function` with `setup_context`, as
+//! autograd kernel at the `Autograd` key (an `autograd.Function` of the classic form, as
 //! `torch.library.register_autograd` makes one, with a leaner path for calls without gradients,
 //! and a `jvp` for forward mode when the operator names its tangent)
 //! when the operators are registered: dlspan writes that Python itself, and runs it through the interpreter already in the process (found
@@ -21,7 +21,9 @@ use core::ffi::{c_char, c_int, c_void};
 /// tangent, kinds)` tuple per operator, `tangent` empty for none, `kinds` a string of `t` (tensor)
 /// and `s` (scalar) per argument).
 ///
-/// The kernel is what `torch.library.register_autograd` registers, leaner on the path every call without
+/// The kernel is what `torch.library.register_autograd` registers (without its `setup_context`
+/// form, whose `apply` binds the arguments to `forward`'s signature on every call, about 30 µs:
+/// `torch.func` transforms do not go through it), leaner on the path every call without
 /// gradients takes: no context manager, the redispatch below autograd bound once (its
 /// backend kernels are dlspan's, which record nothing for autograd). With gradients, an
 /// `autograd.Function` redispatches below autograd, saves the tensor arguments, and its backward
@@ -52,16 +54,14 @@ def __dlspan_register_autograd(entries):
         backward_namespace, backward_name = backward.split("::")
         tensors = [k for k, kind in enumerate(kinds) if kind == "t"]
 
-        def forward_fn(keyset, *args):
+        def forward_fn(ctx, keyset, *args):
             with _C._AutoDispatchBelowAutograd():
-                return redispatch(keyset & after, *args)
-
-        def setup_context(ctx, inputs, output):
-            args = inputs[1:]
+                result = redispatch(keyset & after, *args)
             ctx.save_for_backward(*[args[k] for k in tensors])
             if tangent:
                 ctx.save_for_forward(*[args[k] for k in tensors])
             ctx.dlspan_scalars = [None if kind == "t" else v for kind, v in zip(kinds, args)]
+            return result
 
         def jvp_fn(ctx, _keyset, *tangents):
             # Forward mode: the tangent operator, from the arguments and their tangents (zeros
@@ -92,8 +92,7 @@ def __dlspan_register_autograd(entries):
         Function = type(
             f"DlspanBackwardFor_{namespace}_{name}",
             (torch.autograd.Function,),
-            {"forward": staticmethod(forward_fn), "setup_context": staticmethod(setup_context),
-             "backward": staticmethod(backward_fn),
+            {"forward": staticmethod(forward_fn), "backward": staticmethod(backward_fn),
              **({"jvp": staticmethod(jvp_fn)} if tangent else {})},
         )
         apply = Function.apply

@@ -15,6 +15,57 @@ static inline double __dsub_rn(double a, double b) { return a - b; }
 static inline double __ddiv_rn(double a, double b) { return a / b; }
 static inline double __dsqrt_rn(double a) { return sqrt(a); }
 static inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
+// dlspan's CPU `exp` and `tanh` of f32 (runtime/src/kernel/math.rs), operation for operation
+// (built with -ffp-contract=off): the host build computes the bits the Rust body does.
+static inline double dl_host_exp_core(double x) {
+  const double round = 6755399441055744.0;
+  double biased = x * 1.4426950408889634 + round;
+  double k = biased - round;
+  double r = (x - k * 0.6931471803691238) - k * 1.9082149292705877e-10;
+  double p = 1.0 / 39916800.0;
+  p = p * r + 1.0 / 3628800.0;
+  p = p * r + 1.0 / 362880.0;
+  p = p * r + 1.0 / 40320.0;
+  p = p * r + 1.0 / 5040.0;
+  p = p * r + 1.0 / 720.0;
+  p = p * r + 1.0 / 120.0;
+  p = p * r + 1.0 / 24.0;
+  p = p * r + 1.0 / 6.0;
+  p = p * r + 0.5;
+  p = p * r + 1.0;
+  p = p * r + 1.0;
+  unsigned long long bits;
+  __builtin_memcpy(&bits, &biased, 8);
+  bits = (bits + 1023ull) << 52;
+  double scale;
+  __builtin_memcpy(&scale, &bits, 8);
+  return p * scale;
+}
+static inline float dl_host_expf(float f) {
+  double x = (double)f;
+  x = x > 100.0 ? 100.0 : x;
+  x = x < -110.0 ? -110.0 : x;
+  return (float)dl_host_exp_core(x);
+}
+static inline float dl_host_tanhf(float f) {
+  double x = (double)f;
+  double a = fabs(x);
+  double s = x * x;
+  double p = 62.0 / 2835.0;
+  p = p * s - 17.0 / 315.0;
+  p = p * s + 2.0 / 15.0;
+  p = p * s - 1.0 / 3.0;
+  double small = x * (1.0 + s * p);
+  double clamped = a > 10.0 ? 10.0 : a;
+  double large = 1.0 - 2.0 / (dl_host_exp_core(2.0 * clamped) + 1.0);
+  large = x < 0.0 ? -large : large;
+  return (float)(a < 0.0625 ? small : large);
+}
+#define DL_EXPF dl_host_expf
+#define DL_TANHF dl_host_tanhf
+#else
+#define DL_EXPF expf
+#define DL_TANHF tanhf
 #endif
 
 // Values. A view's element is its storage type; a body computes with values: `bool` for `dl_bool`
@@ -155,7 +206,7 @@ template <class T> DL_DEV T dl_max_t(T a, T b) { return (dl_lt_t(a, b) || dl_isn
   DL_DEV dl_f16 dl_##NAME(dl_f16 x) { return dl_f16{dl_f32_to_f16(F32(dl_f16_to_f32(x.bits)))}; } \
   DL_DEV dl_bf16 dl_##NAME(dl_bf16 x) { return dl_bf16{dl_f32_to_bf16(F32(dl_bf16_to_f32(x.bits)))}; }
 DL_MATH(sqrt, __fsqrt_rn, __dsqrt_rn)
-DL_MATH(exp, expf, exp)
+DL_MATH(exp, DL_EXPF, exp)
 DL_MATH(exp2, exp2f, exp2)
 DL_MATH(ln, logf, log)
 DL_MATH(log2, log2f, log2)
@@ -163,7 +214,7 @@ DL_MATH(log10, log10f, log10)
 DL_MATH(sin, sinf, sin)
 DL_MATH(cos, cosf, cos)
 DL_MATH(tan, tanf, tan)
-DL_MATH(tanh, tanhf, tanh)
+DL_MATH(tanh, DL_TANHF, tanh)
 DL_MATH(floor, floorf, floor)
 DL_MATH(ceil, ceilf, ceil)
 DL_MATH(round, roundf, round)
