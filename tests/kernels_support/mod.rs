@@ -209,7 +209,8 @@ dlspan::elementwise! {
 
 dlspan::elementwise! {
     /// A differentiable body (a broadcast bias, math functions, `let mut` changed in an
-    /// `if`/`else`): its derived tangent and backward are kernels of every tier too.
+    /// `if`/`else`, a detached step): its derived tangent and backward are kernels of every tier
+    /// too.
     #[differentiable]
     pub fn smooth<T: Float>(x: &T, b: &T, out: &mut T) {
         let v = *x + *b;
@@ -219,7 +220,8 @@ dlspan::elementwise! {
         } else {
             y += v.abs().powf(1.5) - v.sin();
         }
-        *out = y;
+        // A step whose derivative is taken as zero (`detach`), for the translation of `detach`.
+        *out = y + (v * 4.0).floor().detach() * 0.125;
     }
 }
 
