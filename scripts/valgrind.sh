@@ -44,10 +44,15 @@ fi
 # process instead, under memcheck (the log below captures the output).
 export DLSPAN_TEST_IN_PROCESS=1
 
-failed=0
-while read -r name bin; do
-  log=$(mktemp)
-  began=$SECONDS
+# Valgrind runs a process's threads one at a time, on one core: the binaries run side by side, as
+# many at once as the machine has cores (DLSPAN_MEMCHECK_JOBS to change it), each reported as it
+# ends.
+jobs="${DLSPAN_MEMCHECK_JOBS:-$(nproc 2> /dev/null || echo 2)}"
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+
+memcheck() {
+  local name=$1 bin=$2 log="$results/$1.log" began=$SECONDS
   # Property tests take their case count from PROPTEST_CASES; fewer under valgrind, which is ~50x
   # slower (the DLTensor property test keeps its fixed 2000 cases).
   if PROPTEST_CASES=200 valgrind --quiet --error-exitcode=42 --leak-check=full --suppressions=scripts/valgrind.supp \
@@ -55,10 +60,21 @@ while read -r name bin; do
       "$bin" --test-threads=2 > "$log" 2>&1; then
     echo "memcheck clean: $name ($(grep -o '[0-9]* passed' "$log" | head -1), $((SECONDS - began)) s)"
   else
-    echo "memcheck FAILED: $name" >&2
-    tail -60 "$log" >&2
-    failed=1
+    { echo "memcheck FAILED: $name"; tail -60 "$log"; } >&2
+    touch "$results/$name.failed"
   fi
-  rm -f "$log"
+}
+
+running=0
+while read -r name bin; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  memcheck "$name" "$bin" &
+  running=$((running + 1))
 done <<< "$bins"
-exit $failed
+wait
+if compgen -G "$results/*.failed" > /dev/null; then
+  exit 1
+fi
