@@ -153,15 +153,7 @@ fn element(kernel: &Kernel<'_>, lints: &[&syn::Attribute], stub: bool) -> TokenS
     let vis = kernel.vis;
     let generics = kernel.generics.params.iter();
     let where_clause = where_clause(kernel);
-    let params = kernel.params.iter().map(|p| {
-        let (ident, elem) = (&p.ident, &p.elem);
-        let mutable = p.mutable.then(|| quote!(mut));
-        match p.kind {
-            Kind::Scalar => quote!(#mutable #ident: #elem),
-            Kind::Read => quote!(#ident: &#elem),
-            Kind::Write => quote!(#ident: &mut #elem),
-        }
-    });
+    let params = kernel.params.iter().map(param);
     let body = if stub {
         quote!({ ::core::unreachable!("this kernel did not compile") })
     } else {
@@ -177,14 +169,28 @@ fn element(kernel: &Kernel<'_>, lints: &[&syn::Attribute], stub: bool) -> TokenS
     }
 }
 
+/// A parameter as the kernel declares it: `mut a: T`, `x: &T`, `out: &mut T`.
+pub(super) fn param(p: &super::ast::Param) -> TokenStream {
+    let (ident, elem) = (&p.ident, &p.elem);
+    let mutable = p.mutable.then(|| quote!(mut));
+    match p.kind {
+        Kind::Scalar => quote!(#mutable #ident: #elem),
+        Kind::Read => quote!(#ident: &#elem),
+        Kind::Write => quote!(#ident: &mut #elem),
+    }
+}
+
+/// The user's where-clause predicates, each followed by a comma (nothing without a where clause).
+pub(super) fn user_predicates(kernel: &Kernel<'_>) -> TokenStream {
+    let predicates = kernel.generics.where_clause.iter().flat_map(|w| w.predicates.iter());
+    quote!(#(#predicates,)*)
+}
+
 /// The where clause of the generated functions: the user's, and every type parameter an element
 /// type.
 fn where_clause(kernel: &Kernel<'_>) -> TokenStream {
     let params = type_params(kernel);
-    let user = kernel.generics.where_clause.as_ref().map(|w| {
-        let predicates = w.predicates.iter();
-        quote!(#(#predicates,)*)
-    });
+    let user = user_predicates(kernel);
     quote!(#user #(#params: ::dlspan::DlElement,)*)
 }
 

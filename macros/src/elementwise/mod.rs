@@ -2,7 +2,8 @@
 //! Rust on the CPU and translated to CUDA C++ for the GPU.
 //!
 //! `ast` reads the signature, `valid` checks the body against the subset (errors at the token),
-//! `translate` writes the CUDA C++, `expand` the Rust items, `fallback` the output on error.
+//! `translate` writes the CUDA C++, `expand` the Rust items, `fallback` the output on error, `diff`
+//! the tangent and backward of a `#[differentiable]` kernel.
 
 mod ast;
 mod diff;
@@ -47,7 +48,6 @@ pub(crate) fn elementwise(tokens: TokenStream) -> TokenStream {
             },
             Err(error) => (None, Some(error)),
         };
-        let backward = derived.as_ref().and_then(|d| d.backward.as_ref());
         let names = derived.as_ref().and_then(|d| Some((d.backward.as_ref()?, &d.tangent)));
         let mut tokens = expand::expand(&kernel, &analysis, &translation, false, names)?;
         if let Some(error) = derive_error {
@@ -56,9 +56,7 @@ pub(crate) fn elementwise(tokens: TokenStream) -> TokenStream {
         for item in derived.iter().flat_map(|d| &d.items) {
             tokens.extend(derived_kernel(item));
         }
-        if backward.is_some() {
-            tokens.extend(diff::checker(&kernel));
-        }
+        tokens.extend(derived.iter().filter_map(|d| d.check.clone()));
         Ok(tokens)
     });
     result.unwrap_or_else(|error| fallback::stub(&kernel, error))
