@@ -6,7 +6,8 @@
 # PyTorch and JAX, builds the README's Python extension (examples/python-extension: as the README
 # shows it, dlspan from crates.io patched to this checkout; then with `maturin develop` into .venv)
 # and runs its tests, builds the README's PyTorch operator (examples/torch-op, `maturin develop`)
-# and runs its tests (opcheck, gradcheck, torch.compile), and checks that the same wheel loads on
+# and runs its tests (opcheck, gradcheck, torch.compile), the native operators (examples/torch-native),
+# the JAX kernels (examples/jax-ffi, `maturin develop`: jit, vmap, grad), and checks that the same wheel loads on
 # Python 3.12 and 3.13 where installed.
 #
 #   bash scripts/python.sh            (scripts/test.sh calls it; needs python3 >= 3.11 with pip)
@@ -97,6 +98,12 @@ DLSPAN_TORCH_NATIVE="$target/debug/libdlspan_torch_native.so" RUST_BACKTRACE=0 \
 # from scripts/bench_torch_native.sh).
 DLSPAN_TORCH_NATIVE="$target/debug/libdlspan_torch_native.so" \
   "$venv/bin/python" benches/python/torch_native.py --rounds 1 --seconds 0.001 > /dev/null
+
+# Element-wise kernels as XLA FFI handlers, registered from a PyO3 module: called inside jax.jit,
+# under vmap, grad and jvp, against real JAX on the CPU.
+step "JAX kernels: examples/jax-ffi with maturin develop, its tests"
+VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --quiet --locked --manifest-path examples/jax-ffi/Cargo.toml
+"$venv/bin/python" -m pytest examples/test_jax_ffi.py -q -p no:cacheprovider
 
 # A python3.X that runs: pyenv installs shims for versions it has but has not selected, which fail.
 find_python() {

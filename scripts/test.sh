@@ -71,7 +71,7 @@ python3 scripts/layers.py --selftest
 step "cargo clippy (workspace, all targets, warnings denied)"
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 # Each feature alone too: an item only another feature uses warns in users' builds otherwise.
-for features in "" cuda python ndarray; do
+for features in "" cuda python ndarray jax; do
   cargo clippy -p dlspan --lib --no-default-features --features "$features" --locked -- -D warnings
 done
 

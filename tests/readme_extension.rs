@@ -88,9 +88,10 @@ fn the_readme_takes_dlspan_from_crates_io_and_the_repository_by_path() {
     assert!(!readme.values().any(|text| text.contains("path =")), "the README's files name no path");
 }
 
-/// The README's "A native PyTorch operator" and "Differentiable kernels" show excerpts of `examples/torch-native/src/lib.rs`
-/// (built and tested by the test command) and of `register_module`'s doctest: each of its Rust
-/// blocks is in one of them as it is.
+/// The README's "A native PyTorch operator", "Differentiable kernels" and "JAX kernels in Rust"
+/// show excerpts of `examples/torch-native/src/lib.rs` and `examples/jax-ffi/src/lib.rs` (built
+/// and tested by the test command) and of `register_module`'s doctest: each of its Rust blocks is
+/// in one of them as it is.
 #[test]
 fn the_readme_native_operator_excerpts_are_the_examples_text() {
     const NATIVE: &str = "## A native PyTorch operator";
@@ -103,7 +104,8 @@ fn the_readme_native_operator_excerpts_are_the_examples_text() {
         .filter_map(|line| line.trim_start().strip_prefix("///").map(|l| l.strip_prefix(' ').unwrap_or(l)))
         .collect::<Vec<_>>()
         .join("\n");
-    for (heading, least) in [(NATIVE, 2), ("## Differentiable kernels", 1)] {
+    let jax = fs::read_to_string(root().join("examples/jax-ffi/src/lib.rs")).expect("the JAX example");
+    for (heading, least) in [(NATIVE, 2), ("## Differentiable kernels", 1), ("## JAX kernels in Rust", 2)] {
         let start = readme.find(heading).unwrap_or_else(|| panic!("the README has a \"{heading}\" section"));
         let section = &readme[start + heading.len()..];
         let section = &section[..section.find("\n## ").unwrap_or(section.len())];
@@ -115,8 +117,8 @@ fn the_readme_native_operator_excerpts_are_the_examples_text() {
                 let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
                 let body = body.join("\n");
                 assert!(
-                    source.contains(&body) || doctest.contains(&body),
-                    "the README's block is neither in examples/torch-native/src/lib.rs nor register_module's doctest:\n{body}"
+                    source.contains(&body) || doctest.contains(&body) || jax.contains(&body),
+                    "the README's block is in none of examples/torch-native/src/lib.rs, examples/jax-ffi/src/lib.rs and register_module's doctest:\n{body}"
                 );
                 blocks += 1;
             }

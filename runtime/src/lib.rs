@@ -11,6 +11,8 @@ pub mod dtype;
 pub mod error;
 pub mod ffi;
 mod index;
+#[cfg(feature = "jax")]
+pub mod jax;
 pub mod kernel;
 #[cfg(feature = "ndarray")]
 mod ndarray_interop;
@@ -41,6 +43,26 @@ macro_rules! __torch {
     ($($item:item)*) => {
         ::core::compile_error!(
             "`#[torch(\"ns::name\")]` makes the kernel a PyTorch operator: enable dlspan's feature `torch`"
+        );
+    };
+}
+
+/// The items `elementwise!` generates for `#[jax]`: kept with feature `jax`.
+#[cfg(feature = "jax")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __jax {
+    ($($item:item)*) => { $($item)* };
+}
+
+/// The items `elementwise!` generates for `#[jax]`: refused without feature `jax`, saying so.
+#[cfg(not(feature = "jax"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __jax {
+    ($($item:item)*) => {
+        ::core::compile_error!(
+            "`#[jax]` makes the kernel a JAX kernel (an XLA FFI handler): enable dlspan's feature `jax`"
         );
     };
 }

@@ -32,4 +32,7 @@ fn ui() {
     if cfg!(feature = "torch") {
         cases.compile_fail("features/torch/*.rs");
     }
+    if cfg!(feature = "jax") {
+        cases.compile_fail("features/jax/*.rs");
+    }
 }

@@ -50,6 +50,15 @@ pub(crate) fn expand(
         })
         .and_then(|attr| attr.map(|attr| super::torch::expand(kernel, &attr, &analysis.reads_output)).transpose())
         .map_or_else(|error| error.to_compile_error(), Option::unwrap_or_default);
+    let jax = super::jax::parse(kernel.attrs)
+        .map(|attr| {
+            attr.map(|mut attr| {
+                attr.backward = derived.map(|(backward, _)| backward.clone().into());
+                attr
+            })
+        })
+        .and_then(|attr| attr.map(|attr| super::jax::expand(kernel, &attr, &analysis.reads_output)).transpose())
+        .map_or_else(|error| error.to_compile_error(), Option::unwrap_or_default);
     Ok(quote! {
         #(#docs)*
         #[allow(non_camel_case_types)]
@@ -73,6 +82,8 @@ pub(crate) fn expand(
         }
 
         #torch
+
+        #jax
     })
 }
 
@@ -80,8 +91,8 @@ pub(crate) fn expand(
 fn attributes<'a>(kernel: &'a Kernel<'_>) -> syn::Result<(Vec<&'a syn::Attribute>, Vec<&'a syn::Attribute>)> {
     crate::attrs::docs_and_lints(
         kernel.attrs,
-        &["torch", "differentiable"],
-        "an element-wise kernel takes doc comments, lint attributes (`#[allow(...)]`), `#[differentiable]` and `#[torch(\"ns::name\")]` only",
+        &["torch", "jax", "differentiable"],
+        "an element-wise kernel takes doc comments, lint attributes (`#[allow(...)]`), `#[differentiable]`, `#[torch(\"ns::name\")]` and `#[jax]` only",
     )
 }
 

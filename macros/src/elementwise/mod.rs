@@ -9,6 +9,7 @@ mod ast;
 mod diff;
 mod expand;
 mod fallback;
+mod jax;
 mod torch;
 mod translate;
 mod valid;

@@ -155,15 +155,75 @@ fn last_ident(ty: &Type) -> Option<String> {
     }
 }
 
-/// The operator items of `kernel`: its `Kernel` and `Operator` implementations, inside
-/// `dlspan::__torch!` (which refuses them, with a clear error, without feature `torch`).
-pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool]) -> syn::Result<TokenStream> {
-    let ident = kernel.ident;
+/// The framework an entry point is derived for: where its generated code's runtime items live.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framework {
+    /// `#[torch("ns::name")]`: `dlspan::torch::elementwise`.
+    Torch,
+    /// `#[jax]`: `dlspan::jax::elementwise`.
+    Jax,
+}
+
+impl Framework {
+    /// The runtime module of its element-wise entry points.
+    fn module(self) -> TokenStream {
+        match self {
+            Self::Torch => quote!(::dlspan::torch::elementwise),
+            Self::Jax => quote!(::dlspan::jax::elementwise),
+        }
+    }
+
+    /// Its error type.
+    fn error(self) -> TokenStream {
+        match self {
+            Self::Torch => quote!(::dlspan::torch::TorchError),
+            Self::Jax => quote!(::dlspan::jax::JaxError),
+        }
+    }
+
+    /// What its entry points are called, in messages.
+    fn what(self) -> &'static str {
+        match self {
+            Self::Torch => "a PyTorch operator",
+            Self::Jax => "a JAX kernel",
+        }
+    }
+}
+
+/// What an entry point derives from a kernel's signature, for either framework.
+pub(crate) struct Signature {
+    /// The PyTorch schema's arguments (`Tensor x`, `float s`, …).
+    pub(crate) schema_args: Vec<String>,
+    /// The number of results.
+    pub(crate) returns: usize,
+    /// The `ViewSpec`s, in declaration order.
+    pub(crate) views: Vec<TokenStream>,
+    /// The `ScalarSpec`s, in declaration order.
+    pub(crate) scalars: Vec<TokenStream>,
+    /// Per parameter: a view (`true`) or a scalar.
+    pub(crate) order: Vec<bool>,
+    /// The `Bound` variant's name.
+    pub(crate) bound: TokenStream,
+    /// The body of the generated `run`: the visitor type and the dispatch to it.
+    pub(crate) run: TokenStream,
+}
+
+/// Reads `kernel`'s signature as `framework`'s entry point (`span`: the attribute's, for errors
+/// about the whole declaration).
+pub(crate) fn signature(
+    kernel: &Kernel<'_>,
+    reads_output: &[bool],
+    span: Span,
+    framework: Framework,
+) -> syn::Result<Signature> {
+    let what = framework.what();
     let type_params = super::expand::type_params(kernel);
     if type_params.len() > 1 {
         return Err(syn::Error::new(
             kernel.generics.span(),
-            "a kernel that is a PyTorch operator has at most one type parameter (the dtype it dispatches on); give the others fixed types",
+            format!(
+                "a kernel that is {what} has at most one type parameter (the dtype it dispatches on); give the others fixed types"
+            ),
         ));
     }
     let param = type_params.first().copied();
@@ -173,7 +233,7 @@ pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool
             syn::Error::new(
                 t.span(),
                 format!(
-                    "the type parameter of a PyTorch operator's kernel is bounded by `Float` (float16, bfloat16, float32, float64) or `Scalar` (those and the integers): write `{t}: Float`"
+                    "the type parameter of {what}'s kernel is bounded by `Float` (float16, bfloat16, float32, float64) or `Scalar` (those and the integers): write `{t}: Float`"
                 ),
             )
         })?,
@@ -182,16 +242,19 @@ pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool
         (Some(t), Type::Path(p)) => p.qself.is_none() && p.path.is_ident(t),
         _ => false,
     };
-    // The schema, and the spec of each parameter.
+    let module = framework.module();
+    let signature_mod = quote!(::dlspan::kernel::signature);
     let mut args = Vec::new();
     let mut returns = 0usize;
     let mut views = Vec::new();
     let mut scalars = Vec::new();
+    let mut order = Vec::new();
     let mut typed_input = false;
     let mut in_place = 0u8;
     let mut any_input = false;
     for (k, p) in kernel.params.iter().enumerate() {
         let name = syn::ext::IdentExt::unraw(&p.ident).to_string();
+        order.push(p.kind != Kind::Scalar);
         match p.kind {
             Kind::Scalar => {
                 let (kind, schema) = if is_param(&p.elem) {
@@ -204,15 +267,17 @@ pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool
                         _ => {
                             return Err(syn::Error::new(
                                 p.elem.span(),
-                                "a PyTorch operator's scalar is a float type, an integer type (up to 64 bits), `bool` or the type parameter",
+                                format!(
+                                    "{what}'s scalar is a float type, an integer type (up to 64 bits), `bool` or the type parameter"
+                                ),
                             ));
                         }
                     }
                 };
                 args.push(format!("{schema} {name}"));
-                scalars.push(quote!(::dlspan::torch::elementwise::ScalarSpec {
+                scalars.push(quote!(#signature_mod::ScalarSpec {
                     name: #name,
-                    kind: ::dlspan::torch::elementwise::ScalarKind::#kind,
+                    kind: #signature_mod::ScalarKind::#kind,
                 }));
             }
             Kind::Read | Kind::Write => {
@@ -222,6 +287,14 @@ pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool
                         (quote!(Input), true)
                     }
                     (_, true) => {
+                        if framework == Framework::Jax {
+                            return Err(syn::Error::new(
+                                p.ident.span(),
+                                format!(
+                                    "`{name}` is read and written (updated in place): a JAX kernel cannot update an array (JAX arrays are immutable); take `{name}: &T` and write a new output"
+                                ),
+                            ));
+                        }
                         let alias = char::from(b'a' + in_place % 26);
                         in_place += 1;
                         args.push(format!("Tensor({alias}!) {name}"));
@@ -240,9 +313,9 @@ pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool
                     let elem = &p.elem;
                     quote!(::core::option::Option::Some(<#elem as ::dlspan::DlElement>::DTYPE))
                 };
-                views.push(quote!(::dlspan::torch::elementwise::ViewSpec {
+                views.push(quote!(#signature_mod::ViewSpec {
                     name: #name,
-                    role: ::dlspan::torch::elementwise::Role::#role,
+                    role: #signature_mod::Role::#role,
                     dtype: #dtype,
                 }));
             }
@@ -250,16 +323,129 @@ pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool
     }
     if !any_input {
         return Err(syn::Error::new(
-            attr.span,
-            "a PyTorch operator's kernel reads some view (`x: &T`, or `x: &mut T` it updates): its results take that shape and device",
+            span,
+            match framework {
+                Framework::Torch => {
+                    "a PyTorch operator's kernel reads some view (`x: &T`, or `x: &mut T` it updates): its results take that shape and device"
+                }
+                Framework::Jax => {
+                    "a JAX kernel reads some array (`x: &T`): its results take the arguments' broadcast shape"
+                }
+            },
         ));
     }
     if let (Some(t), false) = (param, typed_input) {
         return Err(syn::Error::new(
             t.span(),
-            format!("some tensor argument of the operator has element type `{t}`: its dtype is the operator's"),
+            match framework {
+                Framework::Torch => {
+                    format!("some tensor argument of the operator has element type `{t}`: its dtype is the operator's")
+                }
+                Framework::Jax => {
+                    format!("some array argument of the JAX kernel has element type `{t}`: its dtype is the kernel's")
+                }
+            },
         ));
     }
+    // The body of the visitor: typed views of the buffers, the scalars, the kernel's `run`.
+    let ident = kernel.ident;
+    let error = framework.error();
+    let count = views.len();
+    let tensors: Vec<_> = (0..count).map(|k| format_ident!("__dlspan_t{}", k)).collect();
+    let mut scalar_lets = Vec::new();
+    let mut lets = Vec::new();
+    let mut call_args = Vec::new();
+    let (mut view_k, mut scalar_k) = (0usize, 0usize);
+    for p in &kernel.params {
+        let (pid, elem) = (&p.ident, &p.elem);
+        match p.kind {
+            Kind::Scalar => {
+                scalar_lets.push(quote!(let #pid: #elem = self.args.scalar::<#elem>(#scalar_k)?;));
+                call_args.push(quote!(#pid));
+                scalar_k += 1;
+            }
+            Kind::Read => {
+                let t = &tensors[view_k];
+                lets.push(quote!(let #pid = <__DlspanE as #module::Exec>::input::<#elem, __DLSPAN_R>(&*#t)?;));
+                call_args.push(quote!(&#pid));
+                view_k += 1;
+            }
+            Kind::Write => {
+                let t = &tensors[view_k];
+                lets.push(quote!(let mut #pid = <__DlspanE as #module::Exec>::output::<#elem, __DLSPAN_R>(#t)?;));
+                call_args.push(quote!(&mut #pid));
+                view_k += 1;
+            }
+        }
+    }
+    let take = match framework {
+        Framework::Torch => quote!(tensors),
+        Framework::Jax => quote!(buffers),
+    };
+    let body = quote! {
+        #(#scalar_lets)*
+        let [#(#tensors),*] = self.args.#take::<#count>()?;
+        #(#lets)*
+        #ident.run(self.on, #(#call_args),*).map_err(<__DlspanE as #module::Exec>::error)
+    };
+    let (visitor, dispatch, bound_tokens) = match (bound, param) {
+        (Bound::Fixed, _) | (_, None) => (
+            quote! {
+                impl<__DlspanE: #module::Exec> ::dlspan::dtype::RankVisitor for __DlspanVisit<'_, '_, __DlspanE> {
+                    type Output = ::core::result::Result<(), #error>;
+                    #[allow(unused_variables, clippy::let_unit_value)]
+                    fn visit<const __DLSPAN_R: usize>(self) -> Self::Output { #body }
+                }
+            },
+            quote!(::dlspan::dtype::dispatch_rank(
+                __dlspan_rank,
+                __DlspanVisit { on, args, _frame: ::core::marker::PhantomData }
+            )),
+            quote!(Fixed),
+        ),
+        (b, Some(t)) => {
+            let (visitor, bound_trait, dispatch, tokens) = match b {
+                Bound::Float => (quote!(FloatVisitor), quote!(Float), quote!(dispatch_float), quote!(Float)),
+                _ => (quote!(ScalarVisitor), quote!(Scalar), quote!(dispatch_scalar), quote!(Scalar)),
+            };
+            (
+                quote! {
+                    impl<__DlspanE: #module::Exec> ::dlspan::kernel::#visitor for __DlspanVisit<'_, '_, __DlspanE> {
+                        type Output = ::core::result::Result<(), #error>;
+                        #[allow(unused_variables)]
+                        fn visit<#t: ::dlspan::kernel::#bound_trait, const __DLSPAN_R: usize>(self) -> Self::Output { #body }
+                    }
+                },
+                quote!(::dlspan::kernel::#dispatch(__dlspan_dtype, __dlspan_rank, __DlspanVisit { on, args, _frame: ::core::marker::PhantomData })),
+                tokens,
+            )
+        }
+    };
+    let args_type = match framework {
+        Framework::Torch => quote!(#module::Args),
+        Framework::Jax => quote!(#module::Args<'__dlspan_f>),
+    };
+    let run = quote! {
+        #[allow(dead_code)]
+        struct __DlspanVisit<'__dlspan, '__dlspan_f, __DlspanE> {
+            on: __DlspanE,
+            args: &'__dlspan mut #args_type,
+            _frame: ::core::marker::PhantomData<&'__dlspan_f ()>,
+        }
+        #visitor
+        let (__dlspan_dtype, __dlspan_rank) = (args.dtype(), args.rank());
+        let _ = __dlspan_dtype;
+        #dispatch.map_err(|error| #module::dispatch_error::<Self>(error))?
+    };
+    Ok(Signature { schema_args: args, returns, views, scalars, order, bound: bound_tokens, run })
+}
+
+/// The operator items of `kernel`: its `Kernel` and `Operator` implementations, inside
+/// `dlspan::__torch!` (which refuses them, with a clear error, without feature `torch`).
+pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool]) -> syn::Result<TokenStream> {
+    let ident = kernel.ident;
+    let Signature { schema_args: args, returns, views, scalars, bound: bound_tokens, run, .. } =
+        signature(kernel, reads_output, attr.span, Framework::Torch)?;
     let schema = format!(
         "({}) -> {}",
         args.join(", "),
@@ -281,71 +467,6 @@ pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool
         (Some(b), Some(t)) => vec![quote!(::dlspan::torch::op::<#b>()), quote!(::dlspan::torch::op::<#t>())],
         _ => Vec::new(),
     };
-    // The body of the visitor: typed views of the tensors, the scalars, the kernel's `run`.
-    let count = views.len();
-    let tensors: Vec<_> = (0..count).map(|k| format_ident!("__dlspan_t{}", k)).collect();
-    let mut scalar_lets = Vec::new();
-    let mut lets = Vec::new();
-    let mut call_args = Vec::new();
-    let (mut view_k, mut scalar_k) = (0usize, 0usize);
-    for p in &kernel.params {
-        let (pid, elem) = (&p.ident, &p.elem);
-        match p.kind {
-            Kind::Scalar => {
-                scalar_lets.push(quote!(let #pid: #elem = self.args.scalar::<#elem>(#scalar_k)?;));
-                call_args.push(quote!(#pid));
-                scalar_k += 1;
-            }
-            Kind::Read => {
-                let t = &tensors[view_k];
-                lets.push(quote!(let #pid = <__DlspanE as ::dlspan::torch::elementwise::Exec>::input::<#elem, __DLSPAN_R>(&*#t)?;));
-                call_args.push(quote!(&#pid));
-                view_k += 1;
-            }
-            Kind::Write => {
-                let t = &tensors[view_k];
-                lets.push(quote!(let mut #pid = <__DlspanE as ::dlspan::torch::elementwise::Exec>::output::<#elem, __DLSPAN_R>(#t)?;));
-                call_args.push(quote!(&mut #pid));
-                view_k += 1;
-            }
-        }
-    }
-    let body = quote! {
-        #(#scalar_lets)*
-        let [#(#tensors),*] = self.args.tensors::<#count>()?;
-        #(#lets)*
-        #ident.run(self.on, #(#call_args),*).map_err(<__DlspanE as ::dlspan::torch::elementwise::Exec>::error)
-    };
-    let (visitor, dispatch, bound_tokens) = match (bound, param) {
-        (Bound::Fixed, _) | (_, None) => (
-            quote! {
-                impl<__DlspanE: ::dlspan::torch::elementwise::Exec> ::dlspan::dtype::RankVisitor for __DlspanVisit<'_, __DlspanE> {
-                    type Output = ::core::result::Result<(), ::dlspan::torch::TorchError>;
-                    #[allow(unused_variables, clippy::let_unit_value)]
-                    fn visit<const __DLSPAN_R: usize>(self) -> Self::Output { #body }
-                }
-            },
-            quote!(::dlspan::dtype::dispatch_rank(__dlspan_rank, __DlspanVisit { on, args })),
-            quote!(Fixed),
-        ),
-        (b, Some(t)) => {
-            let (visitor, bound_trait, dispatch, tokens) = match b {
-                Bound::Float => (quote!(FloatVisitor), quote!(Float), quote!(dispatch_float), quote!(Float)),
-                _ => (quote!(ScalarVisitor), quote!(Scalar), quote!(dispatch_scalar), quote!(Scalar)),
-            };
-            (
-                quote! {
-                    impl<__DlspanE: ::dlspan::torch::elementwise::Exec> ::dlspan::kernel::#visitor for __DlspanVisit<'_, __DlspanE> {
-                        type Output = ::core::result::Result<(), ::dlspan::torch::TorchError>;
-                        #[allow(unused_variables)]
-                        fn visit<#t: ::dlspan::kernel::#bound_trait, const __DLSPAN_R: usize>(self) -> Self::Output { #body }
-                    }
-                },
-                quote!(::dlspan::kernel::#dispatch(__dlspan_dtype, __dlspan_rank, __DlspanVisit { on, args })),
-                tokens,
-            )
-        }
-    };
     Ok(quote! {
         ::dlspan::__torch! {
             impl ::dlspan::torch::elementwise::Kernel for #ident {
@@ -361,14 +482,7 @@ pub(crate) fn expand(kernel: &Kernel<'_>, attr: &TorchAttr, reads_output: &[bool
                     on: __DlspanE,
                     args: &mut ::dlspan::torch::elementwise::Args,
                 ) -> ::core::result::Result<(), ::dlspan::torch::TorchError> {
-                    struct __DlspanVisit<'__dlspan, __DlspanE> {
-                        on: __DlspanE,
-                        args: &'__dlspan mut ::dlspan::torch::elementwise::Args,
-                    }
-                    #visitor
-                    let (__dlspan_dtype, __dlspan_rank) = (args.dtype(), args.rank());
-                    let _ = __dlspan_dtype;
-                    #dispatch.map_err(|error| ::dlspan::torch::elementwise::dispatch_error::<Self>(error))?
+                    #run
                 }
             }
 

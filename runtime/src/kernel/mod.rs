@@ -198,6 +198,8 @@ mod operand;
 mod private;
 mod raw;
 mod scalar;
+#[doc(hidden)]
+pub mod signature;
 mod stacks;
 
 pub use cachedir::CACHE_ENV;

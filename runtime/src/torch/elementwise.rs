@@ -24,80 +24,8 @@ use crate::ffi::DLDataType;
 use crate::kernel::{Cpu, Executor, Float, FloatVisitor, Read, Scalar, ScalarVisitor, Write};
 use crate::{FromDlTensor, HostMdspan, HostMdspanMut, LayoutStrideRelaxed};
 
-/// What a view parameter of the kernel is to the operator.
 #[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    /// `x: &T`: a `Tensor` argument, read.
-    Input,
-    /// `x: &mut T` read by the body: a `Tensor(a!)` argument, written in place.
-    InPlace,
-    /// `out: &mut T` only written: a new tensor, returned.
-    Output,
-}
-
-/// One view parameter: its name, its role, and its dtype (`None`: the kernel's type parameter,
-/// the same for every such view; `Some`: a fixed element type's).
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug)]
-pub struct ViewSpec {
-    /// The parameter's (and argument's) name.
-    pub name: &'static str,
-    /// Its role.
-    pub role: Role,
-    /// Its fixed dtype, or `None` for the type parameter's.
-    pub dtype: Option<DLDataType>,
-}
-
-/// The type of a scalar parameter, as the schema passes it.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ScalarKind {
-    /// `float`: a `double`.
-    Float,
-    /// `int`: an `int64_t`.
-    Int,
-    /// `bool`.
-    Bool,
-}
-
-/// One scalar parameter.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug)]
-pub struct ScalarSpec {
-    /// The parameter's name.
-    pub name: &'static str,
-    /// How the schema passes it.
-    pub kind: ScalarKind,
-}
-
-/// What the dtype of the kernel's type parameter may be.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Bound {
-    /// `T: Float`: `float16`, `bfloat16`, `float32`, `float64`.
-    Float,
-    /// `T: Scalar`: the integers and the floats.
-    Scalar,
-    /// No type parameter: every view has a fixed element type.
-    Fixed,
-}
-
-/// An operator made from an element-wise kernel, as `elementwise!` declares it.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug)]
-pub struct Spec {
-    /// The operator's qualified name.
-    pub name: &'static str,
-    /// The view parameters, in declaration order.
-    pub views: &'static [ViewSpec],
-    /// The scalar parameters, in declaration order.
-    pub scalars: &'static [ScalarSpec],
-    /// The type parameter's bound.
-    pub bound: Bound,
-    /// Whether every tensor argument has the result's shape (`strict`: no broadcasting).
-    pub strict: bool,
-}
+pub use crate::kernel::signature::{Bound, Role, ScalarKind, ScalarSpec, Spec, ViewSpec};
 
 /// The kernel an operator runs, for each executor: what `elementwise!` generates (a dispatch on
 /// the dtype and rank of [`Args`], then the kernel's `run` on typed views of its tensors).
@@ -167,41 +95,7 @@ impl Args {
     ///
     /// [`TorchError::Kernel`] when an `int` does not fit `T` exactly.
     pub fn scalar<T: DlElement + crate::dtype::Numeric>(&self, k: usize) -> Result<T, TorchError> {
-        let spec = self.spec.scalars[k];
-        let bits = self.scalars[k];
-        use crate::ffi::DLDataTypeCode as Code;
-        let integer = [Code::kDLInt.0, Code::kDLUInt.0].contains(&T::DTYPE.code);
-        Ok(match spec.kind {
-            ScalarKind::Float => {
-                let value = f64::from_bits(bits);
-                let converted = crate::dtype::cast::<f64, T>(value);
-                // An integer kernel takes whole values in its range only (`2.5`, NaN, `1e30`
-                // would be changed by the conversion).
-                if integer && crate::dtype::cast::<T, f64>(converted) != value {
-                    return Err(TorchError::Kernel(format!(
-                        "argument `{}` = {value} is not a value of the kernel's {}",
-                        spec.name,
-                        T::DTYPE
-                    )));
-                }
-                converted
-            }
-            ScalarKind::Bool => crate::dtype::cast::<bool, T>(bits as u8 != 0),
-            ScalarKind::Int => {
-                let value = bits as i64;
-                let converted = crate::dtype::cast::<i64, T>(value);
-                // Compared in 128 bits: a wrapped negative (`-1` as `u64`) or a rounded one
-                // (`i64::MAX` as `f64`) differs there.
-                if crate::dtype::cast::<T, i128>(converted) != i128::from(value) {
-                    return Err(TorchError::Kernel(format!(
-                        "argument `{}` = {value} does not fit the kernel's {}",
-                        spec.name,
-                        T::DTYPE
-                    )));
-                }
-                converted
-            }
-        })
+        self.spec.scalar::<T>(k, self.scalars[k]).map_err(TorchError::Kernel)
     }
 }
 
@@ -349,7 +243,7 @@ fn prepare<K: Kernel>(call: &mut Call, target: Target) -> Result<Args, TorchErro
         Bound::Fixed => crate::dtype::dispatch_rank(rank, AcceptRank),
     };
     if let Err(error) = accepted {
-        return Err(TorchError::Argument { name: typed_argument(spec).into(), error });
+        return Err(TorchError::Argument { name: spec.typed_argument().into(), error });
     }
     // The results.
     let mut all = Vec::with_capacity(tensors.len());
@@ -496,10 +390,5 @@ impl Exec for &crate::cuda::Stream {
 /// first argument of its type parameter.
 #[doc(hidden)]
 pub fn dispatch_error<K: Kernel>(error: DlpackError) -> TorchError {
-    TorchError::Argument { name: typed_argument(&K::SPEC).into(), error }
-}
-
-/// The first argument of the kernel's type parameter (whose dtype is the operator's), for errors.
-fn typed_argument(spec: &Spec) -> &'static str {
-    spec.views.iter().find(|v| v.dtype.is_none() && v.role != Role::Output).map_or("result", |v| v.name)
+    TorchError::Argument { name: K::SPEC.typed_argument().into(), error }
 }

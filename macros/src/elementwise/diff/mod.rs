@@ -402,11 +402,13 @@ impl Differ<'_> {
             .iter()
             .filter(|a| ["allow", "warn", "deny", "expect", "forbid"].iter().any(|l| a.path().is_ident(l)));
         let torch = self.torch_attr();
+        let jax = self.jax_attr();
         let fn_token = syn::Token![fn](kernel.fn_span);
         let tokens = quote! {
             #[doc = #doc]
             #(#lints)*
             #torch
+            #jax
             #vis #fn_token #name<#(#generics),*>(#(#params),*) where #user_where #(#floats: ::dlspan::kernel::Float,)* {
                 #(#body)*
             }
@@ -421,6 +423,13 @@ impl Differ<'_> {
         let name = syn::LitStr::new(&format!("{}_{}", attr.name.value(), self.mode.suffix()), attr.name.span());
         let strict = attr.strict.then(|| quote!(, strict));
         Some(quote!(#[torch(#name #strict)]))
+    }
+
+    /// The derived kernel's `#[jax]`: the forward's, so that its handlers exist beside the
+    /// forward's (JAX calls the backward inside the forward's derivative rule).
+    fn jax_attr(&self) -> Option<TokenStream> {
+        let attr = super::jax::parse(self.kernel.attrs).ok().flatten()?;
+        Some(if attr.strict { quote!(#[jax(strict)]) } else { quote!(#[jax]) })
     }
 
     // ----- emission -----

@@ -1,0 +1,161 @@
+//! JAX kernels from a PyO3 extension module (features `jax` and `python`): [`register_module`]
+//! registers each kernel's handlers with XLA and adds its Python function to the module.
+
+use super::elementwise::{Entry, Kernel};
+use crate::kernel::signature::{Bound as DtypeBound, Role, ScalarKind};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyCapsule, PyList, PyTuple};
+
+/// A kernel to register: its declaration and handlers, and its derived backward's where
+/// `#[differentiable]` made one. Made by [`kernel`].
+#[derive(Clone, Copy, Debug)]
+pub struct Registration {
+    entry: Entry,
+    backward: Option<Entry>,
+}
+
+/// The registration of `K`, a kernel declared with `#[jax]` (and, for gradients,
+/// `#[differentiable]`).
+///
+/// ```
+/// use dlspan::kernel::Float;
+///
+/// dlspan::elementwise! {
+///     #[jax]
+///     fn twice<T: Float>(x: &T, out: &mut T) {
+///         *out = *x + *x;
+///     }
+/// }
+///
+/// let registration = dlspan::jax::kernel::<twice>();
+/// assert_eq!(registration.name(), "twice");
+/// ```
+pub fn kernel<K: Kernel>() -> Registration {
+    Registration { entry: Entry::of::<K>(), backward: K::BACKWARD }
+}
+
+impl Registration {
+    /// The kernel's name (its Python function's).
+    pub fn name(&self) -> &'static str {
+        self.entry.spec.name
+    }
+}
+
+/// dlspan's Python glue (`glue.py`), run once per process.
+const GLUE: &str = include_str!("glue.py");
+
+/// The glue module, made once.
+fn glue(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
+    static GLUE_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+    let module = GLUE_MODULE.get_or_try_init(py, || {
+        let code = std::ffi::CString::new(GLUE).expect("the glue has no NUL");
+        PyModule::from_code(py, &code, c"dlspan/jax/glue.py", c"_dlspan_jax_glue").map(Bound::unbind)
+    })?;
+    Ok(module.bind(py))
+}
+
+/// A handler as the capsule `jax.ffi.register_ffi_target` takes (`jax.ffi.pycapsule`'s: the
+/// function's address, no name).
+fn capsule(py: Python<'_>, handler: super::Handler) -> PyResult<Bound<'_, PyAny>> {
+    // SAFETY: `PyCapsule_New` with a non-null pointer (a function's address), no name and no
+    // destructor, called with the GIL held (`py`); a null result has set Python's error.
+    let raw = unsafe { pyo3::ffi::PyCapsule_New(handler as *mut core::ffi::c_void, core::ptr::null(), None) };
+    // SAFETY: a new reference, or null with the error set.
+    let object = unsafe { Bound::from_owned_ptr_or_err(py, raw) }?;
+    debug_assert!(object.is_instance_of::<PyCapsule>());
+    Ok(object)
+}
+
+/// The declaration as the glue reads it: `(name, kind, dtype)` per parameter.
+fn params<'py>(py: Python<'py>, entry: &Entry) -> PyResult<Bound<'py, PyList>> {
+    let spec = &entry.spec;
+    let (mut views, mut scalars) = (spec.views.iter(), spec.scalars.iter());
+    let list = PyList::empty(py);
+    for &is_view in entry.order {
+        let item = if is_view {
+            let view = views.next().expect("the order counts the views");
+            let kind = if view.role == Role::Output { "out" } else { "in" };
+            let dtype = view.dtype.map(|d| d.to_string());
+            (view.name, kind, dtype)
+        } else {
+            let scalar = scalars.next().expect("the order counts the scalars");
+            let kind = match scalar.kind {
+                ScalarKind::Float => "float",
+                ScalarKind::Int => "int",
+                ScalarKind::Bool => "bool",
+            };
+            (scalar.name, kind, None)
+        };
+        list.append(PyTuple::new(
+            py,
+            [item.0.into_pyobject(py)?.into_any(), item.1.into_pyobject(py)?.into_any(), item.2.into_pyobject(py)?],
+        )?)?;
+    }
+    Ok(list)
+}
+
+/// Registers `kernels` with JAX from a PyO3 extension module's init, and adds to `module` one
+/// function per kernel, named as it: `my_ext.gelu_bias(x, b)` calls the kernel through
+/// `jax.ffi.ffi_call` (inside `jax.jit`, under `vmap`, and — for a `#[differentiable]` kernel —
+/// under `grad` and `jvp`). Each handler is XLA target `"<namespace>.<kernel>"`, on the CPU and,
+/// with feature `cuda`, CUDA.
+///
+/// Arguments are passed in the kernel's order: arrays for its views (converted with
+/// `jnp.asarray` when they are not arrays), Python numbers for its scalars (XLA attributes:
+/// static under `jax.jit`). A wrong dtype, shape or scalar raises `TypeError` or `ValueError`
+/// naming the argument, before anything is traced.
+///
+/// # Errors
+///
+/// `ImportError` when `jax` cannot be imported; JAX's error for a refused registration.
+///
+/// ```no_run
+/// use dlspan::kernel::Float;
+/// use dlspan::pyo3::prelude::*;
+///
+/// dlspan::elementwise! {
+///     #[jax]
+///     fn twice<T: Float>(x: &T, out: &mut T) {
+///         *out = *x + *x;
+///     }
+/// }
+///
+/// #[pymodule(crate = "dlspan::pyo3")]
+/// fn my_ext(m: &Bound<'_, PyModule>) -> PyResult<()> {
+///     dlspan::jax::register_module(m, "my_ext", &[dlspan::jax::kernel::<twice>()])
+/// }
+/// ```
+pub fn register_module(module: &Bound<'_, PyModule>, namespace: &str, kernels: &[Registration]) -> PyResult<()> {
+    let py = module.py();
+    let glue = glue(py)?;
+    let register = |entry: &Entry| -> PyResult<String> {
+        let target = format!("{namespace}.{}", entry.spec.name);
+        let cuda = entry.cuda.map(|h| capsule(py, h)).transpose()?;
+        glue.call_method1("register", (target.as_str(), capsule(py, entry.cpu)?, cuda))?;
+        Ok(target)
+    };
+    for registration in kernels {
+        let entry = &registration.entry;
+        let target = register(entry)?;
+        let backward = match &registration.backward {
+            Some(b) => Some((register(b)?, params(py, b)?)),
+            None => None,
+        };
+        let bound = match entry.spec.bound {
+            DtypeBound::Float => "float",
+            DtypeBound::Scalar => "scalar",
+            DtypeBound::Fixed => "fixed",
+        };
+        let doc = format!(
+            "The Rust kernel `{}` through XLA's FFI (target `{target}`): arrays for its views, Python numbers for its scalars.",
+            entry.spec.name
+        );
+        let function = glue.call_method1(
+            "make",
+            (target, entry.spec.name, doc, params(py, entry)?, bound, entry.spec.strict, backward),
+        )?;
+        module.add(entry.spec.name, function)?;
+    }
+    Ok(())
+}

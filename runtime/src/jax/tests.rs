@@ -1,0 +1,472 @@
+//! The handlers against a fake XLA: call frames and an API table built by hand, as XLA lays them
+//! out (`c_api.h`), so that every check of the frame — and every lie a frame could tell — is
+//! tested without jaxlib (the Python tier runs them under real JAX).
+
+use super::elementwise::{Kernel, cpu_handler};
+use super::ffi;
+use crate::kernel::Float;
+use core::ffi::{c_char, c_void};
+
+crate::elementwise! {
+    /// `a * x + b`, `b` broadcast, `a` an attribute.
+    #[jax]
+    fn axpb<T: Float>(x: &T, b: &T, a: T, out: &mut T) {
+        *out = a * *x + *b;
+    }
+}
+
+crate::elementwise! {
+    /// `x + n` over every dtype, `n` an integer attribute, and a bool one.
+    #[jax]
+    fn shift<T: crate::kernel::Scalar>(x: &T, n: i32, twice: bool, out: &mut T) {
+        if twice {
+            *out = *x + (n as T) + (n as T);
+        } else {
+            *out = *x + (n as T);
+        }
+    }
+}
+
+crate::elementwise! {
+    /// Two results.
+    #[jax(strict)]
+    fn pair(x: &f32, y: &f32, sum: &mut f32, product: &mut f32) {
+        *sum = *x + *y;
+        *product = *x * *y;
+    }
+}
+
+/// An error of the fake XLA: its code and message.
+#[derive(Debug)]
+struct FakeError {
+    code: i32,
+    message: std::ffi::CString,
+}
+
+unsafe extern "C" fn error_create(args: *mut ffi::ErrorCreateArgs) -> *mut ffi::XlaFfiError {
+    // SAFETY: the handler's arguments, valid for the call.
+    let args = unsafe { &*args };
+    // SAFETY: the handler's message, NUL-terminated.
+    let message = unsafe { core::ffi::CStr::from_ptr(args.message) }.to_owned();
+    let code = args.errc;
+    Box::into_raw(Box::new(FakeError { code, message })).cast()
+}
+
+unsafe extern "C" fn error_get_message(args: *mut ffi::ErrorGetMessageArgs) {
+    // SAFETY: the caller's arguments, valid for the call.
+    let args = unsafe { &mut *args };
+    // SAFETY: an error `error_create` made.
+    let error = unsafe { &*args.error.cast::<FakeError>() };
+    args.message = error.message.as_ptr();
+}
+
+unsafe extern "C" fn error_destroy(args: *mut ffi::ErrorDestroyArgs) {
+    // SAFETY: the caller's arguments, valid for the call.
+    let error = unsafe { (*args).error };
+    // SAFETY: an error `error_create` made, destroyed once.
+    drop(unsafe { Box::from_raw(error.cast::<FakeError>()) });
+}
+
+fn api(major: i32) -> ffi::Api {
+    ffi::Api {
+        struct_size: ffi::struct_size!(ffi::Api, stream_get),
+        extension_start: core::ptr::null_mut(),
+        api_version: ffi::ApiVersion {
+            struct_size: ffi::struct_size!(ffi::ApiVersion, minor_version),
+            extension_start: core::ptr::null_mut(),
+            major_version: major,
+            minor_version: 3,
+        },
+        internal_api: core::ptr::null(),
+        error_create: Some(error_create),
+        error_get_message: Some(error_get_message),
+        error_destroy: Some(error_destroy),
+        handler_register: core::ptr::null(),
+        stream_get: None,
+    }
+}
+
+/// A buffer of the fake call: XLA dtype, extents, data.
+struct Array {
+    dtype: i32,
+    dims: Vec<i64>,
+    data: *mut c_void,
+}
+
+fn f32s(dims: &[i64], values: &mut [f32]) -> Array {
+    Array { dtype: 11, dims: dims.to_vec(), data: values.as_mut_ptr().cast() }
+}
+
+/// A scalar attribute of the fake call.
+struct Attr {
+    name: &'static str,
+    dtype: i32,
+    value: Box<[u8; 8]>,
+}
+
+fn attr_f64(name: &'static str, v: f64) -> Attr {
+    Attr { name, dtype: 12, value: Box::new(v.to_ne_bytes()) }
+}
+
+fn attr_i64(name: &'static str, v: i64) -> Attr {
+    Attr { name, dtype: 5, value: Box::new(v.to_ne_bytes()) }
+}
+
+fn attr_bool(name: &'static str, v: bool) -> Attr {
+    let mut bytes = [0u8; 8];
+    bytes[0] = u8::from(v);
+    Attr { name, dtype: 1, value: Box::new(bytes) }
+}
+
+/// Runs `handler` on a call frame of `args`, `rets` and `attrs` (attributes sorted by name, as
+/// XLA sorts them); returns the error's code and message, if any.
+fn call(
+    handler: ffi::Handler,
+    api: &ffi::Api,
+    args: &[Array],
+    rets: &[Array],
+    attrs: &mut [Attr],
+    edit: impl FnOnce(&mut ffi::XlaFfiCallFrame),
+) -> Option<(i32, String)> {
+    attrs.sort_by_key(|a| a.name);
+    let buffers = |arrays: &[Array], dims: &mut Vec<Vec<i64>>| -> Vec<ffi::Buffer> {
+        dims.extend(arrays.iter().map(|a| a.dims.clone()));
+        arrays
+            .iter()
+            .zip(dims.iter_mut())
+            .map(|(a, d)| ffi::Buffer {
+                struct_size: ffi::struct_size!(ffi::Buffer, dims),
+                extension_start: core::ptr::null_mut(),
+                dtype: a.dtype,
+                data: a.data,
+                rank: d.len() as i64,
+                dims: d.as_mut_ptr(),
+            })
+            .collect()
+    };
+    let (mut arg_dims, mut ret_dims) = (Vec::new(), Vec::new());
+    let mut arg_buffers = buffers(args, &mut arg_dims);
+    let mut ret_buffers = buffers(rets, &mut ret_dims);
+    let mut arg_types = vec![ffi::TYPE_BUFFER; args.len()];
+    let mut ret_types = vec![ffi::TYPE_BUFFER; rets.len()];
+    let mut arg_ptrs: Vec<*mut c_void> = arg_buffers.iter_mut().map(|b| core::ptr::from_mut(b).cast()).collect();
+    let mut ret_ptrs: Vec<*mut c_void> = ret_buffers.iter_mut().map(|b| core::ptr::from_mut(b).cast()).collect();
+    let mut scalars: Vec<ffi::Scalar> =
+        attrs.iter_mut().map(|a| ffi::Scalar { dtype: a.dtype, value: a.value.as_mut_ptr().cast() }).collect();
+    let mut names: Vec<ffi::ByteSpan> =
+        attrs.iter().map(|a| ffi::ByteSpan { ptr: a.name.as_ptr().cast::<c_char>(), len: a.name.len() }).collect();
+    let mut name_ptrs: Vec<*mut ffi::ByteSpan> = names.iter_mut().map(core::ptr::from_mut).collect();
+    let mut attr_ptrs: Vec<*mut c_void> = scalars.iter_mut().map(|s| core::ptr::from_mut(s).cast()).collect();
+    let mut attr_types = vec![ffi::ATTR_SCALAR; attrs.len()];
+    let mut frame = ffi::XlaFfiCallFrame {
+        struct_size: ffi::struct_size!(ffi::XlaFfiCallFrame, attrs),
+        extension_start: core::ptr::null_mut(),
+        api,
+        ctx: core::ptr::null_mut(),
+        stage: ffi::STAGE_EXECUTE,
+        args: ffi::Args {
+            struct_size: ffi::struct_size!(ffi::Args, args),
+            extension_start: core::ptr::null_mut(),
+            size: args.len() as i64,
+            types: arg_types.as_mut_ptr(),
+            args: arg_ptrs.as_mut_ptr(),
+        },
+        rets: ffi::Rets {
+            struct_size: ffi::struct_size!(ffi::Rets, rets),
+            extension_start: core::ptr::null_mut(),
+            size: rets.len() as i64,
+            types: ret_types.as_mut_ptr(),
+            rets: ret_ptrs.as_mut_ptr(),
+        },
+        attrs: ffi::Attrs {
+            struct_size: ffi::struct_size!(ffi::Attrs, attrs),
+            extension_start: core::ptr::null_mut(),
+            size: attrs.len() as i64,
+            types: attr_types.as_mut_ptr(),
+            names: name_ptrs.as_mut_ptr(),
+            attrs: attr_ptrs.as_mut_ptr(),
+        },
+    };
+    edit(&mut frame);
+    // SAFETY: a frame laid out as XLA's, every pointer into the vectors above (alive here).
+    let error = unsafe { handler(&mut frame) };
+    if error.is_null() {
+        return None;
+    }
+    // SAFETY: an error `error_create` made, owned here.
+    let error = unsafe { Box::from_raw(error.cast::<FakeError>()) };
+    Some((error.code, error.message.to_string_lossy().into_owned()))
+}
+
+fn message(outcome: Option<(i32, String)>) -> String {
+    outcome.expect("an error").1
+}
+
+#[test]
+fn a_call_computes_the_body_with_broadcasting_and_attributes() {
+    let api = api(0);
+    let (mut x, mut b, mut out) = ([1f32, 2., 3., 4., 5., 6.], [10f32, 20., 30.], [0f32; 6]);
+    let outcome = call(
+        cpu_handler::<axpb>(),
+        &api,
+        &[f32s(&[2, 3], &mut x), f32s(&[3], &mut b)],
+        &[f32s(&[2, 3], &mut out)],
+        &mut [attr_f64("a", 2.0)],
+        |_| {},
+    );
+    assert_eq!(outcome, None);
+    assert_eq!(out, [12., 24., 36., 18., 30., 42.]);
+}
+
+#[test]
+fn integer_and_bool_attributes_reach_the_body() {
+    let api = api(0);
+    let (mut x, mut out) = ([1i32, -2, 3], [0i32; 3]);
+    let arr = |values: &mut [i32]| Array { dtype: 4, dims: vec![3], data: values.as_mut_ptr().cast() };
+    let outcome = call(
+        cpu_handler::<shift>(),
+        &api,
+        &[arr(&mut x)],
+        &[arr(&mut out)],
+        &mut [attr_i64("n", 5), attr_bool("twice", true)],
+        |_| {},
+    );
+    assert_eq!(outcome, None);
+    assert_eq!(out, [11, 8, 13]);
+    // An integer that does not fit the kernel's `i32` parameter.
+    let outcome = call(
+        cpu_handler::<shift>(),
+        &api,
+        &[arr(&mut x)],
+        &[arr(&mut out)],
+        &mut [attr_i64("n", 1 << 40), attr_bool("twice", false)],
+        |_| {},
+    );
+    let text = message(outcome);
+    assert!(text.contains("argument `n`") && text.contains("does not fit"), "{text}");
+}
+
+#[test]
+fn two_results_are_written() {
+    let api = api(0);
+    let (mut x, mut y, mut s, mut p) = ([1f32, 2.], [3f32, 4.], [0f32; 2], [0f32; 2]);
+    let outcome = call(
+        cpu_handler::<pair>(),
+        &api,
+        &[f32s(&[2], &mut x), f32s(&[2], &mut y)],
+        &[f32s(&[2], &mut s), f32s(&[2], &mut p)],
+        &mut [],
+        |_| {},
+    );
+    assert_eq!(outcome, None);
+    assert_eq!((s, p), ([4., 6.], [3., 8.]));
+    // `strict`: no broadcasting.
+    let mut one = [1f32];
+    let text = message(call(
+        cpu_handler::<pair>(),
+        &api,
+        &[f32s(&[2], &mut x), f32s(&[1], &mut one)],
+        &[f32s(&[2], &mut s), f32s(&[2], &mut p)],
+        &mut [],
+        |_| {},
+    ));
+    assert!(text.contains("one shape"), "{text}");
+}
+
+#[test]
+fn every_lie_of_the_frame_is_an_error_naming_what_is_wrong() {
+    let api = api(0);
+    let (mut x, mut b, mut out) = ([1f32; 6], [1f32; 3], [0f32; 6]);
+    let run = |args: &[Array], rets: &[Array], attrs: &mut [Attr], edit: &dyn Fn(&mut ffi::XlaFfiCallFrame)| {
+        message(call(cpu_handler::<axpb>(), &api, args, rets, attrs, edit))
+    };
+    let (xp, bp, op) = (x.as_mut_ptr(), b.as_mut_ptr(), out.as_mut_ptr());
+    let good_args = || {
+        [Array { dtype: 11, dims: vec![2, 3], data: xp.cast() }, Array { dtype: 11, dims: vec![3], data: bp.cast() }]
+    };
+    let good_rets = || [Array { dtype: 11, dims: vec![2, 3], data: op.cast() }];
+    let cases: Vec<(&str, String)> = vec![
+        ("takes 2 arrays", run(&good_args()[..1], &good_rets(), &mut [attr_f64("a", 1.0)], &|_| {})),
+        ("no attribute of this name", run(&good_args(), &good_rets(), &mut [], &|_| {})),
+        ("the kernel takes a float", run(&good_args(), &good_rets(), &mut [attr_bool("a", true)], &|_| {})),
+        (
+            "argument `b` has dtype float64",
+            run(
+                &[good_args().into_iter().next().unwrap(), Array { dtype: 12, dims: vec![3], data: bp.cast() }],
+                &good_rets(),
+                &mut [attr_f64("a", 1.0)],
+                &|_| {},
+            ),
+        ),
+        (
+            "does not broadcast",
+            run(
+                &[good_args().into_iter().next().unwrap(), Array { dtype: 11, dims: vec![2], data: bp.cast() }],
+                &good_rets(),
+                &mut [attr_f64("a", 1.0)],
+                &|_| {},
+            ),
+        ),
+        (
+            "which it must have",
+            run(
+                &good_args(),
+                &[Array { dtype: 11, dims: vec![3, 2], data: op.cast() }],
+                &mut [attr_f64("a", 1.0)],
+                &|_| {},
+            ),
+        ),
+        (
+            "negative extent",
+            run(
+                &[Array { dtype: 11, dims: vec![-2, 3], data: xp.cast() }, good_args().into_iter().nth(1).unwrap()],
+                &good_rets(),
+                &mut [attr_f64("a", 1.0)],
+                &|_| {},
+            ),
+        ),
+        (
+            "rank 9",
+            run(
+                &[Array { dtype: 11, dims: vec![1; 9], data: xp.cast() }, good_args().into_iter().nth(1).unwrap()],
+                &good_rets(),
+                &mut [attr_f64("a", 1.0)],
+                &|_| {},
+            ),
+        ),
+        (
+            "shares memory with `x`",
+            run(
+                &good_args(),
+                &[Array { dtype: 11, dims: vec![2, 3], data: xp.cast() }],
+                &mut [attr_f64("a", 1.0)],
+                &|_| {},
+            ),
+        ),
+        (
+            "XLA dtype 21",
+            run(
+                &[Array { dtype: 21, dims: vec![2, 3], data: xp.cast() }, good_args().into_iter().nth(1).unwrap()],
+                &good_rets(),
+                &mut [attr_f64("a", 1.0)],
+                &|_| {},
+            ),
+        ),
+        (
+            "stage 1",
+            run(&good_args(), &good_rets(), &mut [attr_f64("a", 1.0)], &|f: &mut ffi::XlaFfiCallFrame| f.stage = 1),
+        ),
+        (
+            "the call frame has 100 bytes",
+            run(&good_args(), &good_rets(), &mut [attr_f64("a", 1.0)], &|f: &mut ffi::XlaFfiCallFrame| {
+                f.struct_size = 100
+            }),
+        ),
+        (
+            "is not a buffer",
+            run(&good_args(), &good_rets(), &mut [attr_f64("a", 1.0)], &|f: &mut ffi::XlaFfiCallFrame| {
+                // SAFETY: the frame's own argument types, two entries.
+                let at = unsafe { f.args.types.add(1) };
+                // SAFETY: as above.
+                unsafe { *at = 2 }
+            }),
+        ),
+        (
+            "argument `x`: tensor data is null",
+            run(
+                &[
+                    Array { dtype: 11, dims: vec![2, 3], data: core::ptr::null_mut() },
+                    good_args().into_iter().nth(1).unwrap(),
+                ],
+                &good_rets(),
+                &mut [attr_f64("a", 1.0)],
+                &|_| {},
+            ),
+        ),
+    ];
+    for (expected, text) in cases {
+        assert!(text.contains(expected), "expected `{expected}` in: {text}");
+    }
+    // A misaligned buffer: the view's alignment rule.
+    let mut bytes = [0u8; 64];
+    let text = run(
+        &[
+            Array { dtype: 11, dims: vec![3], data: bytes.as_mut_ptr().wrapping_add(1).cast() },
+            good_args().into_iter().nth(1).unwrap(),
+        ],
+        &[Array { dtype: 11, dims: vec![3], data: op.cast() }],
+        &mut [attr_f64("a", 1.0)],
+        &|_| {},
+    );
+    assert!(text.starts_with("argument `x`"), "{text}");
+    assert_eq!(out, [0f32; 6], "no failed call wrote its result");
+}
+
+#[test]
+fn another_major_version_is_refused() {
+    let api = api(1);
+    let (mut x, mut b, mut out) = ([1f32], [1f32], [0f32]);
+    let outcome = call(
+        cpu_handler::<axpb>(),
+        &api,
+        &[f32s(&[1], &mut x), f32s(&[1], &mut b)],
+        &[f32s(&[1], &mut out)],
+        &mut [attr_f64("a", 1.0)],
+        |_| {},
+    );
+    let (code, text) = outcome.expect("an error");
+    assert_eq!(code, ffi::ERROR_UNIMPLEMENTED);
+    assert!(text.contains("version 1.3"), "{text}");
+}
+
+#[test]
+fn the_metadata_query_gets_the_version_and_the_traits() {
+    let api = api(0);
+    #[repr(C)]
+    struct NewerMetadata {
+        inner: ffi::Metadata,
+        state_type_id: i64,
+    }
+    for with_state in [false, true] {
+        let mut metadata = NewerMetadata {
+            inner: ffi::Metadata {
+                struct_size: if with_state {
+                    core::mem::size_of::<NewerMetadata>()
+                } else {
+                    ffi::struct_size!(ffi::Metadata, traits)
+                },
+                api_version: ffi::ApiVersion {
+                    struct_size: 0,
+                    extension_start: core::ptr::null_mut(),
+                    major_version: -1,
+                    minor_version: -1,
+                },
+                traits: 0,
+            },
+            state_type_id: 77,
+        };
+        let mut extension = ffi::MetadataExtension {
+            extension_base: ffi::ExtensionBase {
+                struct_size: ffi::struct_size!(ffi::MetadataExtension, metadata),
+                kind: ffi::EXTENSION_METADATA,
+                next: core::ptr::null_mut(),
+            },
+            metadata: core::ptr::from_mut(&mut metadata.inner),
+        };
+        let extension_ptr = core::ptr::from_mut(&mut extension).cast::<ffi::ExtensionBase>();
+        // No arguments at all: the query reads none.
+        let outcome = call(cpu_handler::<axpb>(), &api, &[], &[], &mut [], |f| f.extension_start = extension_ptr);
+        assert_eq!(outcome, None);
+        assert_eq!((metadata.inner.api_version.major_version, metadata.inner.api_version.minor_version), (0, 1));
+        assert_eq!(metadata.inner.traits, ffi::TRAIT_COMMAND_BUFFER_COMPATIBLE);
+        assert_eq!(metadata.state_type_id, if with_state { 0 } else { 77 }, "written only within the struct's size");
+    }
+}
+
+#[test]
+fn the_spec_records_the_signature() {
+    assert_eq!(<axpb as Kernel>::ORDER, &[true, true, false, true]);
+    assert_eq!(<axpb as Kernel>::SPEC.name, "axpb");
+    const { assert!(<pair as Kernel>::SPEC.strict) };
+    assert!(<axpb as Kernel>::BACKWARD.is_none());
+}
