@@ -105,6 +105,20 @@ step "JAX kernels: examples/jax-ffi with maturin develop, its tests"
 VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --quiet --locked --manifest-path examples/jax-ffi/Cargo.toml
 "$venv/bin/python" -m pytest examples/test_jax_ffi.py -q -p no:cacheprovider
 
+# The same wheel on the oldest JAX dlspan supports (0.5.0, whose `jax.ffi` has `ffi_call` with
+# `vmap_method`, and whose XLA asks the handler's metadata with no API table), in a venv of its own.
+step "JAX kernels: the same wheel on jax 0.5.0"
+jax_oldest="$target/deps/venv-jax-0.5.0"
+if ! "$jax_oldest/bin/python" -c "import jax, sys; sys.exit(jax.__version__ != '0.5.0')" 2> /dev/null; then
+  python3 -m venv "$jax_oldest"
+  "$jax_oldest/bin/python" -m pip install --quiet --disable-pip-version-check "jax==0.5.0" "jaxlib==0.5.0" "pytest==9.2.0"
+fi
+jax_wheels="$target/deps/jax-wheels"
+rm -rf "$jax_wheels"
+"$venv/bin/maturin" build --quiet --locked --profile dev --manifest-path examples/jax-ffi/Cargo.toml --out "$jax_wheels"
+"$jax_oldest/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$jax_wheels"/*.whl
+"$jax_oldest/bin/python" -m pytest examples/test_jax_ffi.py -q -p no:cacheprovider
+
 # A python3.X that runs: pyenv installs shims for versions it has but has not selected, which fail.
 find_python() {
   local candidate

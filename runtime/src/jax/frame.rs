@@ -40,11 +40,28 @@ pub(crate) unsafe fn handle(
     traits: Traits,
     body: impl FnOnce(&CallFrame<'_>) -> Result<(), JaxError>,
 ) -> *mut ffi::XlaFfiError {
+    // The metadata query first: XLA may ask it with no API table (jaxlib 0.5 does), and it reads
+    // nothing but the extension.
+    // SAFETY: forwarded: `frame` is XLA's.
+    if let Some(metadata) = unsafe { metadata_query(frame) } {
+        // SAFETY: XLA's metadata struct, valid for the call, written field by field within its
+        // size (never as a whole: an older XLA's struct may be shorter than dlspan's).
+        let outcome = unsafe { write_metadata(metadata, traits) };
+        // SAFETY: forwarded: `frame` is XLA's.
+        let api = unsafe { api_of(frame) };
+        return match (outcome, api) {
+            (Ok(()), _) => core::ptr::null_mut(),
+            // SAFETY: the frame's checked table.
+            (Err(error), Some(api)) => unsafe { create_error(api, ffi::ERROR_UNIMPLEMENTED, &error.to_string()) },
+            // Nothing to report with: XLA finds the metadata unwritten (a version of 0.0, which
+            // it refuses).
+            (Err(_), None) => core::ptr::null_mut(),
+        };
+    }
     // SAFETY: forwarded: `frame` is XLA's.
     let Some(api) = (unsafe { api_of(frame) }) else { std::process::abort() };
     // SAFETY: `api_of` checked the frame's size and the table's; the frame is valid for the call.
-    let outcome =
-        std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| unsafe { dispatch(frame, api, traits, body) }));
+    let outcome = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| unsafe { dispatch(frame, api, body) }));
     let error = match outcome {
         Ok(Ok(())) => return core::ptr::null_mut(),
         Ok(Err(error)) => error,
@@ -68,6 +85,38 @@ pub(crate) unsafe fn handle(
     };
     // SAFETY: `api` is the frame's checked table.
     unsafe { create_error(api, code, &error.to_string()) }
+}
+
+/// The metadata struct XLA asks the handler to fill, when `frame` is a metadata query (its first
+/// extension is the metadata kind, of the extension's size).
+///
+/// # Safety
+///
+/// As for [`handle`].
+unsafe fn metadata_query(frame: *const ffi::XlaFfiCallFrame) -> Option<*mut ffi::Metadata> {
+    if frame.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null frame is XLA's, valid for the call; its size is read first, and the
+    // extension pointer only when the size covers it.
+    let size = unsafe { (*frame).struct_size };
+    if size < ffi::struct_size!(ffi::XlaFfiCallFrame, extension_start) {
+        return None;
+    }
+    // SAFETY: within the frame's size.
+    let extension = unsafe { (*frame).extension_start };
+    if extension.is_null() {
+        return None;
+    }
+    // SAFETY: XLA's extension, valid for the call; its size and kind are read first.
+    let header = unsafe { &*extension };
+    if header.kind != ffi::EXTENSION_METADATA
+        || header.struct_size < ffi::struct_size!(ffi::MetadataExtension, metadata)
+    {
+        return None;
+    }
+    // SAFETY: an extension of the metadata kind and size is an `XLA_FFI_Metadata_Extension`.
+    Some(unsafe { (*extension.cast::<ffi::MetadataExtension>()).metadata })
 }
 
 /// The frame's API table, when the frame and the table are large enough to hold what dlspan
@@ -155,7 +204,7 @@ unsafe fn take_error(api: &ffi::Api, error: *mut ffi::XlaFfiError) -> String {
     message
 }
 
-/// The metadata answer, the checks, then `body`.
+/// The checks of an executing call's frame, then `body`.
 ///
 /// # Safety
 ///
@@ -163,7 +212,6 @@ unsafe fn take_error(api: &ffi::Api, error: *mut ffi::XlaFfiError) -> String {
 unsafe fn dispatch(
     frame: *mut ffi::XlaFfiCallFrame,
     api: &ffi::Api,
-    traits: Traits,
     body: impl FnOnce(&CallFrame<'_>) -> Result<(), JaxError>,
 ) -> Result<(), JaxError> {
     if api.api_version.major_version != ffi::API_MAJOR {
@@ -173,23 +221,6 @@ unsafe fn dispatch(
             api.api_version.minor_version,
             ffi::API_MAJOR
         )));
-    }
-    // SAFETY: the frame's size covers `api`, hence `extension_start` before it.
-    let extension = unsafe { (*frame).extension_start };
-    if !extension.is_null() {
-        // SAFETY: XLA's extension, valid for the call; its size and kind are read first.
-        let header = unsafe { &*extension };
-        let (size, kind) = (header.struct_size, header.kind);
-        if kind == ffi::EXTENSION_METADATA {
-            if size < ffi::struct_size!(ffi::MetadataExtension, metadata) {
-                return Err(JaxError::Frame(format!("the metadata extension has {size} bytes")));
-            }
-            // SAFETY: an extension of the metadata kind and size is an `XLA_FFI_Metadata_Extension`.
-            let metadata = unsafe { (*extension.cast::<ffi::MetadataExtension>()).metadata };
-            // SAFETY: XLA's metadata struct, valid for the call, written field by field within
-            // its size (never as a whole: an older XLA's struct may be shorter than dlspan's).
-            return unsafe { write_metadata(metadata, traits) };
-        }
     }
     if size_of_frame(frame) < ffi::struct_size!(ffi::XlaFfiCallFrame, attrs) {
         return Err(JaxError::Frame(format!("the call frame has {} bytes", size_of_frame(frame))));

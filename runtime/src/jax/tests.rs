@@ -454,8 +454,11 @@ fn the_metadata_query_gets_the_version_and_the_traits() {
             metadata: core::ptr::from_mut(&mut metadata.inner),
         };
         let extension_ptr = core::ptr::from_mut(&mut extension).cast::<ffi::ExtensionBase>();
-        // No arguments at all: the query reads none.
-        let outcome = call(cpu_handler::<axpb>(), &api, &[], &[], &mut [], |f| f.extension_start = extension_ptr);
+        // No arguments at all, and no API table (jaxlib 0.5 asks so): the query reads neither.
+        let outcome = call(cpu_handler::<axpb>(), &api, &[], &[], &mut [], |f| {
+            f.extension_start = extension_ptr;
+            f.api = core::ptr::null();
+        });
         assert_eq!(outcome, None);
         assert_eq!((metadata.inner.api_version.major_version, metadata.inner.api_version.minor_version), (0, 1));
         assert_eq!(metadata.inner.traits, ffi::TRAIT_COMMAND_BUFFER_COMPATIBLE);
