@@ -104,6 +104,9 @@ DLSPAN_TORCH_NATIVE="$target/debug/libdlspan_torch_native.so" \
 step "JAX kernels: examples/jax-ffi with maturin develop, its tests"
 VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --quiet --locked --manifest-path examples/jax-ffi/Cargo.toml
 "$venv/bin/python" -m pytest examples/test_jax_ffi.py -q -p no:cacheprovider
+# Their benchmark in test mode (each row once, on the debug build; numbers come from
+# scripts/bench_jax_ffi.sh).
+"$venv/bin/python" benches/python/jax_ffi.py --rounds 1 --seconds 0.001 > /dev/null
 
 # The same wheel on the oldest JAX dlspan supports (0.5.0, whose `jax.ffi` has `ffi_call` with
 # `vmap_method`, and whose XLA asks the handler's metadata with no API table), in a venv of its own.

@@ -13,10 +13,13 @@
 //!   differentiable;
 //! - `sincos(x)`: two results, differentiable;
 //! - `add_clamped(x, y, lo)`: `max(x + y, lo)` over every integer and float dtype;
-//! - `mul_same(x, y)`: `x · y` of one shape (`strict`: no broadcasting).
+//! - `mul_same(x, y)`: `x · y` of one shape (`strict`: no broadcasting);
+//! - `gelu_bias_host(x, b, out)`: `gelu_bias` as a plain function over float32 NumPy vectors (what
+//!   `jax.pure_callback` calls: the benchmark's peer).
 
-use dlspan::kernel::{Float, Scalar};
+use dlspan::kernel::{Cpu, Float, Scalar};
 use dlspan::pyo3::prelude::*;
+use dlspan::python::{PyView, PyViewMut};
 
 dlspan::elementwise! {
     /// GELU (tanh form) of `x + b`, written once: `#[differentiable]` derives its backward, which
@@ -69,11 +72,27 @@ dlspan::elementwise! {
     }
 }
 
+/// `out = gelu_bias(x, b)` over float32 vectors from NumPy (any framework): the same Rust kernel
+/// as a plain Python function, what `jax.pure_callback` can call (the benchmark's peer: the way
+/// into Rust from inside `jax.jit` before XLA FFI handlers).
+#[pyfunction(crate = "dlspan::pyo3")]
+fn gelu_bias_host(
+    py: Python<'_>,
+    x: PyView<'_, f32, 1>,
+    b: PyView<'_, f32, 1>,
+    mut out: PyViewMut<'_, f32, 1>,
+) -> PyResult<()> {
+    let (x, b, mut out) = (x.view(), b.view(), out.view_mut());
+    py.detach(|| gelu_bias.run(Cpu, &x, &b, &mut out))?;
+    Ok(())
+}
+
 /// The module: each kernel registered with XLA (target `my_jax_kernels.<name>`) and given its
 /// Python function.
 #[pymodule(crate = "dlspan::pyo3")]
 fn my_jax_kernels(m: &Bound<'_, PyModule>) -> PyResult<()> {
     use dlspan::jax::kernel;
+    m.add_function(wrap_pyfunction!(gelu_bias_host, m)?)?;
     dlspan::jax::register_module(
         m,
         "my_jax_kernels",

@@ -17,49 +17,48 @@ static inline double __dsqrt_rn(double a) { return sqrt(a); }
 static inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
 // dlspan's CPU `exp` and `tanh` of f32 (runtime/src/kernel/math.rs), operation for operation
 // (built with -ffp-contract=off): the host build computes the bits the Rust body does.
-static inline double dl_host_exp_core(double x) {
-  const double round = 6755399441055744.0;
-  double biased = x * 1.4426950408889634 + round;
-  double k = biased - round;
-  double r = (x - k * 0.6931471803691238) - k * 1.9082149292705877e-10;
-  double p = 1.0 / 39916800.0;
-  p = p * r + 1.0 / 3628800.0;
-  p = p * r + 1.0 / 362880.0;
-  p = p * r + 1.0 / 40320.0;
-  p = p * r + 1.0 / 5040.0;
-  p = p * r + 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  p = p * r + 1.0;
-  p = p * r + 1.0;
-  unsigned long long bits;
-  __builtin_memcpy(&bits, &biased, 8);
-  bits = (bits + 1023ull) << 52;
-  double scale;
-  __builtin_memcpy(&scale, &bits, 8);
-  return p * scale;
+static inline float dl_host_pow2(int n) {
+  unsigned int bits = (unsigned int)(n + 127) << 23;
+  float f;
+  __builtin_memcpy(&f, &bits, 4);
+  return f;
 }
-static inline float dl_host_expf(float f) {
-  double x = (double)f;
-  x = x > 100.0 ? 100.0 : x;
-  x = x < -110.0 ? -110.0 : x;
-  return (float)dl_host_exp_core(x);
+static inline float dl_host_exp_core(float x) {
+  const float round = 12582912.0f;
+  float biased = x * 1.4426950408889634f + round;
+  float k = biased - round;
+  float r = (x - k * 0.693359375f) - k * -2.12194440e-4f;
+  float p = 1.9875692e-4f;
+  p = p * r + 1.3981999e-3f;
+  p = p * r + 8.3334520e-3f;
+  p = p * r + 4.1665796e-2f;
+  p = p * r + 1.6666665e-1f;
+  p = p * r + 5.0000001e-1f;
+  float e = p * (r * r) + r + 1.0f;
+  unsigned int bits;
+  __builtin_memcpy(&bits, &biased, 4);
+  int n = (int)(bits & 0x007fffffu) - (1 << 22);
+  int half = n >> 1;
+  return e * dl_host_pow2(half) * dl_host_pow2(n - half);
 }
-static inline float dl_host_tanhf(float f) {
-  double x = (double)f;
-  double a = fabs(x);
-  double s = x * x;
-  double p = 62.0 / 2835.0;
-  p = p * s - 17.0 / 315.0;
-  p = p * s + 2.0 / 15.0;
-  p = p * s - 1.0 / 3.0;
-  double small = x * (1.0 + s * p);
-  double clamped = a > 10.0 ? 10.0 : a;
-  double large = 1.0 - 2.0 / (dl_host_exp_core(2.0 * clamped) + 1.0);
-  large = x < 0.0 ? -large : large;
-  return (float)(a < 0.0625 ? small : large);
+static inline float dl_host_expf(float x) {
+  x = x > 89.0f ? 89.0f : x;
+  x = x < -104.0f ? -104.0f : x;
+  return dl_host_exp_core(x);
+}
+static inline float dl_host_tanhf(float x) {
+  float a = fabsf(x);
+  float z = x * x;
+  float p = -5.7049887e-3f;
+  p = p * z + 2.0639089e-2f;
+  p = p * z - 5.3739716e-2f;
+  p = p * z + 1.3331442e-1f;
+  p = p * z - 3.3333282e-1f;
+  float small = copysignf(p * z * x + x, x);
+  float clamped = a > 10.0f ? 10.0f : a;
+  float large = 1.0f - 2.0f / (dl_host_exp_core(2.0f * clamped) + 1.0f);
+  large = x < 0.0f ? -large : large;
+  return a < 0.625f ? small : large;
 }
 #define DL_EXPF dl_host_expf
 #define DL_TANHF dl_host_tanhf
