@@ -39,7 +39,7 @@ fn exp_core(x: f32) -> f32 {
     p = p * r + 8.333_452e-3;
     p = p * r + 4.166_579_6e-2;
     p = p * r + 1.666_666_5e-1;
-    p = p * r + 5.000_000_1e-1;
+    p = p * r + 0.5;
     let e = p * (r * r) + r + 1.0;
     // `k` from the low bits of `biased` (its significand holds `2²² + k`).
     let n = (biased.to_bits() & 0x007f_ffff) as i32 - (1 << 22);
@@ -65,10 +65,10 @@ pub(crate) fn tanh_f32(x: f32) -> f32 {
     let a = x.abs();
     let z = x * x;
     let mut p = -5.704_988_7e-3;
-    p = p * z + 2.063_908_9e-2;
+    p = p * z + 2.063_909e-2;
     p = p * z - 5.373_971_6e-2;
     p = p * z + 1.333_144_2e-1;
-    p = p * z - 3.333_328_2e-1;
+    p = p * z - 3.333_328e-1;
     // The sign of `x` on the result: `-0.0` stays `-0.0` (the sum gives `+0.0` there).
     let small = (p * z * x + x).copysign(x);
     let clamped = if a > 10.0 { 10.0 } else { a };

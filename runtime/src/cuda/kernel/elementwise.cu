@@ -33,7 +33,7 @@ static inline float dl_host_exp_core(float x) {
   p = p * r + 8.3334520e-3f;
   p = p * r + 4.1665796e-2f;
   p = p * r + 1.6666665e-1f;
-  p = p * r + 5.0000001e-1f;
+  p = p * r + 0.5f;
   float e = p * (r * r) + r + 1.0f;
   unsigned int bits;
   __builtin_memcpy(&bits, &biased, 4);
@@ -50,10 +50,10 @@ static inline float dl_host_tanhf(float x) {
   float a = fabsf(x);
   float z = x * x;
   float p = -5.7049887e-3f;
-  p = p * z + 2.0639089e-2f;
+  p = p * z + 2.063909e-2f;
   p = p * z - 5.3739716e-2f;
   p = p * z + 1.3331442e-1f;
-  p = p * z - 3.3333282e-1f;
+  p = p * z - 3.333328e-1f;
   float small = copysignf(p * z * x + x, x);
   float clamped = a > 10.0f ? 10.0f : a;
   float large = 1.0f - 2.0f / (dl_host_exp_core(2.0f * clamped) + 1.0f);
