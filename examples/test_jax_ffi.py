@@ -212,6 +212,19 @@ def test_many_calls_do_not_grow():
     assert grown_kib < 3 * 1024, f"max RSS grew by {grown_kib} KiB over 10^5 calls"
 
 
+def test_the_kernels_run_on_the_expected_backend():
+    # The GPU tier sets DLSPAN_REQUIRE_JAX_BACKEND=gpu: every test above then ran the CUDA handlers.
+    import os
+
+    required = os.environ.get("DLSPAN_REQUIRE_JAX_BACKEND")
+    backend = jax.default_backend()
+    if required is not None:
+        assert backend == required, f"JAX runs on {backend}, the test run requires {required}"
+    x = random((3, 4), jnp.float32)
+    y = m.gelu_bias(x, x)
+    assert next(iter(y.devices())).platform == backend
+
+
 def test_functions_are_named_and_documented():
     assert m.gelu_bias.__name__ == "gelu_bias"
     assert "my_jax_kernels.gelu_bias" in m.gelu_bias.__doc__

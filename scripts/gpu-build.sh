@@ -3,7 +3,8 @@
 # toolchain: the GPU test binary, the bandwidth benchmark and the element-wise example (release,
 # feature `cuda`), the dlspan wheel (abi3, release) with the Python x CUDA tests
 # (python/tests/test_cuda_args.py, test_cuda_package.py and the conftest.py they import), the
-# README's PyTorch operator (examples/torch-op) with its tests, and the Python benchmark's peers,
+# README's PyTorch operator (examples/torch-op) with its tests, the JAX kernels (examples/jax-ffi,
+# with CUDA handlers) with theirs, and the Python benchmark's peers,
 # copied with scripts/gpu.sh into
 # target/gpu-bundle/, which must stay within the 64 MiB a device call carries.
 # The binaries need only the driver and NVRTC at run time (cudarc loads both dynamically).
@@ -43,6 +44,9 @@ cp examples/test_torch_op.py "$bundle/python/"
 cargo build --quiet --release --locked -p dlspan-torch-native --features cuda
 cp "$target/release/libdlspan_torch_native.so" examples/test_torch_native.py benches/python/torch_native.py "$bundle/python/"
 strip "$bundle/python/libdlspan_torch_native.so"
+# The JAX kernels (examples/jax-ffi, abi3, with their CUDA handlers), their tests and benchmark.
+"$maturin" build --quiet --release --locked --manifest-path examples/jax-ffi/Cargo.toml --features cuda --out "$bundle/python"
+cp examples/test_jax_ffi.py benches/python/jax_ffi.py "$bundle/python/"
 # The Python benchmark's peers and script, for its CUDA rows.
 "$maturin" build --quiet --release --locked --manifest-path benches/python/Cargo.toml --out "$bundle/python"
 cp benches/python/exchange.py benches/python/table.py "$bundle/python/"

@@ -95,6 +95,14 @@ elif [ -n "$wheel" ]; then
   fi
   (cd "$bundle/python" && DLSPAN_TORCH_NATIVE="$bundle/python/libdlspan_torch_native.so" PYTHONPATH="$site" \
     timeout 120 python3 torch_native.py --cuda --rounds 5 --seconds 0.05 --markdown) || failed=1
+  step "JAX kernels on CUDA (examples/jax-ffi: the CUDA handlers on XLA's stream, jit, vmap, grad)"
+  report=$(cd "$bundle/python" && JAX_PLATFORMS=cuda DLSPAN_REQUIRE_JAX_BACKEND=gpu PYTHONPATH="$site" \
+    timeout 300 python3 -m pytest -q -p no:cacheprovider -rs test_jax_ffi.py 2>&1)
+  status=$?
+  echo "$report"
+  [ "$status" = 0 ] || failed=1
+  (cd "$bundle/python" && JAX_PLATFORMS=cuda PYTHONPATH="$site" timeout 120 python3 jax_ffi.py --rounds 5 --seconds 0.05 \
+    --markdown) || failed=1
   step "Python exchange on CUDA tensors (benchmark: ns per call beside its peer, same run)"
   (cd "$bundle/python" && PYTHONPATH="$site" timeout 120 python3 exchange.py --cuda --rounds 5 --seconds 0.05 --markdown) ||
     failed=1
