@@ -469,5 +469,20 @@ impl fmt::Display for DlpackError {
 
 impl std::error::Error for DlpackError {}
 
+/// The message of a caught panic (its payload's `&str` or `String`, else `otherwise`), the payload
+/// dropped: one whose `Drop` panics in turn is leaked, so that nothing unwinds out of the frame that
+/// caught it (a C boundary: an FFI handler, a PyTorch kernel, a Python entry point).
+pub(crate) fn panic_message(payload: Box<dyn core::any::Any + Send>, otherwise: &str) -> String {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| otherwise.to_owned());
+    if let Err(inner) = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| drop(payload))) {
+        core::mem::forget(inner);
+    }
+    message
+}
+
 #[cfg(test)]
 mod tests;

@@ -66,15 +66,7 @@ pub(crate) unsafe fn handle(
         Ok(Ok(())) => return core::ptr::null_mut(),
         Ok(Err(error)) => error,
         Err(payload) => {
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".to_owned());
-            // A payload whose `Drop` panics must not unwind into XLA: it is leaked then.
-            if let Err(inner) = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| drop(payload))) {
-                core::mem::forget(inner);
-            }
+            let message = crate::error::panic_message(payload, "a panic without a message");
             JaxError::Panic { message }
         }
     };

@@ -473,3 +473,35 @@ fn the_spec_records_the_signature() {
     const { assert!(<pair as Kernel>::SPEC.strict) };
     assert!(<axpb as Kernel>::BACKWARD.is_none());
 }
+
+/// A handler whose body panics, with a payload whose own `Drop` panics when `nasty`.
+unsafe extern "C" fn panicking<const NASTY: bool>(frame: *mut ffi::XlaFfiCallFrame) -> *mut ffi::XlaFfiError {
+    struct Nasty;
+    impl Drop for Nasty {
+        fn drop(&mut self) {
+            // A zero-sized payload: the leaked box allocates nothing (memcheck runs this test).
+            std::panic::panic_any(());
+        }
+    }
+    // SAFETY: forwarded: the test's frame.
+    unsafe {
+        super::frame::handle(frame, super::frame::Traits::default(), |_| {
+            if NASTY {
+                std::panic::panic_any(Nasty);
+            }
+            panic!("boom");
+        })
+    }
+}
+
+#[test]
+fn a_panic_becomes_an_internal_error_and_never_unwinds_into_xla() {
+    let api = api(0);
+    let (code, text) = call(panicking::<false>, &api, &[], &[], &mut [], |_| {}).expect("an error");
+    assert_eq!(code, ffi::ERROR_INTERNAL);
+    assert_eq!(text, "the kernel panicked: boom");
+    // A payload that panics when dropped is leaked, not unwound out of the handler.
+    let (code, text) = call(panicking::<true>, &api, &[], &[], &mut [], |_| {}).expect("an error");
+    assert_eq!(code, ffi::ERROR_INTERNAL);
+    assert_eq!(text, "the kernel panicked: a panic without a message");
+}

@@ -428,12 +428,7 @@ unsafe extern "C" fn dlpack_fast(
         Ok(Tensor::dlpack(&slf.to_owned(), &request)?.into_ptr())
     });
     let result = std::panic::catch_unwind(call).unwrap_or_else(|payload| {
-        let message = payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "panic in __dlpack__".to_owned());
-        Err(pyo3::panic::PanicException::new_err(message))
+        Err(pyo3::panic::PanicException::new_err(crate::error::panic_message(payload, "panic in __dlpack__")))
     });
     result.unwrap_or_else(|err| {
         err.restore(py);

@@ -304,15 +304,7 @@ unsafe extern "C-unwind" fn boxed<O: Operator, const K: u8>(stack: *mut u64, arg
         Ok(Ok(())) => return,
         Ok(Err(error)) => format!("{}: {error}", O::NAME),
         Err(payload) => {
-            let text = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".to_owned());
-            // A payload whose `Drop` panics must not unwind into the dispatcher: it is leaked then.
-            if let Err(inner) = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| drop(payload))) {
-                core::mem::forget(inner);
-            }
+            let text = crate::error::panic_message(payload, "a panic without a message");
             format!("{}: {}", O::NAME, TorchError::Panic { message: text })
         }
     };
