@@ -472,6 +472,7 @@ impl std::error::Error for DlpackError {}
 /// The message of a caught panic (its payload's `&str` or `String`, else `otherwise`), the payload
 /// dropped: one whose `Drop` panics in turn is leaked, so that nothing unwinds out of the frame that
 /// caught it (a C boundary: an FFI handler, a PyTorch kernel, a Python entry point).
+#[cfg(any(feature = "python", feature = "torch", feature = "jax"))]
 pub(crate) fn panic_message(payload: Box<dyn core::any::Any + Send>, otherwise: &str) -> String {
     let message = payload
         .downcast_ref::<&str>()

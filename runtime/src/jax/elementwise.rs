@@ -17,9 +17,8 @@ use super::frame::{Buffer, CallFrame, Traits, handle};
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
 use crate::ffi::{DLDataType, DLDevice, DLDeviceType};
-use crate::kernel::signature::{Bound, Role, Spec};
-use crate::kernel::{Cpu, Executor, Float, FloatVisitor, Read, Scalar, ScalarVisitor, Write};
-use crate::{FromDlTensor, HostMdspan, HostMdspanMut, LayoutStrideRelaxed};
+use crate::kernel::Cpu;
+use crate::kernel::signature::{Role, Spec, Views};
 
 /// The kernel a JAX handler runs, for each executor: what `elementwise!` generates (a dispatch on
 /// the dtype and rank of [`Args`], then the kernel's `run` on typed views of its buffers).
@@ -93,28 +92,6 @@ impl<'a> Args<'a> {
             .scalar::<T>(k, self.scalars[k])
             .map_err(|reason| JaxError::Attribute { name: self.spec.scalars[k].name.to_owned(), reason })
     }
-}
-
-/// Checks `dtype` against the type parameter's bound, at the result's rank: what the dispatch
-/// accepts, so that a refusal names the argument before any view is made.
-struct Accept;
-
-impl FloatVisitor for Accept {
-    type Output = ();
-    fn visit<T: Float, const R: usize>(self) {}
-}
-
-impl ScalarVisitor for Accept {
-    type Output = ();
-    fn visit<T: Scalar, const R: usize>(self) {}
-}
-
-/// [`Accept`]'s check of the rank alone.
-struct AcceptRank;
-
-impl crate::dtype::RankVisitor for AcceptRank {
-    type Output = ();
-    fn visit<const R: usize>(self) {}
 }
 
 /// Reads and checks the buffers and attributes of `K`'s call on `device`.
@@ -230,11 +207,7 @@ fn prepare<'a, K: Kernel>(frame: &CallFrame<'a>, device: DLDevice) -> Result<Arg
         }
     }
     // The dtype is one the kernel takes, at this rank.
-    let accepted = match spec.bound {
-        Bound::Float => crate::kernel::dispatch_float(dtype, rank, Accept),
-        Bound::Scalar => crate::kernel::dispatch_scalar(dtype, rank, Accept),
-        Bound::Fixed => crate::dtype::dispatch_rank(rank, AcceptRank),
-    };
+    let accepted = spec.accepts(dtype, rank);
     if let Err(error) = accepted {
         return Err(JaxError::Argument { name: spec.typed_argument().into(), error });
     }
@@ -333,12 +306,7 @@ pub const fn cuda_handler<K: Kernel>() -> Option<Handler> {
 /// An executor JAX kernels run on, with the view types of its memory: [`Cpu`] (host views) and,
 /// with feature `cuda`, `&cuda::Stream` (device views).
 #[doc(hidden)]
-pub trait Exec: Executor {
-    /// A shared view of rank `R`.
-    type In<'a, T: DlElement, const R: usize>: Read<Self, R, Elem = T> + FromDlTensor<'a>;
-    /// A mutable view of rank `R`.
-    type Out<'a, T: DlElement, const R: usize>: Write<Self, R, Elem = T> + FromDlTensor<'a>;
-
+pub trait Exec: Views {
     /// The shared view of an argument (rank `R` after [`Args`]' broadcast).
     ///
     /// # Errors
@@ -362,9 +330,6 @@ pub trait Exec: Executor {
 }
 
 impl Exec for Cpu {
-    type In<'a, T: DlElement, const R: usize> = HostMdspan<'a, T, R, LayoutStrideRelaxed>;
-    type Out<'a, T: DlElement, const R: usize> = HostMdspanMut<'a, T, R, LayoutStrideRelaxed>;
-
     fn error(error: DlpackError) -> JaxError {
         JaxError::from(error)
     }
@@ -372,9 +337,6 @@ impl Exec for Cpu {
 
 #[cfg(feature = "cuda")]
 impl Exec for &crate::cuda::Stream {
-    type In<'a, T: DlElement, const R: usize> = crate::DeviceMdspan<'a, T, R, LayoutStrideRelaxed>;
-    type Out<'a, T: DlElement, const R: usize> = crate::DeviceMdspanMut<'a, T, R, LayoutStrideRelaxed>;
-
     fn error(error: crate::cuda::CudaError) -> JaxError {
         JaxError::from(error)
     }

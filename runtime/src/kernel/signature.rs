@@ -6,7 +6,10 @@
 //! refuse the same values.
 
 use crate::dtype::{DlElement, Numeric};
+use crate::error::DlpackError;
 use crate::ffi::{DLDataType, DLDataTypeCode};
+use crate::kernel::{Cpu, Executor, Float, FloatVisitor, Read, Scalar, ScalarVisitor, Write};
+use crate::{FromDlTensor, HostMdspan, HostMdspanMut, LayoutStrideRelaxed};
 
 /// What a view parameter of the kernel is to its caller.
 #[doc(hidden)]
@@ -139,9 +142,73 @@ impl Spec {
         })
     }
 
+    /// Whether the kernel takes `dtype` for its type parameter at `rank` (the bound's dtypes, and
+    /// a rank the dispatch reaches): what its dispatch accepts, checked before any view is made, so
+    /// that a refusal names the argument.
+    ///
+    /// # Errors
+    ///
+    /// The dispatch's error: a dtype the bound does not take, a rank above the most.
+    ///
+    /// ```
+    /// use dlspan::kernel::signature::{Bound, Spec};
+    /// let spec = Spec { name: "k", views: &[], scalars: &[], bound: Bound::Float, strict: false };
+    /// assert!(spec.accepts(dlspan::dtype::dtype_of::<f32>(), 2).is_ok());
+    /// assert!(spec.accepts(dlspan::dtype::dtype_of::<i32>(), 2).is_err());
+    /// ```
+    pub fn accepts(&self, dtype: DLDataType, rank: usize) -> Result<(), DlpackError> {
+        match self.bound {
+            Bound::Float => crate::kernel::dispatch_float(dtype, rank, Accept),
+            Bound::Scalar => crate::kernel::dispatch_scalar(dtype, rank, Accept),
+            Bound::Fixed => crate::dtype::dispatch_rank(rank, Accept),
+        }
+    }
+
     /// The first argument of the kernel's type parameter (whose dtype is the call's), for errors;
     /// `"result"` when only results have it.
     pub fn typed_argument(&self) -> &'static str {
         self.views.iter().find(|v| v.dtype.is_none() && v.role != Role::Output).map_or("result", |v| v.name)
     }
+}
+
+/// The visitor [`Spec::accepts`] dispatches to: it does nothing, so that the dispatch itself is the
+/// check.
+struct Accept;
+
+impl FloatVisitor for Accept {
+    type Output = ();
+    fn visit<T: Float, const R: usize>(self) {}
+}
+
+impl ScalarVisitor for Accept {
+    type Output = ();
+    fn visit<T: Scalar, const R: usize>(self) {}
+}
+
+impl crate::dtype::RankVisitor for Accept {
+    type Output = ();
+    fn visit<const R: usize>(self) {}
+}
+
+/// An executor framework entry points run element-wise kernels on, with the view types of its
+/// memory they make of their arguments: [`Cpu`] (host views) and, with feature `cuda`,
+/// `&cuda::Stream` (device views). Both of rank `R`, any strides (a broadcast argument's leading
+/// axes of extent 1).
+#[doc(hidden)]
+pub trait Views: Executor {
+    /// A shared view of rank `R`.
+    type In<'a, T: DlElement, const R: usize>: Read<Self, R, Elem = T> + FromDlTensor<'a>;
+    /// A mutable view of rank `R`.
+    type Out<'a, T: DlElement, const R: usize>: Write<Self, R, Elem = T> + FromDlTensor<'a>;
+}
+
+impl Views for Cpu {
+    type In<'a, T: DlElement, const R: usize> = HostMdspan<'a, T, R, LayoutStrideRelaxed>;
+    type Out<'a, T: DlElement, const R: usize> = HostMdspanMut<'a, T, R, LayoutStrideRelaxed>;
+}
+
+#[cfg(feature = "cuda")]
+impl Views for &crate::cuda::Stream {
+    type In<'a, T: DlElement, const R: usize> = crate::DeviceMdspan<'a, T, R, LayoutStrideRelaxed>;
+    type Out<'a, T: DlElement, const R: usize> = crate::DeviceMdspanMut<'a, T, R, LayoutStrideRelaxed>;
 }

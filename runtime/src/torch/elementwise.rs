@@ -21,8 +21,8 @@ use super::tensor::{Device, Tensor};
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
 use crate::ffi::DLDataType;
-use crate::kernel::{Cpu, Executor, Float, FloatVisitor, Read, Scalar, ScalarVisitor, Write};
-use crate::{FromDlTensor, HostMdspan, HostMdspanMut, LayoutStrideRelaxed};
+use crate::kernel::Cpu;
+use crate::kernel::signature::Views;
 
 #[doc(hidden)]
 pub use crate::kernel::signature::{Bound, Role, ScalarKind, ScalarSpec, Spec, ViewSpec};
@@ -97,20 +97,6 @@ impl Args {
     pub fn scalar<T: DlElement + crate::dtype::Numeric>(&self, k: usize) -> Result<T, TorchError> {
         self.spec.scalar::<T>(k, self.scalars[k]).map_err(TorchError::Kernel)
     }
-}
-
-/// Checks `dtype` against the type parameter's bound, at the result's rank: what the CPU and CUDA
-/// kernels' dispatch accepts, so that the Meta kernel refuses the same calls.
-struct Accept;
-
-impl FloatVisitor for Accept {
-    type Output = ();
-    fn visit<T: Float, const R: usize>(self) {}
-}
-
-impl ScalarVisitor for Accept {
-    type Output = ();
-    fn visit<T: Scalar, const R: usize>(self) {}
 }
 
 /// Which kernel of the operator is called.
@@ -237,11 +223,7 @@ fn prepare<K: Kernel>(call: &mut Call, target: Target) -> Result<Args, TorchErro
         }
     }
     // The dtype is one the kernel takes, at this rank.
-    let accepted = match spec.bound {
-        Bound::Float => crate::kernel::dispatch_float(dtype, rank, Accept),
-        Bound::Scalar => crate::kernel::dispatch_scalar(dtype, rank, Accept),
-        Bound::Fixed => crate::dtype::dispatch_rank(rank, AcceptRank),
-    };
+    let accepted = spec.accepts(dtype, rank);
     if let Err(error) = accepted {
         return Err(TorchError::Argument { name: spec.typed_argument().into(), error });
     }
@@ -257,14 +239,6 @@ fn prepare<K: Kernel>(call: &mut Call, target: Target) -> Result<Args, TorchErro
         });
     }
     Ok(Args { tensors: all, scalars, dtype, shape, device, spec })
-}
-
-/// [`AcceptRank`]'s check of the rank alone.
-struct AcceptRank;
-
-impl crate::dtype::RankVisitor for AcceptRank {
-    type Output = ();
-    fn visit<const R: usize>(self) {}
 }
 
 /// Returns the results of `args` (the views of role `Output`, in order).
@@ -339,12 +313,7 @@ pub fn cuda<K: Kernel>(call: &mut Call) -> Result<(), TorchError> {
 /// An executor element-wise operators run on, with the view types of its memory: [`Cpu`] (host
 /// views) and, with feature `cuda`, `&cuda::Stream` (device views).
 #[doc(hidden)]
-pub trait Exec: Executor {
-    /// A shared view of rank `R`.
-    type In<'a, T: DlElement, const R: usize>: Read<Self, R, Elem = T> + FromDlTensor<'a>;
-    /// A mutable view of rank `R`.
-    type Out<'a, T: DlElement, const R: usize>: Write<Self, R, Elem = T> + FromDlTensor<'a>;
-
+pub trait Exec: Views {
     /// The shared view of `tensor` (rank `R` after [`Args`]' broadcast).
     ///
     /// # Errors
@@ -368,9 +337,6 @@ pub trait Exec: Executor {
 }
 
 impl Exec for Cpu {
-    type In<'a, T: DlElement, const R: usize> = HostMdspan<'a, T, R, LayoutStrideRelaxed>;
-    type Out<'a, T: DlElement, const R: usize> = HostMdspanMut<'a, T, R, LayoutStrideRelaxed>;
-
     fn error(error: DlpackError) -> TorchError {
         TorchError::from(error)
     }
@@ -378,9 +344,6 @@ impl Exec for Cpu {
 
 #[cfg(feature = "cuda")]
 impl Exec for &crate::cuda::Stream {
-    type In<'a, T: DlElement, const R: usize> = crate::DeviceMdspan<'a, T, R, LayoutStrideRelaxed>;
-    type Out<'a, T: DlElement, const R: usize> = crate::DeviceMdspanMut<'a, T, R, LayoutStrideRelaxed>;
-
     fn error(error: crate::cuda::CudaError) -> TorchError {
         TorchError::from(error)
     }
