@@ -650,6 +650,8 @@ fn every_kernel_on_the_gpu<const R: usize>(stream: &Stream, rng: &mut kernels_su
     gpu_case!(stream, rng, shape, 0.0, copy::<Rgba>; i x: Rgba, o out: Rgba);
     // The derived tangent and backward of a differentiable kernel: math functions, so within the
     // bounds of rule K4 (the derivative of `tanh` is `1 − tanh²`: its ulps in `tanh`'s).
+    gpu_case!(stream, rng, shape, MATH, cartesian_tangent; i p: Polar, i s: f32, i tangent_p: Polar, i tangent_s: f32, o x: f32, o y: f32, o tangent_x: f32, o tangent_y: f32);
+    gpu_case!(stream, rng, shape, MATH, cartesian_backward; i p: Polar, i s: f32, i grad_x: f32, i grad_y: f32, o grad_p: Polar, o grad_s: f32);
     gpu_case!(stream, rng, shape, MATH, smooth_tangent::<f32>; i x: f32, i b: f32, i tangent_x: f32, i tangent_b: f32, o out: f32, o tangent_out: f32);
     gpu_case!(stream, rng, shape, MATH, smooth_tangent::<f64>; i x: f64, i b: f64, i tangent_x: f64, i tangent_b: f64, o out: f64, o tangent_out: f64);
     gpu_case!(stream, rng, shape, MATH, smooth_backward::<f32>; i x: f32, i b: f32, i grad_out: f32, o grad_x: f32, o grad_b: f32);

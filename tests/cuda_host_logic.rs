@@ -434,6 +434,9 @@ macro_rules! each_test_kernel {
         $case!($($pre)* copy::<Rgba>; i x: Rgba, o out: Rgba);
         $case!($($pre)* copy::<dlspan::dtype::F32x4>; i x: dlspan::dtype::F32x4, o out: dlspan::dtype::F32x4);
         $case!($($pre)* copy::<bool>; i x: bool, o out: bool);
+        $case!($($pre)* cartesian; i p: Polar, i s: f32, o x: f32, o y: f32);
+        $case!($($pre)* cartesian_tangent; i p: Polar, i s: f32, i tangent_p: Polar, i tangent_s: f32, o x: f32, o y: f32, o tangent_x: f32, o tangent_y: f32);
+        $case!($($pre)* cartesian_backward; i p: Polar, i s: f32, i grad_x: f32, i grad_y: f32, o grad_p: Polar, o grad_s: f32);
         $case!($($pre)* smooth::<f32>; i x: f32, i b: f32, o out: f32);
         $case!($($pre)* smooth_tangent::<f16>; i x: f16, i b: f16, i tangent_x: f16, i tangent_b: f16, o out: f16, o tangent_out: f16);
         $case!($($pre)* smooth_tangent::<f32>; i x: f32, i b: f32, i tangent_x: f32, i tangent_b: f32, o out: f32, o tangent_out: f32);

@@ -318,3 +318,99 @@ fn sums_to_a_broadcast_shape_on_every_layout() {
     zero_rows.sum_to(&mut HostMdspanMut::<f64, 1>::from_slice(&mut sums, [4]).unwrap()).unwrap();
     assert_eq!(sums, [0.0; 4]);
 }
+
+/// A derived element type of three `f32` lanes, one of which the kernel below never reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, dlspan::DlElement)]
+#[repr(C)]
+struct Polar {
+    r: f32,
+    theta: f32,
+    unused: f32,
+}
+
+dlspan::elementwise! {
+    /// Cartesian coordinates of a polar point, scaled and shifted: a derived-type input read field
+    /// by field.
+    #[differentiable]
+    fn cartesian(p: &Polar, s: &f32, x: &mut f32, y: &mut f32) {
+        *x = p.r * p.theta.cos() * *s;
+        *y = p.r * p.theta.sin() + *s;
+    }
+}
+
+#[test]
+fn a_derived_type_input_gets_its_gradient_field_by_field() {
+    let points = [
+        Polar { r: 2.0, theta: 0.5, unused: 7.0 },
+        Polar { r: -1.5, theta: 2.0, unused: f32::NAN },
+        Polar { r: 0.25, theta: -1.0, unused: 1e30 },
+    ];
+    let scales = [1.5f32, -0.5, 3.0];
+    let (gx, gy) = ([1.0f32, 0.5, -2.0], [0.25f32, -1.0, 4.0]);
+    let mut grad_p = [Polar { r: 9.0, theta: 9.0, unused: 9.0 }; 3];
+    let mut grad_s = [9.0f32; 3];
+    cartesian_backward
+        .run(
+            Cpu,
+            &HostMdspan::<Polar, 1>::from_slice(&points, [3]).unwrap(),
+            &HostMdspan::<f32, 1>::from_slice(&scales, [3]).unwrap(),
+            &HostMdspan::<f32, 1>::from_slice(&gx, [3]).unwrap(),
+            &HostMdspan::<f32, 1>::from_slice(&gy, [3]).unwrap(),
+            &mut HostMdspanMut::<Polar, 1>::from_slice(&mut grad_p, [3]).unwrap(),
+            &mut HostMdspanMut::<f32, 1>::from_slice(&mut grad_s, [3]).unwrap(),
+        )
+        .unwrap();
+    for k in 0..3 {
+        let (p, s) = (points[k], scales[k]);
+        let (c, n) = (p.theta.cos(), p.theta.sin());
+        let close = |a: f32, b: f32| (a - b).abs() <= 1e-5 * (1.0 + b.abs());
+        assert!(close(grad_p[k].r, gx[k] * c * s + gy[k] * n), "{k}: {:?}", grad_p[k]);
+        assert!(close(grad_p[k].theta, gx[k] * (-p.r * n * s) + gy[k] * (p.r * c)), "{k}: {:?}", grad_p[k]);
+        assert_eq!(grad_p[k].unused.to_bits(), 0, "the field the body never reads has gradient +0.0");
+        assert!(close(grad_s[k], gx[k] * p.r * c + gy[k]), "{k}: {}", grad_s[k]);
+    }
+}
+
+/// Two `f32` lanes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, dlspan::DlElement)]
+#[repr(C)]
+struct Pair {
+    a: f32,
+    b: f32,
+}
+
+dlspan::elementwise! {
+    /// A derived-type output written field by field.
+    #[differentiable]
+    fn rotate(p: &Pair, t: &f32, out: &mut Pair) {
+        out.a = p.a * t.cos() - p.b * t.sin();
+        out.b = p.a * t.sin() + p.b * t.cos();
+    }
+}
+
+#[test]
+fn a_derived_type_output_gets_its_gradient_field_by_field() {
+    let (p, t) = ([Pair { a: 1.0, b: 2.0 }, Pair { a: -0.5, b: 0.25 }], [0.3f32, -1.2]);
+    let g = [Pair { a: 1.0, b: 0.0 }, Pair { a: 0.5, b: -2.0 }];
+    let mut grad_p = [Pair::default(); 2];
+    let mut grad_t = [0.0f32; 2];
+    rotate_backward
+        .run(
+            Cpu,
+            &HostMdspan::<Pair, 1>::from_slice(&p, [2]).unwrap(),
+            &HostMdspan::<f32, 1>::from_slice(&t, [2]).unwrap(),
+            &HostMdspan::<Pair, 1>::from_slice(&g, [2]).unwrap(),
+            &mut HostMdspanMut::<Pair, 1>::from_slice(&mut grad_p, [2]).unwrap(),
+            &mut HostMdspanMut::<f32, 1>::from_slice(&mut grad_t, [2]).unwrap(),
+        )
+        .unwrap();
+    for k in 0..2 {
+        let (c, s) = (t[k].cos(), t[k].sin());
+        let close = |x: f32, y: f32| (x - y).abs() <= 1e-5 * (1.0 + y.abs());
+        // The transpose of the rotation applied to the gradient.
+        assert!(close(grad_p[k].a, g[k].a * c + g[k].b * s), "{k}: {:?}", grad_p[k]);
+        assert!(close(grad_p[k].b, -g[k].a * s + g[k].b * c), "{k}: {:?}", grad_p[k]);
+        let dt = g[k].a * (-p[k].a * s - p[k].b * c) + g[k].b * (p[k].a * c - p[k].b * s);
+        assert!(close(grad_t[k], dt), "{k}: {}", grad_t[k]);
+    }
+}

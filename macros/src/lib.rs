@@ -138,7 +138,8 @@ pub fn mdspan(input: TokenStream) -> TokenStream {
 /// expression per branch), literals, `+ - * / %`, unary `-`, comparisons, `&&`, `||`, `!`, `as`
 /// casts, fields of derived element types, and the math methods `sqrt`, `exp`, `exp2`, `ln`,
 /// `log2`, `log10`, `sin`, `cos`, `tan`, `tanh`, `floor`, `ceil`, `round`, `trunc`, `abs`, `min`,
-/// `max`, `powf`, `mul_add`, `detach` (the value itself, whose derivative is taken as zero). Anything
+/// `max`, `powf`, `mul_add`, `detach` (the value itself, whose derivative is taken as zero),
+/// `zero_like` (the value of its type with all bytes zero). Anything
 /// else is a compile error at its token saying what is allowed.
 /// The semantics (the same bits on the CPU and the GPU) and the rest of the rules are
 /// `dlspan::kernel`'s documentation and the rules page, section K.

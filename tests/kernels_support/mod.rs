@@ -225,6 +225,26 @@ dlspan::elementwise! {
     }
 }
 
+/// A derived element type of three `f32` lanes: a polar point and a spare lane.
+#[derive(Clone, Copy, Debug, Default, PartialEq, dlspan::DlElement)]
+#[repr(C)]
+pub struct Polar {
+    pub r: f32,
+    pub theta: f32,
+    pub spare: f32,
+}
+
+dlspan::elementwise! {
+    /// A differentiable body over a derived-type input read field by field: its backward writes
+    /// the gradient of each field it reads, and zero (`zero_like`) in the spare lane, which it
+    /// does not read.
+    #[differentiable]
+    pub fn cartesian(p: &Polar, s: &f32, x: &mut f32, y: &mut f32) {
+        *x = p.r * p.theta.cos() * *s;
+        *y = p.r * p.theta.sin() + *s;
+    }
+}
+
 /// Every instantiation the tests launch, for the NVRTC tier to compile.
 pub fn instances() -> Vec<Instance> {
     vec![
@@ -269,6 +289,9 @@ pub fn instances() -> Vec<Instance> {
         copy::instance::<Rgba>(),
         copy::instance::<dlspan::dtype::F32x4>(),
         copy::instance::<bool>(),
+        cartesian::instance(),
+        cartesian_tangent::instance(),
+        cartesian_backward::instance(),
         smooth::instance::<f32>(),
         smooth_tangent::instance::<f16>(),
         smooth_tangent::instance::<f32>(),
@@ -470,6 +493,20 @@ impl Value for Rgba {
     fn random(rng: &mut Rng) -> Self {
         let v = rng.next_u64().to_le_bytes();
         Rgba { r: v[0], g: v[1], b: v[2], a: v[3] }
+    }
+}
+
+impl Value for Polar {
+    fn random(rng: &mut Rng) -> Self {
+        Polar { r: f32::random(rng), theta: f32::random(rng), spare: f32::random(rng) }
+    }
+
+    fn same(&self, other: &Self) -> bool {
+        self.r.same(&other.r) && self.theta.same(&other.theta) && self.spare.same(&other.spare)
+    }
+
+    fn ulps(&self, other: &Self) -> f64 {
+        self.r.ulps(&other.r).max(self.theta.ulps(&other.theta)).max(self.spare.ulps(&other.spare))
     }
 }
 

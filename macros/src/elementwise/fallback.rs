@@ -15,6 +15,7 @@ pub(crate) fn stub(kernel: &Kernel<'_>, error: syn::Error) -> TokenStream {
         cast_targets: Vec::new(),
         fields: false,
         reads_output: kernel.params.iter().map(|_| true).collect(),
+        never_read: kernel.params.iter().map(|_| false).collect(),
     };
     let translation = Translation { pieces: Vec::new(), lines: Vec::new() };
     let items = super::expand::expand(kernel, &analysis, &translation, true, None).unwrap_or_default();

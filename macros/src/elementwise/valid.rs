@@ -22,6 +22,10 @@ pub(crate) struct Analysis {
     /// For each parameter, whether a written view's old value is needed (read, or maybe left
     /// unwritten); `false` for the others.
     pub(crate) reads_output: Vec<bool>,
+    /// For each parameter, whether it is a written view the body never reads: every use an
+    /// assignment, of the whole element or of a field (a derived-type output written field by
+    /// field is never read, though its other fields keep their values).
+    pub(crate) never_read: Vec<bool>,
 }
 
 /// What a name in a body refers to.
@@ -101,6 +105,7 @@ pub(crate) const METHODS: &[(&str, usize)] = &[
     ("powf", 1),
     ("mul_add", 2),
     ("detach", 0),
+    ("zero_like", 0),
 ];
 
 const ALLOWED_STATEMENTS: &str = "a kernel statement is `let x = ...;`, `let x: T = ...;`, an assignment (`*out = ...`, `*out += ...`, \
@@ -155,6 +160,8 @@ struct Checker<'k> {
     /// Per parameter name: occurrences, and whole-element assignments (`*out = e`).
     uses: HashMap<String, usize>,
     assigned: HashMap<String, usize>,
+    /// Per name, the assignments to one of its fields (`out.r = e`, `(*out).r.x = e`).
+    field_assigned: HashMap<String, usize>,
 }
 
 /// Checks the body of `kernel`, adding the types it names to the type table.
@@ -168,6 +175,7 @@ pub(crate) fn check(kernel: &mut Kernel<'_>) -> syn::Result<Analysis> {
         fields: false,
         uses: HashMap::new(),
         assigned: HashMap::new(),
+        field_assigned: HashMap::new(),
     };
     let body = kernel.body;
     checker.block(body);
@@ -192,10 +200,20 @@ pub(crate) fn check(kernel: &mut Kernel<'_>) -> syn::Result<Analysis> {
             !(uses == assigned && top)
         })
         .collect();
+    // Never read: every use is an assignment, of the whole element or of a field.
+    let never_read = kernel
+        .params
+        .iter()
+        .map(|p| {
+            let name = p.ident.to_string();
+            let count = |map: &HashMap<String, usize>| map.get(&name).copied().unwrap_or(0);
+            p.kind == Kind::Write && count(&checker.uses) == count(&checker.assigned) + count(&checker.field_assigned)
+        })
+        .collect();
     let mut cast_targets = checker.cast_targets;
     cast_targets.sort_unstable();
     cast_targets.dedup();
-    Ok(Analysis { cast_targets, fields: checker.fields, reads_output })
+    Ok(Analysis { cast_targets, fields: checker.fields, reads_output, never_read })
 }
 
 impl Checker<'_> {
@@ -277,6 +295,8 @@ impl Checker<'_> {
             Expr::Assign(assign) => {
                 if let Some(name) = whole_element(&assign.left) {
                     *self.assigned.entry(name).or_default() += 1;
+                } else if let Some(name) = field_root(&assign.left) {
+                    *self.field_assigned.entry(name).or_default() += 1;
                 }
                 self.place(&assign.left);
                 self.value(&assign.right);
@@ -670,6 +690,19 @@ fn assigns_on_every_path(stmts: &[Stmt], name: &str) -> bool {
         }
     }
     stmts.iter().any(|s| matches!(s, Stmt::Expr(e, _) if statement(e, name)))
+}
+
+/// The view a statement assigns a field of (`out.r = e`, `(*out).r.x = e`), if it does.
+fn field_root(left: &Expr) -> Option<String> {
+    match left {
+        Expr::Field(f) => match &*f.base {
+            Expr::Field(_) | Expr::Paren(_) => field_root(&f.base),
+            Expr::Unary(u) if matches!(u.op, UnOp::Deref(_)) => path_name(&u.expr),
+            base => path_name(base),
+        },
+        Expr::Paren(p) => field_root(&p.expr),
+        _ => None,
+    }
 }
 
 /// The view a statement assigns as a whole (`*out = e`), if it does.

@@ -448,6 +448,24 @@ pub mod ops {
         x
     }
 
+    /// `x.zero_like()`: the value of `x`'s type whose bytes are all zero (`0`, `0.0`, `false`, every
+    /// field of a derived type zero), what a `#[differentiable]` kernel's backward writes for the
+    /// fields of a derived-type gradient the body never reads. Its derivative is zero.
+    ///
+    /// ```
+    /// assert_eq!(dlspan::kernel::ops::zero_like(2.5f32), 0.0);
+    /// assert!(!dlspan::kernel::ops::zero_like(true));
+    /// ```
+    #[inline(always)]
+    pub fn zero_like<T: crate::DlElement>(x: T) -> T {
+        let _ = x;
+        // SAFETY: every `DlElement` is valid for all-zero bytes: its validity contract (rule 3 of
+        // the trait's safety section) is `AnyBits` — every bit pattern — or `BoolBytes`, every
+        // element whose bytes are each 0 or 1, which all-zero bytes are; the bytes are `T`'s
+        // size, so nothing is read past them.
+        unsafe { core::mem::zeroed() }
+    }
+
     /// `x as To`: [`dtype::cast`](crate::dtype::cast).
     #[inline(always)]
     pub fn cast<To: Cast, From: Cast>(x: From) -> To {

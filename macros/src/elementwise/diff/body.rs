@@ -2,7 +2,8 @@
 //! (each operation's primal bound to a `let`, and its tangent along each direction).
 
 use super::{
-    Binding, Differ, Elem, Factor, LN_2, LN_10, Lin, Mode, Tan, Value, cast_keeps_derivative, lin_tokens, literal,
+    Binding, Differ, Elem, Factor, LN_2, LN_10, Lin, Mode, Tan, Value, cast_keeps_derivative, field_chain, lin_tokens,
+    literal, path_key,
 };
 use crate::elementwise::ast::Kind;
 use crate::elementwise::valid::{Class, class, compound, path_name};
@@ -40,14 +41,29 @@ impl Differ<'_> {
             }
         }
         if self.mode == Mode::Backward {
-            for (p, c) in kernel.params.iter().zip(self.classes.clone()) {
-                if p.kind == Kind::Write && c != Elem::Constant {
+            for (k, (p, c)) in kernel.params.iter().zip(self.classes.clone()).enumerate() {
+                if p.kind != Kind::Write || c == Elem::Constant {
+                    continue;
+                }
+                if c == Elem::Float {
                     let elem = &p.elem;
                     let vars: Vec<Ident> = (0..self.dirs).map(|_| self.fresh("o")).collect();
                     for v in &vars {
                         self.emit(quote!(let mut #v: #elem = 0.0;));
                     }
-                    self.outputs.insert(p.ident.to_string(), vars);
+                    self.outputs.push(((p.ident.to_string(), String::new()), vars));
+                    continue;
+                }
+                // A derived-type output: variables per field path it assigns, typed as the field
+                // (from its gradient's field).
+                let grad = format_ident!("grad_{}", p.ident);
+                for path in self.paths.get(&k).cloned().unwrap_or_default() {
+                    let vars: Vec<Ident> = (0..self.dirs).map(|_| self.fresh("o")).collect();
+                    for v in &vars {
+                        self.emit(quote!(let mut #v = #grad #(. #path)*;));
+                        self.emit(quote!(#v = 0.0;));
+                    }
+                    self.outputs.push(((p.ident.to_string(), path_key(&path)), vars));
                 }
             }
         }
@@ -59,25 +75,59 @@ impl Differ<'_> {
     }
 
     /// Backward: each input's gradient, the outputs' gradients dotted with their tangents along
-    /// the input's direction.
+    /// the input's direction (for a derived-type input, per field path it reads, the fields it
+    /// does not read zero).
     fn dot_products(&mut self) {
         let kernel = self.kernel;
-        let outputs: Vec<(Ident, Vec<Ident>)> = kernel
-            .params
-            .iter()
-            .filter_map(|p| self.outputs.get(&p.ident.to_string()).map(|v| (p.ident.clone(), v.clone())))
-            .collect();
-        for (k, p) in kernel.params.iter().enumerate() {
-            let Some(d) = self.direction[k] else { continue };
-            let grad = format_ident!("grad_{}", p.ident);
-            let terms: Vec<TokenStream> = outputs
+        let terms = |d: usize| -> Vec<TokenStream> {
+            self.outputs
                 .iter()
-                .map(|(out, vars)| {
+                .map(|((out, path), vars)| {
                     let (g, v) = (format_ident!("grad_{}", out), &vars[d]);
-                    quote!((*#g * #v))
+                    if path.is_empty() {
+                        quote!((*#g * #v))
+                    } else {
+                        let path: TokenStream = path.parse().expect("a field path");
+                        quote!((#g #path * #v))
+                    }
                 })
-                .collect();
-            self.emit(quote!(*#grad = #(#terms)+*;));
+                .collect()
+        };
+        let mut emitted = Vec::new();
+        for (k, p) in kernel.params.iter().enumerate() {
+            let grad = format_ident!("grad_{}", p.ident);
+            if let Some(d) = self.direction[k] {
+                let terms = terms(d);
+                emitted.push(quote!(*#grad = #(#terms)+*;));
+            } else if p.kind == Kind::Read && self.classes[k] == Elem::Record {
+                let ident = &p.ident;
+                emitted.push(quote!(*#grad = (*#ident).zero_like();));
+                for path in self.paths.get(&k).cloned().unwrap_or_default() {
+                    let d = self.field_dirs[&(k, path_key(&path))];
+                    let terms = terms(d);
+                    emitted.push(quote!(#grad #(. #path)* = #(#terms)+*;));
+                }
+            }
+        }
+        for stmt in emitted {
+            self.emit(stmt);
+        }
+    }
+
+    /// A derived-type input used as a whole in the backward (not field by field): refused.
+    fn whole_record(&mut self, expr: &Expr, binding: &Binding) {
+        if let (Mode::Backward, Binding::View(k)) = (self.mode, binding) {
+            let p = &self.kernel.params[*k];
+            if p.kind == Kind::Read && self.classes[*k] == Elem::Record {
+                self.errors.push(syn::Error::new(
+                    expr.span(),
+                    format!(
+                        "the backward of a differentiable kernel reads a derived-type input field by field \
+                         (`{0}.x`): use the fields of `{0}` here, not its whole value",
+                        p.ident
+                    ),
+                ));
+            }
         }
     }
 
@@ -281,7 +331,21 @@ impl Differ<'_> {
                         self.emit(quote!(#target = #lin;));
                     }
                     Mode::Backward => {
-                        let vars = self.outputs.get(&root).cloned().expect("an output");
+                        if class == Elem::Record && whole {
+                            self.errors.push(syn::Error::new(
+                                place.span(),
+                                "the backward of a differentiable kernel takes a derived-type output field by field: \
+                                 assign its fields (`out.x = ..`), not its whole value",
+                            ));
+                            return;
+                        }
+                        let key = field_chain(place).map_or_else(String::new, |(_, path)| path_key(&path));
+                        let vars = self
+                            .outputs
+                            .iter()
+                            .find(|((out, path), _)| *out == root && *path == key)
+                            .map(|(_, vars)| vars.clone())
+                            .expect("an output");
                         for (v, lin) in vars.iter().zip(&lins) {
                             let lin = lin_tokens(lin);
                             self.emit(quote!(#v = #lin;));
@@ -344,6 +408,7 @@ impl Differ<'_> {
             Expr::Path(_) => {
                 let name = path_name(expr).expect("checked");
                 let (_, binding) = self.lookup(&name).expect("checked");
+                self.whole_record(expr, &binding);
                 let tan = self.binding_tan(&binding);
                 Value { op: quote!(#expr), lit: None, tan }
             }
@@ -351,6 +416,7 @@ impl Differ<'_> {
                 UnOp::Deref(_) => {
                     let name = path_name(&u.expr).expect("checked");
                     let (_, binding) = self.lookup(&name).expect("checked");
+                    self.whole_record(expr, &binding);
                     let tan = self.binding_tan(&binding);
                     Value { op: quote!((#expr)), lit: None, tan }
                 }
@@ -416,6 +482,18 @@ impl Differ<'_> {
             }
             Expr::MethodCall(m) => self.method(m),
             Expr::Field(f) => {
+                // The backward's field of a derived-type input: the seed of its own direction.
+                if let (Mode::Backward, Some((root, path))) = (self.mode, field_chain(expr)) {
+                    if let Some((_, Binding::View(k))) = self.lookup(&root) {
+                        if self.kernel.params[k].kind == Kind::Read && self.classes[k] == Elem::Record {
+                            let d = self.field_dirs.get(&(k, path_key(&path))).copied();
+                            let tan = Tan::Diff(
+                                (0..self.dirs).map(|i| Lin::Const(if Some(i) == d { 1.0 } else { 0.0 })).collect(),
+                            );
+                            return Value { op: quote!(#expr), lit: None, tan };
+                        }
+                    }
+                }
                 let base = self.field_base(&f.base);
                 let member = &f.member;
                 let base_op = &base.op;
@@ -455,6 +533,7 @@ impl Differ<'_> {
     fn receiver(&mut self, expr: &Expr) -> Value {
         if let Some(name) = path_name(expr) {
             if let Some((_, binding @ Binding::View(_))) = self.lookup(&name) {
+                self.whole_record(expr, &binding);
                 let tan = self.binding_tan(&binding);
                 return Value { op: quote!((*#expr)), lit: None, tan };
             }
@@ -533,7 +612,7 @@ impl Differ<'_> {
             return Value { op: p, lit: None, tan: self.zero() };
         }
         let tan = match name.as_str() {
-            "detach" => self.zero(),
+            "detach" | "zero_like" => self.zero(),
             "floor" | "ceil" | "round" | "trunc" => self.discrete(&[&a.tan], span, &format!("`{name}`")),
             "sqrt" => {
                 let result = Factor::Atom(p.clone());

@@ -10,7 +10,8 @@
 //!   computes (the same operations in the same order, so the same bits);
 //! - each value carries its tangent along each *direction*: one direction in the tangent kernel
 //!   (the tangent views given), one per differentiable input in the backward (seeded with 1 for
-//!   that input and 0 for the others), so that a backward is the tangents of the outputs along
+//!   that input and 0 for the others; for a derived-type input, one per field path the body reads,
+//!   its gradient's other fields `zero_like`), so that a backward is the tangents of the outputs along
 //!   each input, dotted with the outputs' gradients. Tangents that are known constants (0, the
 //!   seeds' 1, their sums) are folded here, so a direction only computes what depends on its
 //!   input, and what two directions share compiles once (the compilers merge equal expressions);
@@ -197,19 +198,24 @@ struct Differ<'k> {
     active: HashSet<usize>,
     changed: bool,
     errors: Vec<syn::Error>,
-    /// Backward: per written view, its tangent variables (one per direction).
-    outputs: HashMap<String, Vec<Ident>>,
+    /// Backward: per written view (and field path, for a derived type), its tangent variables
+    /// (one per direction), in declaration order.
+    outputs: Vec<((String, String), Vec<Ident>)>,
+    /// Backward: the direction of each field path of a derived-type input (`(param, ".a.b")`).
+    field_dirs: HashMap<(usize, String), usize>,
+    /// The field paths the body reads of each derived-type input view and assigns of each
+    /// derived-type output view, by parameter.
+    paths: HashMap<usize, Vec<Vec<syn::Member>>>,
 }
 
-/// The derived kernels of a `#[differentiable]` kernel: the tangent, and the backward (absent for
-/// kernels with derived-type views, whose backward is not generated).
+/// The derived kernels of a `#[differentiable]` kernel: the tangent and the backward.
 pub(crate) struct Derived {
     pub(crate) items: Vec<ItemFn>,
     /// The backward kernel's name.
     pub(crate) backward: Option<Ident>,
     /// The tangent kernel's name.
     pub(crate) tangent: Ident,
-    /// `check_gradients` on the forward kernel (with the backward).
+    /// `check_gradients` on the forward kernel (absent for kernels with derived-type views).
     pub(crate) check: Option<TokenStream>,
 }
 
@@ -218,8 +224,11 @@ pub(crate) fn derive(kernel: &Kernel<'_>, analysis: &Analysis, span: Span) -> sy
     let type_params: Vec<String> = super::expand::type_params(kernel).iter().map(|i| i.to_string()).collect();
     let classes: Vec<Elem> = kernel.params.iter().map(|p| elem_class(&p.elem, &type_params)).collect();
     let mut errors: Vec<syn::Error> = Vec::new();
-    for ((p, &reads), class) in kernel.params.iter().zip(&analysis.reads_output).zip(&classes) {
-        if p.kind == Kind::Write && reads && *class != Elem::Constant {
+    for (k, ((p, &reads), class)) in kernel.params.iter().zip(&analysis.reads_output).zip(&classes).enumerate() {
+        // A derived-type output may be written field by field (never read): its fields the body
+        // does not write have no tangent and take no gradient.
+        let field_wise = *class == Elem::Record && analysis.never_read[k];
+        if p.kind == Kind::Write && reads && *class != Elem::Constant && !field_wise {
             errors.push(syn::Error::new(
                 p.ident.span(),
                 format!(
@@ -273,15 +282,113 @@ pub(crate) fn derive(kernel: &Kernel<'_>, analysis: &Analysis, span: Span) -> sy
         return Err(error);
     }
     let tangent = run(kernel, Mode::Tangent, &classes, &type_params)?;
+    let backward = run(kernel, Mode::Backward, &classes, &type_params)?;
+    // `check_gradients` reads and writes plain floats: kernels with derived-type views are checked
+    // through their tangent and backward directly (G5).
     let records = kernel.params.iter().zip(&classes).any(|(p, c)| p.kind != Kind::Scalar && *c == Elem::Record);
-    let mut items = vec![tangent];
-    let (mut backward, mut check) = (None, None);
-    if !records {
-        items.push(run(kernel, Mode::Backward, &classes, &type_params)?);
-        backward = Some(format_ident!("{}_backward", kernel.ident));
-        check = Some(check::checker(kernel, &classes));
+    let check = (!records).then(|| check::checker(kernel, &classes));
+    Ok(Derived {
+        items: vec![tangent, backward],
+        backward: Some(format_ident!("{}_backward", kernel.ident)),
+        tangent: format_ident!("{}_tangent", kernel.ident),
+        check,
+    })
+}
+
+/// The root name and the field path of a field chain (`p.a.b`, `(*p).a`: `p` and `[a, b]`).
+fn field_chain(expr: &syn::Expr) -> Option<(String, Vec<syn::Member>)> {
+    match expr {
+        syn::Expr::Field(f) => {
+            let (root, mut path) = match &*f.base {
+                syn::Expr::Field(_) | syn::Expr::Paren(_) => field_chain(&f.base)?,
+                syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                    (super::valid::path_name(&u.expr)?, Vec::new())
+                }
+                base => (super::valid::path_name(base)?, Vec::new()),
+            };
+            path.push(f.member.clone());
+            Some((root, path))
+        }
+        syn::Expr::Paren(p) => field_chain(&p.expr),
+        _ => None,
     }
-    Ok(Derived { items, backward, tangent: format_ident!("{}_tangent", kernel.ident), check })
+}
+
+/// A field path as a key (`.a.b`).
+fn path_key(path: &[syn::Member]) -> String {
+    path.iter().map(|m| format!(".{}", quote!(#m))).collect()
+}
+
+/// The field paths the body reads of each derived-type read view and assigns of each derived-type
+/// written view (in the order they first appear), by parameter.
+fn record_paths(kernel: &Kernel<'_>, classes: &[Elem]) -> HashMap<usize, Vec<Vec<syn::Member>>> {
+    let records: HashMap<String, usize> = kernel
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(k, p)| p.kind != Kind::Scalar && classes[*k] == Elem::Record)
+        .map(|(k, p)| (p.ident.to_string(), k))
+        .collect();
+    let mut found: HashMap<usize, Vec<Vec<syn::Member>>> = HashMap::new();
+    let mut note = |expr: &syn::Expr| -> bool {
+        let Some((root, path)) = field_chain(expr) else { return false };
+        let Some(&k) = records.get(&root) else { return false };
+        let list = found.entry(k).or_default();
+        if !list.iter().any(|p| path_key(p) == path_key(&path)) {
+            list.push(path);
+        }
+        true
+    };
+    fn walk(expr: &syn::Expr, note: &mut dyn FnMut(&syn::Expr) -> bool) {
+        use syn::Expr as E;
+        if matches!(expr, E::Field(_)) && note(expr) {
+            return;
+        }
+        match expr {
+            E::Assign(a) => {
+                walk(&a.left, note);
+                walk(&a.right, note);
+            }
+            E::Binary(b) => {
+                walk(&b.left, note);
+                walk(&b.right, note);
+            }
+            E::Unary(u) => walk(&u.expr, note),
+            E::Paren(p) => walk(&p.expr, note),
+            E::Cast(c) => walk(&c.expr, note),
+            E::Field(f) => walk(&f.base, note),
+            E::MethodCall(m) => {
+                walk(&m.receiver, note);
+                for a in &m.args {
+                    walk(a, note);
+                }
+            }
+            E::If(i) => {
+                walk(&i.cond, note);
+                stmts(&i.then_branch.stmts, note);
+                if let Some((_, e)) = &i.else_branch {
+                    walk(e, note);
+                }
+            }
+            E::Block(b) => stmts(&b.block.stmts, note),
+            _ => {}
+        }
+    }
+    fn stmts(list: &[syn::Stmt], note: &mut dyn FnMut(&syn::Expr) -> bool) {
+        for stmt in list {
+            match stmt {
+                syn::Stmt::Local(l) => {
+                    if let Some(init) = &l.init {
+                        walk(&init.expr, note);
+                    }
+                }
+                syn::Stmt::Expr(e, _) => walk(e, note),
+                _ => {}
+            }
+        }
+    }
+    stmts(&kernel.body.stmts, &mut note);
+    found
 }
 
 fn combine(errors: Vec<syn::Error>) -> Option<syn::Error> {
@@ -294,11 +401,24 @@ fn combine(errors: Vec<syn::Error>) -> Option<syn::Error> {
 /// Runs the derivation to its fixed point and writes the derived function.
 fn run(kernel: &Kernel<'_>, mode: Mode, classes: &[Elem], type_params: &[String]) -> syn::Result<ItemFn> {
     let mut direction = vec![None; kernel.params.len()];
+    let mut field_dirs = HashMap::new();
+    let paths = record_paths(kernel, classes);
     let mut dirs = 0;
     for (k, p) in kernel.params.iter().enumerate() {
-        if p.kind == Kind::Read && classes[k] != Elem::Constant {
-            direction[k] = Some(dirs);
-            dirs += 1;
+        match (mode, p.kind, classes[k]) {
+            (_, Kind::Read, Elem::Float) | (Mode::Tangent, Kind::Read, Elem::Record) => {
+                direction[k] = Some(dirs);
+                dirs += 1;
+            }
+            // The backward's directions of a derived-type input: one per field path the body
+            // reads.
+            (Mode::Backward, Kind::Read, Elem::Record) => {
+                for path in paths.get(&k).into_iter().flatten() {
+                    field_dirs.insert((k, path_key(path)), dirs);
+                    dirs += 1;
+                }
+            }
+            _ => {}
         }
     }
     if mode == Mode::Tangent {
@@ -320,7 +440,9 @@ fn run(kernel: &Kernel<'_>, mode: Mode, classes: &[Elem], type_params: &[String]
             active: active.clone(),
             changed: false,
             errors: Vec::new(),
-            outputs: HashMap::new(),
+            outputs: Vec::new(),
+            field_dirs: field_dirs.clone(),
+            paths: paths.clone(),
         };
         let body = differ.body();
         if differ.changed {

@@ -272,6 +272,9 @@ template <class A, class B> DL_DEV DL_COMMON(A, B) dl_select(bool c, A a, B b) {
 DL_DEV bool dl_not(bool b) { return !b; }
 // `x.detach()`: the value itself (its derivative is taken as zero by `#[differentiable]`).
 template <class T> DL_DEV T dl_detach(T x) { return x; }
+// `x.zero_like()`: the value of x's type with all bytes zero (value-initialised: 0, 0.0, false, every
+// field of a derived type zero).
+template <class T> DL_DEV T dl_zero_like(T) { return T{}; }
 
 // `x as To`: dlspan::dtype::cast through the generated `dl_cast<To, From>` of the storage types
 // (a module holds the conversions into each of its cast targets); a literal is an f64 or an i32
