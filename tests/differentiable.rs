@@ -413,4 +413,23 @@ fn a_derived_type_output_gets_its_gradient_field_by_field() {
         let dt = g[k].a * (-p[k].a * s - p[k].b * c) + g[k].b * (p[k].a * c - p[k].b * s);
         assert!(close(grad_t[k], dt), "{k}: {}", grad_t[k]);
     }
+    // The tangent agrees with the backward: ⟨g, J v⟩ = ⟨Jᵀ g, v⟩ for a direction v.
+    let (tp, tt) = ([Pair { a: 0.5, b: -1.0 }, Pair { a: 2.0, b: 0.25 }], [1.5f32, -0.75]);
+    let (mut out, mut tout) = ([Pair::default(); 2], [Pair::default(); 2]);
+    rotate_tangent
+        .run(
+            Cpu,
+            &HostMdspan::<Pair, 1>::from_slice(&p, [2]).unwrap(),
+            &HostMdspan::<f32, 1>::from_slice(&t, [2]).unwrap(),
+            &HostMdspan::<Pair, 1>::from_slice(&tp, [2]).unwrap(),
+            &HostMdspan::<f32, 1>::from_slice(&tt, [2]).unwrap(),
+            &mut HostMdspanMut::<Pair, 1>::from_slice(&mut out, [2]).unwrap(),
+            &mut HostMdspanMut::<Pair, 1>::from_slice(&mut tout, [2]).unwrap(),
+        )
+        .unwrap();
+    for k in 0..2 {
+        let left = g[k].a * tout[k].a + g[k].b * tout[k].b;
+        let right = grad_p[k].a * tp[k].a + grad_p[k].b * tp[k].b + grad_t[k] * tt[k];
+        assert!((left - right).abs() <= 1e-5 * (1.0 + right.abs()), "{k}: {left} against {right}");
+    }
 }
