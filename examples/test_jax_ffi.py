@@ -158,8 +158,10 @@ def test_errors_name_the_argument_before_tracing():
         m.gelu_bias(x, random((3,), jnp.float32))
     with pytest.raises(ValueError, match=r"argument `y` has shape \(4,\) and argument `x` \(3, 4\)"):
         m.mul_same(x, b)
-    with pytest.raises(TypeError, match=r"takes 2 arguments; 1 were given"):
+    with pytest.raises(TypeError, match=r"gelu_bias\(x, b\): missing a required argument: 'b'"):
         m.gelu_bias(x)
+    with pytest.raises(TypeError, match=r"gelu_bias\(x, b\): got an unexpected keyword argument 'y'"):
+        m.gelu_bias(x, b, y=b)
     with pytest.raises(TypeError, match=r"argument `beta` is a scalar of the kernel.*static_argnames"):
         jax.jit(m.softplus)(x, 2.0)
     with pytest.raises(TypeError, match=r"argument `beta`: expected a float, got str"):
@@ -225,6 +227,17 @@ def test_the_kernels_run_on_the_expected_backend():
     assert next(iter(y.devices())).platform == backend
 
 
-def test_functions_are_named_and_documented():
+def test_functions_are_named_documented_and_take_keywords():
+    import inspect
+
     assert m.gelu_bias.__name__ == "gelu_bias"
     assert "my_jax_kernels.gelu_bias" in m.gelu_bias.__doc__
+    assert str(inspect.signature(m.softplus)) == "(x, beta)"
+    x = random((3, 4), jnp.float32)
+    b = random((4,), jnp.float32)
+    np.testing.assert_array_equal(m.gelu_bias(b=b, x=x), m.gelu_bias(x, b))
+    # `static_argnames` finds a scalar by its name, as for any Python function.
+    softplus = jax.jit(m.softplus, static_argnames=("beta",))
+    close(softplus(x, beta=2.0), jax.nn.softplus(2.0 * x) / 2.0, jnp.float32)
+    grad = jax.grad(lambda x: softplus(x, beta=2.0).sum())(x)
+    close(grad, jax.nn.sigmoid(2.0 * x), jnp.float32)

@@ -4,6 +4,7 @@ declaration (what `elementwise!` recorded) and calls `jax.ffi.ffi_call` with the
 and dtypes it implies; a differentiable kernel gets a `jax.custom_jvp` whose rule calls the
 derived backward."""
 
+import inspect
 import operator
 
 import jax
@@ -123,14 +124,25 @@ def make(target, name, doc, params, bound, strict, backward):
     its derived backward."""
     call, args, outs, signature = _caller(target, name, params, bound, strict)
     single = len(outs) == 1
+    # The kernel's parameters as the function's (positional or keyword), so that `jax.jit`'s
+    # `static_argnames` and `inspect.signature` see them.
+    python_signature = inspect.Signature(
+        [inspect.Parameter(p[0], inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in args]
+    )
+
+    def bind(positional, keywords):
+        try:
+            return python_signature.bind(*positional, **keywords).args
+        except TypeError as error:
+            raise TypeError(f"{signature}: {error}") from None
 
     def finish(out):
         return out[0] if single else out
 
     if backward is None:
 
-        def function(*values):
-            return finish(call(*values))
+        def function(*positional, **keywords):
+            return finish(call(*bind(positional, keywords)))
 
     else:
         backward_call, backward_args, backward_outs, _ = _caller(backward[0], name + "_backward", backward[1], bound, strict)
@@ -173,9 +185,10 @@ def make(target, name, doc, params, bound, strict, backward):
 
         primal.defjvp(rule)
 
-        def function(*values):
-            return finish(primal(*values))
+        def function(*positional, **keywords):
+            return finish(primal(*bind(positional, keywords)))
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = doc
+    function.__signature__ = python_signature
     return function
