@@ -459,3 +459,62 @@ fn long_contiguous_runs_compute_the_bits_of_the_body() {
     check::<f64>(|k| (k as f64 - 2000.0) * 0.0123);
     check::<f16>(|k| f16::from_f32((k as f32 - 2000.0) * 0.004));
 }
+
+/// Calls of at least `PARALLEL_ELEMENTS` elements are split over the pool's threads: every thread
+/// count gives the bits one thread gives, on contiguous, transposed, reversed and broadcast
+/// layouts, and calls made from several threads at once (the pool shared, none oversubscribed)
+/// give them too.
+#[test]
+fn every_thread_count_computes_the_bits_of_one_thread() {
+    use dlspan::kernel::{PARALLEL_ELEMENTS, num_threads, set_num_threads};
+    use dlspan::{LayoutStride, LayoutStrideRelaxed};
+    let before = num_threads();
+    let (rows, cols) = (515usize, 257usize); // 132 355 elements, rows not a multiple of the parts
+    assert!(rows * cols >= PARALLEL_ELEMENTS);
+    let mut rng = Rng::new(11);
+    let x: Vec<f32> = buffer(&mut rng, rows * cols);
+    let y: Vec<f32> = buffer(&mut rng, cols);
+    let run = |which: i32| -> [Vec<u32>; 3] {
+        let mut contiguous = vec![0.0f32; rows * cols];
+        let xv = HostMdspan::<f32, 2>::from_slice(&x, [rows, cols]).unwrap();
+        // `y` broadcast along the rows (stride 0), `x` read transposed and reversed.
+        let yv = HostMdspan::<f32, 2, LayoutStrideRelaxed>::from_slice_relaxed(&y, [rows, cols], [0, 1], 0).unwrap();
+        binary
+            .run(
+                Cpu,
+                &xv,
+                &yv,
+                &xv,
+                which,
+                &mut HostMdspanMut::<f32, 2>::from_slice(&mut contiguous, [rows, cols]).unwrap(),
+            )
+            .unwrap();
+        let mut transposed = vec![0.0f32; rows * cols];
+        let xt = HostMdspan::<f32, 2, LayoutStride>::from_slice_strided(&x, [cols, rows], [1, cols as isize]).unwrap();
+        let mut out = HostMdspanMut::<f32, 2>::from_slice(&mut transposed, [cols, rows]).unwrap();
+        unary.run(Cpu, &xt, 9, &mut out).unwrap();
+        let mut reversed = vec![0.0f32; rows * cols];
+        let last = rows * cols - 1;
+        let xr = HostMdspan::<f32, 1, LayoutStrideRelaxed>::from_slice_relaxed(&x, [rows * cols], [-1], last).unwrap();
+        let mut out = HostMdspanMut::<f32, 1>::from_slice(&mut reversed, [rows * cols]).unwrap();
+        unary.run(Cpu, &xr, 1, &mut out).unwrap();
+        [contiguous, transposed, reversed].map(|v| v.iter().map(|f| f.to_bits()).collect())
+    };
+    set_num_threads(1);
+    let reference: Vec<[Vec<u32>; 3]> = (0..BINARY).map(run).collect();
+    for threads in [2, 3, 8] {
+        set_num_threads(threads);
+        assert_eq!(num_threads(), threads);
+        for which in 0..BINARY {
+            assert!(run(which) == reference[which as usize], "{threads} threads, binary {which}");
+        }
+    }
+    // Four callers at once, sharing the pool.
+    std::thread::scope(|scope| {
+        for which in 0..4 {
+            let (run, reference) = (&run, &reference);
+            scope.spawn(move || assert!(run(which) == reference[which as usize], "concurrent caller {which}"));
+        }
+    });
+    set_num_threads(before);
+}

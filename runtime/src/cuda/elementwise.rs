@@ -41,7 +41,7 @@ impl<'s> Executor for &'s Stream {
         self,
         call: &Call<'_>,
         mut operands: [DeviceOperand<'_, 's, R>; N],
-        _body: impl FnMut(V::Items<'_>),
+        _body: impl Fn(V::Items<'_>) + Sync,
     ) -> Result<(), CudaError> {
         self.launch_elementwise(call.instance, &mut operands, call.scalars)
     }

@@ -74,7 +74,7 @@ impl Executor for HostTranslation {
         self,
         call: &Call<'_>,
         mut operands: [Operand<'_, Self, R>; N],
-        _body: impl FnMut(V::Items<'_>),
+        _body: impl Fn(V::Items<'_>) + Sync,
     ) -> Result<(), CudaError> {
         // The translation reaches the views through the addresses in its parameters.
         for op in &operands {

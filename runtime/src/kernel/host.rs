@@ -3,7 +3,9 @@
 //! steps through as one merged, and runs where every view is contiguous handed to zipped slice
 //! iterators (which the compiler vectorises), as `MdspanMut::zip2_with` does for two inputs. On
 //! x86-64 the walk has a second build for CPUs with AVX2 and FMA, picked at run time: the same
-//! operations in the same order, so the same bits, on 256-bit vectors.
+//! operations in the same order, so the same bits, on 256-bit vectors. A call of at least
+//! [`PARALLEL_ELEMENTS`](super::PARALLEL_ELEMENTS) elements is split over the process's worker
+//! threads ([rule K12](crate::rules#k12)), by ranges of its outermost merged axis.
 
 use super::cxx;
 use super::def::Call;
@@ -12,7 +14,9 @@ use super::raw::{KernelError, LaunchConfig, RawInstance};
 use crate::error::DlpackError;
 
 /// Runs element-wise kernels on the CPU, over host and managed views: the kernel's Rust body,
-/// which rustc compiled and checked, called once per element in the output's memory order.
+/// which rustc compiled and checked, called once per element in the output's memory order, on
+/// [`num_threads`](super::num_threads) threads for calls of at least
+/// [`PARALLEL_ELEMENTS`](super::PARALLEL_ELEMENTS) elements (the same bits for every count).
 ///
 /// ```
 /// use dlspan::kernel::{Cpu, Scalar};
@@ -46,7 +50,7 @@ impl Executor for Cpu {
         self,
         call: &Call<'_>,
         mut operands: [Operand<'_, Self, R>; N],
-        mut body: impl FnMut(V::Items<'_>),
+        body: impl Fn(V::Items<'_>) + Sync,
     ) -> Result<(), DlpackError> {
         let primary = operands.iter().position(|op| op.writes).expect("an element-wise kernel writes a view");
         let shape = broadcast(&mut operands, call.instance.def())?;
@@ -54,18 +58,39 @@ impl Executor for Cpu {
             return Ok(());
         }
         let walk = Walk::<R, N>::new(shape, &operands.map(|op| op.raw), primary);
-        #[cfg(target_arch = "x86_64")]
-        if wide_vectors() {
-            // SAFETY: as below; and the CPU has AVX2 and FMA (`wide_vectors`), which
-            // `run_wide` is compiled for.
-            unsafe { walk.run_wide::<V>(&mut body) };
-            return Ok(());
+        let wide = wide_vectors();
+        let elements: usize = walk.extents[..walk.rank].iter().product();
+        if walk.rank > 0 && elements >= super::threads::PARALLEL_ELEMENTS {
+            if let Some(pool) = super::threads::pool() {
+                let parts = pool.current_num_threads().min(walk.extents[0]);
+                if parts > 1 {
+                    let body = &body;
+                    let outer = walk.extents[0];
+                    let pieces: Vec<Part<R, N>> =
+                        (0..parts).map(|k| Part(walk.part(outer * k / parts, outer * (k + 1) / parts))).collect();
+                    pool.scope(move |scope| {
+                        for piece in pieces {
+                            scope.spawn(move |_| {
+                                let piece = piece;
+                                // SAFETY: as below, for this part's indices: the parts split the
+                                // outermost merged axis into disjoint ranges, so no element of a
+                                // written operand is visited by two threads (a written view's
+                                // elements are unique, and no two written views share one), and
+                                // read operands are only read; the scope ends before the call
+                                // returns, while the views are borrowed.
+                                unsafe { piece.0.run_any::<V>(wide, &mut &*body) };
+                            });
+                        }
+                    });
+                    return Ok(());
+                }
+            }
         }
         // SAFETY: every operand is a validated view of the shape (inputs broadcast with stride 0),
         // borrowed by the call for its duration (written ones uniquely, and no two written views
         // share an element: mutable views are unique and the borrow checker keeps them apart);
         // the walk visits each index once, in bounds.
-        unsafe { walk.run::<V>(&mut body) };
+        unsafe { walk.run_any::<V>(wide, &mut &body) };
         Ok(())
     }
 
@@ -95,7 +120,23 @@ fn wide_vectors() -> bool {
     std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
 }
 
+/// No wider build off x86-64.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn wide_vectors() -> bool {
+    false
+}
+
+/// A part of a walk, handed to a worker thread.
+struct Part<const R: usize, const N: usize>(Walk<R, N>);
+
+// SAFETY: a part holds the operands' addresses for indices no other part visits (`Walk::part`);
+// the thread it is sent to reads and writes only those, while the call that made it waits for
+// every part (the pool's scope) and keeps the views borrowed.
+unsafe impl<const R: usize, const N: usize> Send for Part<R, N> {}
+
 /// A memory-order walk of `N` operands over merged axes.
+#[derive(Clone, Copy)]
 struct Walk<const R: usize, const N: usize> {
     /// Merged axes (the first `rank` entries), outermost first.
     rank: usize,
@@ -152,6 +193,35 @@ impl<const R: usize, const N: usize> Walk<R, N> {
             }
         }
         Self { rank, extents, strides, starts, sizes: operands.map(|op| op.size as isize) }
+    }
+
+    /// The walk of indices `lo..hi` of the outermost merged axis (the others whole).
+    fn part(&self, lo: usize, hi: usize) -> Self {
+        let mut part = *self;
+        part.extents[0] = hi - lo;
+        for k in 0..N {
+            part.starts[k] = self.starts[k].wrapping_offset(self.strides[0][k].wrapping_mul(lo as isize));
+        }
+        part
+    }
+
+    /// Runs the walk with the AVX2+FMA build where `wide` (the CPU has them), else the baseline.
+    ///
+    /// # Safety
+    ///
+    /// As [`run`](Self::run); `wide` only where `wide_vectors()` is true.
+    #[inline(always)]
+    unsafe fn run_any<V: ViewArgs<Cpu, R, N>>(&self, wide: bool, body: &mut impl FnMut(V::Items<'_>)) {
+        #[cfg(target_arch = "x86_64")]
+        if wide {
+            // SAFETY: the caller's contract; the CPU has AVX2 and FMA (`wide`), which `run_wide`
+            // is compiled for.
+            unsafe { self.run_wide::<V>(body) };
+            return;
+        }
+        let _ = wide;
+        // SAFETY: the caller's contract.
+        unsafe { self.run::<V>(body) }
     }
 
     /// Calls `body` once per index: contiguous runs through zipped slice iterators.

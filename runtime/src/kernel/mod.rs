@@ -201,6 +201,7 @@ mod scalar;
 #[doc(hidden)]
 pub mod signature;
 mod stacks;
+mod threads;
 
 pub use cachedir::CACHE_ENV;
 #[doc(hidden)]
@@ -239,3 +240,4 @@ pub use raw::{RawDef, RawKind, RawParam};
 pub use scalar::{Cast, Compare, Float, Scalar};
 #[doc(hidden)]
 pub use scalar::{Unary, WideLiteral, ops};
+pub use threads::{PARALLEL_ELEMENTS, THREADS_ENV, num_threads, set_num_threads};

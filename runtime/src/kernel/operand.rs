@@ -36,13 +36,14 @@ pub trait Executor: Copy + sealed::Sealed {
     type Extra<'a>: Copy;
 
     /// Runs a kernel over `operands` (declaration order); `body` computes one element, given its
-    /// references in declaration order (the CPU calls it, a stream launches the translation).
+    /// references in declaration order (the CPU calls it, from several threads for a large call;
+    /// a stream launches the translation).
     #[doc(hidden)]
     fn run_views<const R: usize, const N: usize, V: ViewArgs<Self, R, N>>(
         self,
         call: &Call<'_>,
         operands: [Operand<'_, Self, R>; N],
-        body: impl FnMut(V::Items<'_>),
+        body: impl Fn(V::Items<'_>) + Sync,
     ) -> Result<(), Self::Error>;
 
     /// What a refused or failed raw kernel launch reports: [`KernelError`](super::KernelError) on
@@ -328,14 +329,14 @@ pub unsafe trait ViewArgs<E: Executor, const R: usize, const N: usize>: Sized {
 
     /// Runs the call on `on`: the views checked, broadcast and walked or launched.
     #[inline(always)]
-    fn run(mut self, on: E, call: &Call<'_>, body: impl FnMut(Self::Items<'_>)) -> Result<(), E::Error> {
+    fn run(mut self, on: E, call: &Call<'_>, body: impl Fn(Self::Items<'_>) + Sync) -> Result<(), E::Error> {
         let operands = self.operands();
         on.run_views::<R, N, Self>(call, operands, body)
     }
 
     /// As [`run`](Self::run), refusing views broadcast from extent 1 ([`exact`]).
     #[inline(always)]
-    fn run_exact(mut self, on: E, call: &Call<'_>, body: impl FnMut(Self::Items<'_>)) -> Result<(), E::Error> {
+    fn run_exact(mut self, on: E, call: &Call<'_>, body: impl Fn(Self::Items<'_>) + Sync) -> Result<(), E::Error> {
         let operands = self.operands();
         exact(&operands, call.instance.def())?;
         on.run_views::<R, N, Self>(call, operands, body)
