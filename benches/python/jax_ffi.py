@@ -15,7 +15,10 @@ import statistics
 import sys
 import timeit
 
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+# One thread for XLA's CPU client (dlspan's kernels take the cores the process may run on: one
+# under `taskset -c 1`), unless `--all-cores` (both with their default threads).
+if "--all-cores" not in sys.argv:
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -35,6 +38,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--seconds", type=float, default=0.2, help="time per measurement")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    parser.add_argument("--all-cores", action="store_true", help="XLA and dlspan with their default threads")
     args = parser.parse_args()
 
     def through_callback(x, b):
@@ -106,7 +110,8 @@ def report(rows, env, args):
             samples[name].append(timer.timeit(count) / count * 1e9)
     median = {name: statistics.median(values) for name, values in samples.items()}
     print(f"# JAX {jax.__version__}, Python {platform.python_version()}, {platform.machine()}, "
-          f"XLA_FLAGS={os.environ.get('XLA_FLAGS')}, median of {args.rounds} interleaved rounds")
+          f"XLA_FLAGS={os.environ.get('XLA_FLAGS')}, {os.cpu_count()} cores, "
+          f"DLSPAN_NUM_THREADS={os.environ.get('DLSPAN_NUM_THREADS')}, median of {args.rounds} interleaved rounds")
     table = [(name, peer, target) for name, peer, _, target in rows]
     failed = print_table(table, median, args.markdown, 46)
     print_targets(table, failed)
