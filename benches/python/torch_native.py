@@ -75,7 +75,8 @@ def main():
     big_x = torch.randn(1024, 1024, requires_grad=True)
     big_b = torch.randn(1024, requires_grad=True)
     big_g = torch.randn(1024, 1024)
-    env_big = {"big_x": big_x, "big_b": big_b, "big_g": big_g}
+    big_y, big_w, big_z = torch.randn(1024, 1024), torch.randn(1024, 1024), torch.randn(1024, 1024)
+    env_big = {"big_x": big_x, "big_b": big_b, "big_g": big_g, "big_y": big_y, "big_w": big_w, "big_z": big_z}
     env = {"torch": torch, "ops": ops, "custom_mul": custom_mul, "x": x, "xg": xg, "x48": x48, "b8": b8, **env_big,
            "gelu": gelu, "mul": ops.mul, "mul_ad": ops.mul_ad, "mul_floor": ops.mul_floor, "view_cost": ops.view_cost}
     rows = [
@@ -101,6 +102,15 @@ def main():
          "ops.gelu_bias_auto(big_x, big_b).backward(big_g)", 1.1),
         ("native gelu_bias_auto, derived (vs PyTorch)", "F.gelu(x + b, tanh) fwd + bwd, 1024² float32",
          "ops.gelu_bias_auto(big_x, big_b).backward(big_g)", 1.0),
+        # The bodies issue "CPU kernels at PyTorch's speed" names, 1024² float32, one thread.
+        ("torch.exp, 1024² float32", None, "torch.exp(big_y)", None),
+        ("native exp", "torch.exp, 1024² float32", "ops.exp_body(big_y)", 1.0),
+        ("torch.tanh, 1024² float32", None, "torch.tanh(big_y)", None),
+        ("native tanh", "torch.tanh, 1024² float32", "ops.tanh_body(big_y)", 1.0),
+        ("torch.sigmoid, 1024² float32", None, "torch.sigmoid(big_y)", None),
+        ("native sigmoid", "torch.sigmoid, 1024² float32", "ops.sigmoid_body(big_y)", 1.0),
+        ("torch.addcmul(z, x, y), 1024² float32", None, "torch.addcmul(big_z, big_y, big_w)", None),
+        ("native x * y + z", "torch.addcmul(z, x, y), 1024² float32", "ops.fma_body(big_y, big_w, big_z)", 1.0),
         ("view_cost(x, 0, True)", None, "view_cost(x, 0, True)", None),
         ("view_cost(x, 1000, True)", None, "view_cost(x, 1000, True)", None),
         ("view_cost(x, 1000, False)", None, "view_cost(x, 1000, False)", None),

@@ -28,6 +28,9 @@
 //! - `sincos(Tensor x) -> (Tensor, Tensor)`: two results;
 //! - `reduce(Tensor x, Tensor? weight=None, str mode="sum", float? scale=None) -> Tensor`: an
 //!   operator written by hand ([`Operator`]) over optional and text arguments;
+//! - `exp_body`, `tanh_body`, `sigmoid_body` (`(Tensor x) -> Tensor`) and `fma_body`
+//!   (`(Tensor x, Tensor y, Tensor z) -> Tensor`, `x · y + z`): the bodies the benchmark times beside
+//!   `torch.exp`, `torch.tanh`, `torch.sigmoid` and `torch.addcmul`;
 //! - `fails(Tensor x, bool panic) -> Tensor`: an operator written by hand ([`Operator`]): an
 //!   error, or a panic (the tests' proof that both reach Python as exceptions).
 
@@ -380,6 +383,38 @@ dlspan::elementwise! {
 }
 
 dlspan::elementwise! {
+    /// `exp(x)`, beside `torch.exp` in the benchmark.
+    #[torch("dlspan_native::exp_body")]
+    fn exp_body<T: Float>(x: &T, out: &mut T) {
+        *out = x.exp();
+    }
+}
+
+dlspan::elementwise! {
+    /// `tanh(x)`, beside `torch.tanh`.
+    #[torch("dlspan_native::tanh_body")]
+    fn tanh_body<T: Float>(x: &T, out: &mut T) {
+        *out = x.tanh();
+    }
+}
+
+dlspan::elementwise! {
+    /// The logistic sigmoid, beside `torch.sigmoid`.
+    #[torch("dlspan_native::sigmoid_body")]
+    fn sigmoid_body<T: Float>(x: &T, out: &mut T) {
+        *out = 1.0 / (1.0 + (-*x).exp());
+    }
+}
+
+dlspan::elementwise! {
+    /// `x · y + z`, beside `torch.addcmul(z, x, y)`.
+    #[torch("dlspan_native::fma_body")]
+    fn fma_body<T: Float>(x: &T, y: &T, z: &T, out: &mut T) {
+        *out = *x * *y + *z;
+    }
+}
+
+dlspan::elementwise! {
     /// `x · s`, for the benchmark's floor of a Python autograd kernel (one that only redispatches).
     #[torch("dlspan_native::mul_floor")]
     fn mul_floor<T: Float>(x: &T, s: T, out: &mut T) {
@@ -477,6 +512,10 @@ dlspan::torch_library!(
         KeepOp,
         ViewKeptOp,
         mul,
+        exp_body,
+        tanh_body,
+        sigmoid_body,
+        fma_body,
         mul_floor,
         mul_ad,
         mul_ad_backward,
