@@ -205,10 +205,11 @@ fn left_out<S: Sample, D: Sample>(value: S) -> Option<&'static str> {
     let exact: Complex<f64> = cast(value);
     let real = exact.re;
     let float_source = S::INT_RANGE.is_none() && S::NAME != "bool";
-    if let Some((low, high)) = D::INT_RANGE {
-        if float_source && !(real.trunc() >= low && real.trunc() < high) {
-            return Some("NumPy's float to integer cast is platform-defined out of range");
-        }
+    if let Some((low, high)) = D::INT_RANGE
+        && float_source
+        && !(real.trunc() >= low && real.trunc() < high)
+    {
+        return Some("NumPy's float to integer cast is platform-defined out of range");
     }
     if D::REFERENCE_VIA_F32 && S::INT_RANGE.is_some() && real.abs() > 2f64.powi(24) {
         return Some("ml_dtypes rounds integers through float32");

@@ -309,7 +309,7 @@ mod python {
                     // SAFETY: the view's bytes, alive while `copy` is.
                     let bytes = unsafe { core::slice::from_raw_parts(view.data_handle(), view.byte_len()) };
                     assert_eq!(compact_values(bytes, expected.len(), bits), expected, "{:?}", packed.layout);
-                    if (expected.len() * bits) % 8 != 0 {
+                    if !(expected.len() * bits).is_multiple_of(8) {
                         let last = bytes[bytes.len() - 1];
                         assert_eq!(last >> ((expected.len() * bits) % 8), 0, "trailing bits are cleared");
                     }

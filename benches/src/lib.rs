@@ -85,10 +85,10 @@ pub fn record_allocations(group: &str, id: &str, mut f: impl FnMut()) {
     let per_call = allocations_per_call(1_000, &mut f);
     println!("{group}/{id}: {per_call} allocations per call");
     let dir = criterion_dir();
-    if std::fs::create_dir_all(&dir).is_ok() {
-        if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("allocations.tsv")) {
-            let _ = writeln!(file, "{group}/{id}\t{per_call}");
-        }
+    if std::fs::create_dir_all(&dir).is_ok()
+        && let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("allocations.tsv"))
+    {
+        let _ = writeln!(file, "{group}/{id}\t{per_call}");
     }
 }
 

@@ -78,7 +78,7 @@ pub const fn member_problem<Rec, F>(byte_offset: usize) -> MemberProblem {
         MemberProblem::ZeroSized
     } else if record % member != 0 {
         MemberProblem::SizeDoesNotDivide
-    } else if byte_offset % member != 0 {
+    } else if !byte_offset.is_multiple_of(member) {
         MemberProblem::OffsetNotMultiple
     } else {
         MemberProblem::None

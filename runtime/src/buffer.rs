@@ -555,10 +555,10 @@ impl<T, const R: usize, E: Extents<R>, L: index::Layout, S: HostAccessible> Mdsp
     where
         T: Clone,
     {
-        if self.mapping().is_row_major() {
-            if let Some(slice) = self.as_slice() {
-                return AlignedBuffer::from_slice(slice);
-            }
+        if self.mapping().is_row_major()
+            && let Some(slice) = self.as_slice()
+        {
+            return AlignedBuffer::from_slice(slice);
         }
         self.iter().cloned().collect()
     }

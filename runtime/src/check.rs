@@ -51,7 +51,7 @@ pub(crate) fn first_element(data: usize, byte_offset: u64) -> Result<usize, Dlpa
 #[inline]
 pub(crate) fn element_offset(byte_offset: u64, element_size: usize) -> Result<usize, DlpackError> {
     let size = element_size as u64;
-    if size == 0 || byte_offset % size != 0 {
+    if size == 0 || !byte_offset.is_multiple_of(size) {
         return Err(DlpackError::ByteOffsetNotElementMultiple { byte_offset, element_size });
     }
     usize::try_from(byte_offset / size).map_err(|_| DlpackError::ByteOffsetOverflow { byte_offset })
@@ -62,7 +62,7 @@ pub(crate) fn element_offset(byte_offset: u64, element_size: usize) -> Result<us
 /// the lane alignment otherwise (an FP6×4 element is 3 bytes, aligned to 1).
 #[inline]
 pub(crate) fn aligned(address: usize, alignment: usize) -> Result<(), DlpackError> {
-    if address % alignment == 0 { Ok(()) } else { Err(DlpackError::Misaligned { address, alignment }) }
+    if address.is_multiple_of(alignment) { Ok(()) } else { Err(DlpackError::Misaligned { address, alignment }) }
 }
 
 /// Rule I10: an extent is non-negative and fits `usize`.

@@ -478,10 +478,10 @@ impl Rewriter {
 
     /// A method's receiver: a view parameter is dereferenced (`x.sqrt()` is `sqrt(*x)`).
     fn receiver(&mut self, expr: &Expr) -> TokenStream {
-        if let Some(name) = path_name(expr) {
-            if matches!(self.scope.get(&name), Some(Var::Read | Var::Write)) {
-                return quote_spanned!(expr.span()=> (*#expr));
-            }
+        if let Some(name) = path_name(expr)
+            && matches!(self.scope.get(&name), Some(Var::Read | Var::Write))
+        {
+            return quote_spanned!(expr.span()=> (*#expr));
         }
         self.value(expr)
     }

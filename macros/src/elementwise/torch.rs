@@ -114,20 +114,19 @@ enum Bound {
 fn bound_of(kernel: &Kernel<'_>, ident: &syn::Ident) -> Option<Bound> {
     let mut bounds: Vec<&TypeParamBound> = Vec::new();
     for param in &kernel.generics.params {
-        if let GenericParam::Type(t) = param {
-            if t.ident == *ident {
-                bounds.extend(&t.bounds);
-            }
+        if let GenericParam::Type(t) = param
+            && t.ident == *ident
+        {
+            bounds.extend(&t.bounds);
         }
     }
     if let Some(clause) = &kernel.generics.where_clause {
         for predicate in &clause.predicates {
-            if let WherePredicate::Type(p) = predicate {
-                if let Type::Path(path) = &p.bounded_ty {
-                    if path.path.is_ident(ident) {
-                        bounds.extend(&p.bounds);
-                    }
-                }
+            if let WherePredicate::Type(p) = predicate
+                && let Type::Path(path) = &p.bounded_ty
+                && path.path.is_ident(ident)
+            {
+                bounds.extend(&p.bounds);
             }
         }
     }

@@ -320,10 +320,10 @@ impl Cxx<'_> {
 
     /// A method's receiver: a view parameter is its element.
     fn receiver(&mut self, expr: &Expr) -> syn::Result<String> {
-        if let Some(name) = path_name(expr) {
-            if matches!(self.scope.get(&name), Some(Var::Read | Var::Write)) {
-                return Ok(format!("dl_load({})", ident(&name)));
-            }
+        if let Some(name) = path_name(expr)
+            && matches!(self.scope.get(&name), Some(Var::Read | Var::Write))
+        {
+            return Ok(format!("dl_load({})", ident(&name)));
         }
         self.value(expr)
     }

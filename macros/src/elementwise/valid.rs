@@ -396,10 +396,10 @@ impl Checker<'_> {
     }
 
     fn member(&mut self, member: &Member) {
-        if let Member::Named(ident) = member {
-            if !ident.to_string().is_ascii() {
-                self.error(ident.span(), "kernel field names are ASCII");
-            }
+        if let Member::Named(ident) = member
+            && !ident.to_string().is_ascii()
+        {
+            self.error(ident.span(), "kernel field names are ASCII");
         }
     }
 
@@ -575,11 +575,11 @@ impl Checker<'_> {
 
     /// A method's receiver: a value, or a view parameter (Rust dereferences it: `x.sqrt()`).
     fn receiver(&mut self, expr: &Expr) {
-        if let Some(name) = path_name(expr) {
-            if matches!(self.scope.get(&name), Some(Var::Read | Var::Write)) {
-                self.used(&name);
-                return;
-            }
+        if let Some(name) = path_name(expr)
+            && matches!(self.scope.get(&name), Some(Var::Read | Var::Write))
+        {
+            self.used(&name);
+            return;
         }
         self.value(expr);
     }

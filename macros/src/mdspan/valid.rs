@@ -22,21 +22,21 @@ pub(crate) const MAX_STATIC_EXTENTS_RANK: usize = 12;
 /// Collects every error of the input.
 pub(crate) fn check(input: &Input) -> syn::Result<()> {
     let mut errors: Vec<syn::Error> = Vec::new();
-    if let Some(layout) = &input.layout {
-        if !LAYOUTS.iter().any(|(name, _)| layout == name) {
-            errors.push(syn::Error::new(
-                layout.span(),
-                format!("unknown layout `{layout}`: expected `right`, `left`, `stride` or `stride_relaxed`"),
-            ));
-        }
+    if let Some(layout) = &input.layout
+        && !LAYOUTS.iter().any(|(name, _)| layout == name)
+    {
+        errors.push(syn::Error::new(
+            layout.span(),
+            format!("unknown layout `{layout}`: expected `right`, `left`, `stride` or `stride_relaxed`"),
+        ));
     }
-    if let Some(space) = &input.space {
-        if !SPACES.iter().any(|(name, _)| space == name) {
-            errors.push(syn::Error::new(
-                space.span(),
-                format!("unknown memory space `{space}`: expected `host`, `device` or `managed`"),
-            ));
-        }
+    if let Some(space) = &input.space
+        && !SPACES.iter().any(|(name, _)| space == name)
+    {
+        errors.push(syn::Error::new(
+            space.span(),
+            format!("unknown memory space `{space}`: expected `host`, `device` or `managed`"),
+        ));
     }
     if let Some(align) = &input.align {
         match align.base10_parse::<usize>() {

@@ -345,7 +345,7 @@ fn dynamic_operand<S: KernelSpace>(
     ty: ElementType,
 ) -> Result<(u64, Vec<isize>, usize), CudaError> {
     let address = (view.data_handle() as usize).wrapping_add(view.byte_offset() as usize);
-    if !view.is_empty() && address % ty.align.max(1) != 0 {
+    if !view.is_empty() && !address.is_multiple_of(ty.align.max(1)) {
         let found = 1usize << address.trailing_zeros().min(63);
         return Err(CudaError::View(DlpackError::Underaligned { address, required: ty.align, found }));
     }

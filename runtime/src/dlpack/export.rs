@@ -260,7 +260,7 @@ pub(crate) fn export_element<'a, const R: usize, E: Extents<R>, L: Layout>(
     // Validated: the bytes up to index 0 fit isize (their bits may not: counted in 128 bits).
     let byte_offset = if empty {
         0
-    } else if element.bits % 8 == 0 {
+    } else if element.bits.is_multiple_of(8) {
         (mapping.offset() * (element.bits / 8)) as u64
     } else {
         ((start_bit as u128 + mapping.offset() as u128 * element.bits as u128) / 8) as u64

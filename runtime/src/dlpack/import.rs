@@ -292,7 +292,7 @@ pub(crate) unsafe fn import_element<const R: usize, E: Extents<R>, L: Layout, S:
     // elements count their offset in bits, and it need not be a whole number of them.
     let (address, offset, start_bit) = if !L::HAS_OFFSET {
         (check::first_element(data, tensor.byte_offset)?, 0, 0)
-    } else if element.bits % 8 == 0 {
+    } else if element.bits.is_multiple_of(8) {
         (data, check::element_offset(tensor.byte_offset, element.bits / 8)?, 0)
     } else {
         let bits = u128::from(tensor.byte_offset) * 8;

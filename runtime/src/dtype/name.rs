@@ -96,11 +96,13 @@ fn split_lanes(name: &str) -> (&str, u16) {
         // The `x` of lanes follows the bits (`float32x4`) or an underscore (`…_x2`), never a
         // letter of the name (`complex64`).
         let after = name[..at].bytes().last().is_some_and(|b| b.is_ascii_digit() || b == b'_');
-        if after && !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-            if let Ok(lanes) = digits.parse() {
-                let base = &name[..at];
-                return (base.strip_suffix('_').unwrap_or(base), lanes);
-            }
+        if after
+            && !digits.is_empty()
+            && digits.bytes().all(|b| b.is_ascii_digit())
+            && let Ok(lanes) = digits.parse()
+        {
+            let base = &name[..at];
+            return (base.strip_suffix('_').unwrap_or(base), lanes);
         }
     }
     (name, 1)
@@ -128,10 +130,10 @@ fn parse_base(base: &str, lanes: u16) -> Option<DLDataType> {
     // The minifloat codes, by the names `Display` gives them.
     for code in DLDataTypeCode::kDLFloat8_e3m4.0..=DLDataTypeCode::kDLFloat4_e2m1fn.0 {
         let code = DLDataTypeCode(code);
-        if let Some(bits) = expected_bits(code) {
-            if (DLDataType { code: code.0, bits, lanes: 1 }).to_string() == base {
-                return with(code, bits);
-            }
+        if let Some(bits) = expected_bits(code)
+            && (DLDataType { code: code.0, bits, lanes: 1 }).to_string() == base
+        {
+            return with(code, bits);
         }
     }
     let (code, bits) = base.strip_prefix("code")?.split_once("_bits")?;

@@ -80,10 +80,10 @@ pub(crate) fn check_static<const R: usize, E: Extents<R>>(extents: &[usize; R]) 
         return Ok(());
     }
     for (axis, &found) in extents.iter().enumerate() {
-        if let Some(expected) = E::STATIC[axis] {
-            if found != expected {
-                return Err(DlpackError::ExtentMismatch { axis, expected, found });
-            }
+        if let Some(expected) = E::STATIC[axis]
+            && found != expected
+        {
+            return Err(DlpackError::ExtentMismatch { axis, expected, found });
         }
     }
     Ok(())

@@ -117,18 +117,18 @@ fn compiler() -> Result<&'static (String, String), KernelError> {
     COMPILER
         .get_or_init(|| {
             let mut candidates: Vec<String> = Vec::new();
-            if let Ok(cxx) = std::env::var("CXX") {
-                if !cxx.trim().is_empty() {
-                    candidates.push(cxx);
-                }
+            if let Ok(cxx) = std::env::var("CXX")
+                && !cxx.trim().is_empty()
+            {
+                candidates.push(cxx);
             }
             candidates.extend(["c++".to_owned(), "g++".to_owned()]);
             for c in &candidates {
-                if let Ok(out) = Command::new(c).arg("--version").output() {
-                    if out.status.success() {
-                        let version = String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or("").to_owned();
-                        return Ok((c.clone(), version));
-                    }
+                if let Ok(out) = Command::new(c).arg("--version").output()
+                    && out.status.success()
+                {
+                    let version = String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or("").to_owned();
+                    return Ok((c.clone(), version));
                 }
             }
             Err(KernelError::CompilerMissing { tried: candidates.join(", ") })
@@ -313,10 +313,10 @@ pub(crate) fn build(origin: &Origin<'_>, source: &str, symbol: &[u8]) -> Result<
     let key = key_text(source, compiler);
     let name = format!("{:032x}", fnv1a_128(key.as_bytes()));
     let cache = cache_dir();
-    if let Some(path) = cache.as_deref().and_then(|dir| cached(dir, &name, &key)) {
-        if let Ok(built) = load(&path, symbol) {
-            return Ok(built);
-        }
+    if let Some(path) = cache.as_deref().and_then(|dir| cached(dir, &name, &key))
+        && let Ok(built) = load(&path, symbol)
+    {
+        return Ok(built);
     }
     let scratch = cache
         .as_deref()

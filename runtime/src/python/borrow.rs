@@ -213,7 +213,7 @@ pub(crate) fn footprint<T, const R: usize, E: Extents<R>, L: Layout, S: MemorySp
 pub(crate) fn dyn_footprint<S: MemorySpace>(view: &DynMdspan<'_, S>) -> Footprint {
     let range = view.byte_range();
     let bits = view.element_bits();
-    if bits % 8 != 0 {
+    if !bits.is_multiple_of(8) {
         return Footprint::new(view.device(), range.clone(), range.start, 0, range.len());
     }
     let anchor = (view.data_handle() as usize).wrapping_add(view.byte_offset() as usize);

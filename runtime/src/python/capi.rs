@@ -220,11 +220,11 @@ fn find(py: Python<'_>) -> Provider {
             size_of::<CApi>()
         );
         let warning = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
-        if let Ok(message) = std::ffi::CString::new(message) {
-            if let Err(err) = PyErr::warn(py, warning.as_any(), &message, 1) {
-                // Warnings turned into errors: nothing to raise it into here.
-                drop(err);
-            }
+        if let Ok(message) = std::ffi::CString::new(message)
+            && let Err(err) = PyErr::warn(py, warning.as_any(), &message, 1)
+        {
+            // Warnings turned into errors: nothing to raise it into here.
+            drop(err);
         }
         return Provider::Own;
     }

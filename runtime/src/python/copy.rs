@@ -87,7 +87,7 @@ unsafe fn copy_packed(meta: &Meta, contiguous: bool, target: *mut u8) {
         // SAFETY: a row-major packed tensor's span is those bytes, from its first byte; the
         // target holds as many.
         unsafe { core::ptr::copy_nonoverlapping(first, target, bytes) };
-        if total % 8 != 0 {
+        if !total.is_multiple_of(8) {
             // The last byte of the copy, written above: `wrapping_add` stays inside the target.
             let last = target.wrapping_add(bytes - 1);
             // SAFETY: a byte of the target, valid for reads and writes (caller).

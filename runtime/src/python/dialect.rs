@@ -235,10 +235,10 @@ fn classify(ty: &Bound<'_, PyType>) -> PyResult<(Dialect, Option<Py<PyAny>>)> {
     if ty.is(py.get_type::<Tensor>()) {
         return Ok((Dialect::Tensor, None));
     }
-    if let Provider::Package(table) = provider(py) {
-        if ty.as_type_ptr() == table.0.tensor_type {
-            return Ok((Dialect::Package(table), None));
-        }
+    if let Provider::Package(table) = provider(py)
+        && ty.as_type_ptr() == table.0.tensor_type
+    {
+        return Ok((Dialect::Package(table), None));
     }
     // By the static type, not `sys.modules["numpy"].ndarray`: objects of this type are read as
     // NumPy's C struct, and any module can be planted in `sys.modules`.

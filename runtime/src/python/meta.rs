@@ -185,7 +185,7 @@ impl Meta {
     /// reads only memory of the allocation (zeroed past the values), at the cost of a packed FP4
     /// buffer as large as a padded one.
     pub(crate) fn allocation_bytes(&self, bytes: usize) -> usize {
-        if self.bits % 8 == 0 {
+        if self.bits.is_multiple_of(8) {
             return bytes;
         }
         match self.numel.checked_mul(self.bits.div_ceil(8)) {

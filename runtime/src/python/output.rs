@@ -300,17 +300,17 @@ impl<'py> Output<'py> {
         if framework == Framework::PyTorch && holds(framework, dtype) {
             return Self::torch(py, dtype, &shape, Some(stream));
         }
-        if stream.source() == StreamSource::CuPy {
-            if let Some((array, tensor, release)) = cupy_empty(py, device, dtype, &shape)? {
-                // SAFETY: the stream CuPy's pool made the array on (or, where it could not be
-                // read, the caller's: CuPy's current stream too), which CuPy keeps alive while it
-                // is current, through this call.
-                #[cfg(feature = "cuda")]
-                unsafe {
-                    tensor.lend_after(release.unwrap_or(stream.handle()) as cudarc::driver::sys::CUstream)
-                };
-                return Ok(Self { py, memory: Memory::CuPy { array, tensor }, stream: Some(stream), release });
-            }
+        if stream.source() == StreamSource::CuPy
+            && let Some((array, tensor, release)) = cupy_empty(py, device, dtype, &shape)?
+        {
+            // SAFETY: the stream CuPy's pool made the array on (or, where it could not be
+            // read, the caller's: CuPy's current stream too), which CuPy keeps alive while it
+            // is current, through this call.
+            #[cfg(feature = "cuda")]
+            unsafe {
+                tensor.lend_after(release.unwrap_or(stream.handle()) as cudarc::driver::sys::CUstream)
+            };
+            return Ok(Self { py, memory: Memory::CuPy { array, tensor }, stream: Some(stream), release });
         }
         // dlspan's own memory, allocated on the per-thread default stream: given to callers on the
         // driver's default streams only. Its views are ordered after the allocation and `finish`
@@ -648,10 +648,10 @@ fn device_finish<'py>(
         return jax_array(&tensor);
     }
     #[cfg(feature = "cuda")]
-    if !matches!(provider(py), Provider::Own) {
-        if let Some(event) = tensor.get().ready.get() {
-            event.synchronize()?;
-        }
+    if !matches!(provider(py), Provider::Own)
+        && let Some(event) = tensor.get().ready.get()
+    {
+        event.synchronize()?;
     }
     let _ = py;
     dlspan_tensor(tensor)
@@ -746,7 +746,7 @@ fn dlspan_tensor(tensor: Bound<'_, Tensor>) -> PyResult<Bound<'_, PyAny>> {
 /// The NumPy dtype NumPy knows by `dtype`'s name for a whole-byte scalar NumPy's `from_dlpack` does
 /// not take (ml_dtypes' `bfloat16` and FP8 types, once ml_dtypes is imported); `None` otherwise.
 fn numpy_dtype<'py>(py: Python<'py>, dtype: DLDataType) -> PyResult<Option<Bound<'py, PyAny>>> {
-    if dtype.lanes != 1 || dtype.bits % 8 != 0 || dtype.bits > 64 || holds(Framework::NumPy, dtype) {
+    if dtype.lanes != 1 || !dtype.bits.is_multiple_of(8) || dtype.bits > 64 || holds(Framework::NumPy, dtype) {
         return Ok(None);
     }
     if dtype.type_code().name().is_none() {

@@ -115,14 +115,14 @@ fn export<'py>(tensor: &Bound<'py, Tensor>, request: &ExportRequest) -> PyResult
     // for the consumer calling `__dlpack__`, as every producer that honours streams assumes).
     #[cfg(feature = "cuda")]
     unsafe { super::device_memory::order_consumer(tensor.get(), request.stream) }?;
-    if let Some(requested) = request.dl_device {
-        if requested != meta.device {
-            return Err(if request.copy == Some(false) {
-                export_error(DlpackError::CopyRequired)
-            } else {
-                ExchangeError::DeviceUnavailable { requested, found: meta.device }.into()
-            });
-        }
+    if let Some(requested) = request.dl_device
+        && requested != meta.device
+    {
+        return Err(if request.copy == Some(false) {
+            export_error(DlpackError::CopyRequired)
+        } else {
+            ExchangeError::DeviceUnavailable { requested, found: meta.device }.into()
+        });
     }
     let form = request.form();
     // Memory a typed reader cannot use (rule I8) is not shared: the array API's `copy=None` copies

@@ -43,10 +43,10 @@ pub(crate) struct Read<'py> {
 /// [`ExchangeError::RequiresGrad`] (mutable views while gradients are recorded);
 /// [`ExchangeError::StorageMismatch`] when the storage PyTorch returns does not hold the tensor.
 pub(crate) fn read<'py>(object: &Bound<'py, PyAny>, api: Api, base: StaticType, mutable: bool) -> PyResult<Read<'py>> {
-    if let Some(direct) = Direct::find(object, base) {
-        if let Some(read) = read_direct(object, api, &direct, mutable)? {
-            return Ok(read);
-        }
+    if let Some(direct) = Direct::find(object, base)
+        && let Some(read) = read_direct(object, api, &direct, mutable)?
+    {
+        return Ok(read);
     }
     read_through_python(object, api, base, mutable)
 }

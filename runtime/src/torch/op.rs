@@ -456,13 +456,14 @@ fn mark_writable(call: &mut Call) -> Result<(), TorchError> {
             for (j, other) in call.tensors.iter().enumerate() {
                 let Some(other) = other.as_ref().filter(|_| j != k) else { continue };
                 let same_device = other.device() == tensor.device();
-                if let Some((l, h)) = other.span().filter(|_| same_device) {
-                    if l < high && low < h {
-                        return Err(TorchError::Kernel(format!(
-                            "argument `{name}` is written and shares memory with argument `{}`: pass tensors that do not overlap",
-                            other.name()
-                        )));
-                    }
+                if let Some((l, h)) = other.span().filter(|_| same_device)
+                    && l < high
+                    && low < h
+                {
+                    return Err(TorchError::Kernel(format!(
+                        "argument `{name}` is written and shares memory with argument `{}`: pass tensors that do not overlap",
+                        other.name()
+                    )));
                 }
             }
         }

@@ -478,11 +478,12 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> MdspanM
         if let Some(axis) = (0..R).find(|&axis| extents[axis] != other_extents[axis]) {
             return Err(DlpackError::ShapeMismatch { axis, expected: extents[axis], found: other_extents[axis] });
         }
-        if self.strides() == other.strides() && self.is_contiguous() {
-            if let (Some(theirs), Some(ours)) = (other.as_slice(), self.as_mut_slice()) {
-                ours.iter_mut().zip(theirs).for_each(|(y, x)| f(y, x));
-                return Ok(());
-            }
+        if self.strides() == other.strides()
+            && self.is_contiguous()
+            && let (Some(theirs), Some(ours)) = (other.as_slice(), self.as_mut_slice())
+        {
+            ours.iter_mut().zip(theirs).for_each(|(y, x)| f(y, x));
+            return Ok(());
         }
         let (ours, theirs) = (self.data_handle(), other.data_handle());
         let plan = Plan::<R, 2>::new(extents, [self.strides(), other.strides()], [self.offset(), other.offset()]);

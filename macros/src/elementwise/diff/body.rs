@@ -483,16 +483,15 @@ impl Differ<'_> {
             Expr::MethodCall(m) => self.method(m),
             Expr::Field(f) => {
                 // The backward's field of a derived-type input: the seed of its own direction.
-                if let (Mode::Backward, Some((root, path))) = (self.mode, field_chain(expr)) {
-                    if let Some((_, Binding::View(k))) = self.lookup(&root) {
-                        if self.kernel.params[k].kind == Kind::Read && self.classes[k] == Elem::Record {
-                            let d = self.field_dirs.get(&(k, path_key(&path))).copied();
-                            let tan = Tan::Diff(
-                                (0..self.dirs).map(|i| Lin::Const(if Some(i) == d { 1.0 } else { 0.0 })).collect(),
-                            );
-                            return Value { op: quote!(#expr), lit: None, tan };
-                        }
-                    }
+                if let (Mode::Backward, Some((root, path))) = (self.mode, field_chain(expr))
+                    && let Some((_, Binding::View(k))) = self.lookup(&root)
+                    && self.kernel.params[k].kind == Kind::Read
+                    && self.classes[k] == Elem::Record
+                {
+                    let d = self.field_dirs.get(&(k, path_key(&path))).copied();
+                    let tan =
+                        Tan::Diff((0..self.dirs).map(|i| Lin::Const(if Some(i) == d { 1.0 } else { 0.0 })).collect());
+                    return Value { op: quote!(#expr), lit: None, tan };
                 }
                 let base = self.field_base(&f.base);
                 let member = &f.member;
@@ -531,12 +530,12 @@ impl Differ<'_> {
 
     /// A method's receiver: a view is read (`x.sqrt()` is of `*x`).
     fn receiver(&mut self, expr: &Expr) -> Value {
-        if let Some(name) = path_name(expr) {
-            if let Some((_, binding @ Binding::View(_))) = self.lookup(&name) {
-                self.whole_record(expr, &binding);
-                let tan = self.binding_tan(&binding);
-                return Value { op: quote!((*#expr)), lit: None, tan };
-            }
+        if let Some(name) = path_name(expr)
+            && let Some((_, binding @ Binding::View(_))) = self.lookup(&name)
+        {
+            self.whole_record(expr, &binding);
+            let tan = self.binding_tan(&binding);
+            return Value { op: quote!((*#expr)), lit: None, tan };
         }
         self.value(expr)
     }

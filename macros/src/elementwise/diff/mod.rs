@@ -581,10 +581,10 @@ impl Differ<'_> {
 
     /// `if cond { a } else { b }` of two tangents, into a variable of `like`'s type.
     fn select(&mut self, cond: &TokenStream, a: &Lin, b: &Lin, like: &TokenStream) -> Lin {
-        if let (Lin::Const(x), Lin::Const(y)) = (a, b) {
-            if x == y {
-                return a.clone();
-            }
+        if let (Lin::Const(x), Lin::Const(y)) = (a, b)
+            && x == y
+        {
+            return a.clone();
         }
         let name = self.fresh("s");
         let (a, b) = (lin_tokens(a), lin_tokens(b));

@@ -79,10 +79,10 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<
     where
         T: Clone,
     {
-        if self.map.is_row_major() {
-            if let Some(slice) = self.as_slice() {
-                return slice.to_vec();
-            }
+        if self.map.is_row_major()
+            && let Some(slice) = self.as_slice()
+        {
+            return slice.to_vec();
         }
         let mut out = Vec::with_capacity(self.size());
         self.iter().for_each(|x| out.push(x.clone()));
