@@ -306,3 +306,38 @@ fn packed_sums_are_pairwise() {
     let view = PackedMdspan::<Float4E2m1fn, 1>::from_bytes(&bytes, [1000]).unwrap();
     assert_eq!(view.sum_with(0.0f32, |x| x.to_f32(), |a, b| a + b), 3250.0);
 }
+
+dlspan::elementwise! {
+    /// `acc = 2·acc + x + b`: an updated view, an input and a broadcast input.
+    fn update(x: &f64, b: &f64, acc: &mut f64) {
+        *acc = *acc * 2.0 + *x + *b;
+    }
+}
+
+/// A kernel's runs that are not contiguous in every view are staged through buffers in chunks (the
+/// same values as in place): here the updated view has gaps, `x` is read transposed and `b` is a
+/// column broadcast along the rows (stride 0), over runs longer than a chunk (256 `f64` values).
+/// Small enough for Miri, which checks the staging's reads and writes.
+#[test]
+fn kernels_stage_runs_that_are_not_contiguous() {
+    use dlspan::kernel::Cpu;
+    let (rows, cols) = (2usize, 300usize);
+    let xs: Vec<f64> = (0..rows * cols).map(|k| k as f64 * 0.5).collect();
+    let bs = [1000.0f64, 2000.0];
+    let mut accs: Vec<f64> = (0..2 * rows * cols).map(|k| k as f64).collect();
+    let before = accs.clone();
+    // `x` is the transpose of a [cols, rows] row-major array; `acc` every other value of its buffer.
+    let x = HostMdspan::<f64, 2, LayoutStride>::from_slice_strided(&xs, [rows, cols], [1, rows as isize]).unwrap();
+    let b = HostMdspan::<f64, 2>::from_slice(&bs, [rows, 1]).unwrap();
+    let mut acc =
+        HostMdspanMut::<f64, 2, LayoutStride>::from_slice_strided(&mut accs, [rows, cols], [2 * cols as isize, 2])
+            .unwrap();
+    update.run(Cpu, &x, &b, &mut acc).unwrap();
+    for i in 0..rows {
+        for j in 0..cols {
+            let at = 2 * cols * i + 2 * j;
+            assert_eq!(accs[at], before[at] * 2.0 + xs[j * rows + i] + bs[i], "[{i}, {j}]");
+            assert_eq!(accs[at + 1], before[at + 1], "the gap after [{i}, {j}] is untouched");
+        }
+    }
+}

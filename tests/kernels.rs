@@ -16,6 +16,11 @@ use kernels_support::*;
 /// Every test kernel once at rank `R`.
 fn every_kernel<const R: usize>(rng: &mut Rng, max: usize) {
     let shape = random_extents::<R>(rng, max, true);
+    every_kernel_of(rng, shape);
+}
+
+/// Every test kernel once over `shape`, each view in a random layout of it.
+fn every_kernel_of<const R: usize>(rng: &mut Rng, shape: [usize; R]) {
     let what = format!("rank {R}, shape {shape:?}");
     kernel_case!(rng, shape, Cpu, axpby::<f32>, &what; s a: f32, s b: f32, i x: f32, i y: f32, o out: f32);
     kernel_case!(rng, shape, Cpu, axpby::<f16>, &what; s a: f16, s b: f16, i x: f16, i y: f16, o out: f16);
@@ -176,6 +181,21 @@ fn every_kernel_matches_its_body_on_random_layouts() {
         every_kernel::<3>(&mut rng, 5);
         every_kernel::<4>(&mut rng, if round % 4 == 0 { 9 } else { 3 });
     }
+}
+
+/// Long runs that are not contiguous in every view (an input read transposed or broadcast along
+/// the run, an output written transposed, an updated view, gaps) are staged through buffers in
+/// chunks (rule K3's "the same bits"): every test kernel against its body on random layouts of
+/// shapes whose runs span one chunk and several (512 `f32` values to a chunk).
+#[test]
+fn staged_runs_compute_the_bits_of_the_body() {
+    let mut rng = Rng::new(31);
+    for shape in [[2usize, 1100], [1100, 2], [9, 130], [130, 9], [1, 17]] {
+        for _ in 0..4 {
+            every_kernel_of(&mut rng, shape);
+        }
+    }
+    every_kernel_of(&mut rng, [3usize, 2, 600]);
 }
 
 #[test]
@@ -421,11 +441,23 @@ fn cpu_math_functions_lie_near_the_correctly_rounded_result() {
     );
 }
 
-/// Long contiguous runs take the vectorised loops (256-bit ones where the CPU has AVX2 and FMA,
-/// the build the walk picks at run time): every math function and operation gives the bits of
-/// the body called element by element (compiled for the baseline CPU).
+/// Long contiguous runs take the vectorised loops, in every build of the walk this CPU can run
+/// (the baseline's, AVX2 with FMA, AVX-512: `CpuVectors`): every math function and operation
+/// gives the bits of the body called element by element (compiled for the baseline CPU).
 #[test]
 fn long_contiguous_runs_compute_the_bits_of_the_body() {
+    use dlspan::kernel::{CpuVectors, cpu_vectors, set_max_cpu_vectors};
+    let levels = [CpuVectors::Baseline, CpuVectors::Avx2, CpuVectors::Avx512];
+    for level in levels.into_iter().filter(|&level| level <= CpuVectors::widest()) {
+        set_max_cpu_vectors(level);
+        assert_eq!(cpu_vectors(), level);
+        check_every_operation();
+    }
+    set_max_cpu_vectors(CpuVectors::Avx512);
+    println!("the walk's builds compared: up to {:?}", CpuVectors::widest());
+}
+
+fn check_every_operation() {
     fn check<T: dlspan::kernel::Float + dlspan::DlElement + Default + core::fmt::Debug>(values: impl Fn(usize) -> T) {
         let n = 4099;
         let x: Vec<T> = (0..n).map(&values).collect();

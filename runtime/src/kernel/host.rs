@@ -2,16 +2,21 @@
 //! order: axes ordered by the output's strides, reversed axes walked forwards, axes every view
 //! steps through as one merged, and runs where every view is contiguous handed to zipped slice
 //! iterators (which the compiler vectorises), as `MdspanMut::zip2_with` does for two inputs. On
-//! x86-64 the walk has a second build for CPUs with AVX2 and FMA, picked at run time: the same
-//! operations in the same order, so the same bits, on 256-bit vectors. A call of at least
+//! x86-64 the walk has builds for CPUs with AVX2 and FMA and with AVX-512, the widest the CPU has
+//! picked at run time ([`CpuVectors`](super::CpuVectors)): the same operations in the same order,
+//! so the same bits, on 256- and 512-bit vectors. Runs that are not contiguous in every view (a
+//! transposed input, an input broadcast along the run) are staged through buffers in chunks and
+//! walked as slices too ([rule K13](crate::rules#k13)). A call of at least
 //! [`PARALLEL_ELEMENTS`](super::PARALLEL_ELEMENTS) elements is split over the process's worker
 //! threads ([rule K12](crate::rules#k12)), by ranges of its outermost merged axis.
 
 use super::cxx;
 use super::def::Call;
-use super::operand::{Executor, Operand, RawArg, RawOperand, ViewArgs, argument_block, broadcast, sealed};
+use super::operand::{Executor, Operand, RawArg, RawOperand, STAGE_BYTES, ViewArgs, argument_block, broadcast, sealed};
 use super::raw::{KernelError, LaunchConfig, RawInstance};
+use super::vectors::CpuVectors;
 use crate::error::DlpackError;
+use core::mem::MaybeUninit;
 
 /// Runs element-wise kernels on the CPU, over host and managed views: the kernel's Rust body,
 /// which rustc compiled and checked, called once per element in the output's memory order, on
@@ -57,40 +62,42 @@ impl Executor for Cpu {
         if shape.contains(&0) {
             return Ok(());
         }
-        let walk = Walk::<R, N>::new(shape, &operands.map(|op| op.raw), primary);
-        let wide = wide_vectors();
+        let walk =
+            Walk::<R, N>::new(shape, &operands.map(|op| op.raw), operands.each_ref().map(|op| op.writes), primary);
+        let vectors = super::cpu_vectors();
         let elements: usize = walk.extents[..walk.rank].iter().product();
-        if walk.rank > 0 && elements >= super::threads::PARALLEL_ELEMENTS {
-            if let Some(pool) = super::threads::pool() {
-                let parts = pool.current_num_threads().min(walk.extents[0]);
-                if parts > 1 {
-                    let body = &body;
-                    let outer = walk.extents[0];
-                    let pieces: Vec<Part<R, N>> =
-                        (0..parts).map(|k| Part(walk.part(outer * k / parts, outer * (k + 1) / parts))).collect();
-                    pool.scope(move |scope| {
-                        for piece in pieces {
-                            scope.spawn(move |_| {
-                                let piece = piece;
-                                // SAFETY: as below, for this part's indices: the parts split the
-                                // outermost merged axis into disjoint ranges, so no element of a
-                                // written operand is visited by two threads (a written view's
-                                // elements are unique, and no two written views share one), and
-                                // read operands are only read; the scope ends before the call
-                                // returns, while the views are borrowed.
-                                unsafe { piece.0.run_any::<V>(wide, &mut &*body) };
-                            });
-                        }
-                    });
-                    return Ok(());
-                }
+        if walk.rank > 0
+            && elements >= super::threads::PARALLEL_ELEMENTS
+            && let Some(pool) = super::threads::pool()
+        {
+            let parts = pool.current_num_threads().min(walk.extents[0]);
+            if parts > 1 {
+                let body = &body;
+                let outer = walk.extents[0];
+                let pieces: Vec<Part<R, N>> =
+                    (0..parts).map(|k| Part(walk.part(outer * k / parts, outer * (k + 1) / parts))).collect();
+                pool.scope(move |scope| {
+                    for piece in pieces {
+                        scope.spawn(move |_| {
+                            let piece = piece;
+                            // SAFETY: as below, for this part's indices: the parts split the
+                            // outermost merged axis into disjoint ranges, so no element of a
+                            // written operand is visited by two threads (a written view's
+                            // elements are unique, and no two written views share one), and
+                            // read operands are only read; the scope ends before the call
+                            // returns, while the views are borrowed.
+                            unsafe { piece.0.run_any::<V>(vectors, &mut &*body) };
+                        });
+                    }
+                });
+                return Ok(());
             }
         }
         // SAFETY: every operand is a validated view of the shape (inputs broadcast with stride 0),
         // borrowed by the call for its duration (written ones uniquely, and no two written views
         // share an element: mutable views are unique and the borrow checker keeps them apart);
         // the walk visits each index once, in bounds.
-        unsafe { walk.run_any::<V>(wide, &mut &body) };
+        unsafe { walk.run_any::<V>(vectors, &mut &body) };
         Ok(())
     }
 
@@ -109,22 +116,6 @@ impl Executor for Cpu {
         // contract covers the body's accesses.
         unsafe { cxx::run(&instance, config, &args) }
     }
-}
-
-/// Whether the CPU has AVX2 and FMA (x86-64), for which the walk has a second build: its loops
-/// over contiguous runs then take 256-bit vectors. The results are the same bits either way
-/// (the same IEEE operations, in the same order; `mul_add` is fused on both builds).
-#[cfg(target_arch = "x86_64")]
-#[inline]
-fn wide_vectors() -> bool {
-    std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
-}
-
-/// No wider build off x86-64.
-#[cfg(not(target_arch = "x86_64"))]
-#[inline]
-fn wide_vectors() -> bool {
-    false
 }
 
 /// A part of a walk, handed to a worker thread.
@@ -147,6 +138,8 @@ struct Walk<const R: usize, const N: usize> {
     starts: [*mut u8; N],
     /// Each operand's element size in bytes.
     sizes: [isize; N],
+    /// Which operands the kernel writes.
+    writes: [bool; N],
 }
 
 impl<const R: usize, const N: usize> Walk<R, N> {
@@ -154,7 +147,7 @@ impl<const R: usize, const N: usize> Walk<R, N> {
     /// axes it walks backwards around (for every operand); merges neighbours every operand steps
     /// through as one.
     #[inline]
-    fn new(shape: [usize; R], operands: &[RawOperand<R>; N], primary: usize) -> Self {
+    fn new(shape: [usize; R], operands: &[RawOperand<R>; N], writes: [bool; N], primary: usize) -> Self {
         let mut axes: [usize; R] = core::array::from_fn(|axis| axis);
         let mut count = 0;
         for (axis, &extent) in shape.iter().enumerate() {
@@ -192,7 +185,7 @@ impl<const R: usize, const N: usize> Walk<R, N> {
                 rank += 1;
             }
         }
-        Self { rank, extents, strides, starts, sizes: operands.map(|op| op.size as isize) }
+        Self { rank, extents, strides, starts, sizes: operands.map(|op| op.size as isize), writes }
     }
 
     /// The walk of indices `lo..hi` of the outermost merged axis (the others whole).
@@ -205,35 +198,51 @@ impl<const R: usize, const N: usize> Walk<R, N> {
         part
     }
 
-    /// Runs the walk with the AVX2+FMA build where `wide` (the CPU has them), else the baseline.
+    /// Runs the walk with the build of `vectors`.
     ///
     /// # Safety
     ///
-    /// As [`run`](Self::run); `wide` only where `wide_vectors()` is true.
+    /// As [`run`](Self::run); `vectors` at most what the CPU has (`cpu_vectors()`).
     #[inline(always)]
-    unsafe fn run_any<V: ViewArgs<Cpu, R, N>>(&self, wide: bool, body: &mut impl FnMut(V::Items<'_>)) {
+    unsafe fn run_any<V: ViewArgs<Cpu, R, N>>(&self, vectors: CpuVectors, body: &mut impl FnMut(V::Items<'_>)) {
         #[cfg(target_arch = "x86_64")]
-        if wide {
-            // SAFETY: the caller's contract; the CPU has AVX2 and FMA (`wide`), which `run_wide`
-            // is compiled for.
-            unsafe { self.run_wide::<V>(body) };
-            return;
+        match vectors {
+            // SAFETY: the caller's contract; the CPU has AVX-512 (F, VL, BW, DQ), AVX2 and FMA,
+            // which `run_avx512` is compiled for.
+            CpuVectors::Avx512 => return unsafe { self.run_avx512::<V>(body) },
+            // SAFETY: the caller's contract; the CPU has AVX2 and FMA, which `run_avx2` is
+            // compiled for.
+            CpuVectors::Avx2 => return unsafe { self.run_avx2::<V>(body) },
+            CpuVectors::Baseline => {}
         }
-        let _ = wide;
+        let _ = vectors;
         // SAFETY: the caller's contract.
         unsafe { self.run::<V>(body) }
     }
 
-    /// Calls `body` once per index: contiguous runs through zipped slice iterators.
+    /// [`run`](Self::run) compiled for AVX2 and FMA (256-bit vectors).
     ///
     /// # Safety
     ///
-    /// The operands' memory is valid for the walk, as `run_views` states.
+    /// As [`run`](Self::run), on a CPU with AVX2 and FMA.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn run_wide<V: ViewArgs<Cpu, R, N>>(&self, body: &mut impl FnMut(V::Items<'_>)) {
+    unsafe fn run_avx2<V: ViewArgs<Cpu, R, N>>(&self, body: &mut impl FnMut(V::Items<'_>)) {
         // SAFETY: the caller's contract, which is `run`'s; `run` (and the kernel's body, inlined
         // into it) compiled for AVX2 and FMA, which the caller checked the CPU has.
+        unsafe { self.run::<V>(body) }
+    }
+
+    /// [`run`](Self::run) compiled for AVX-512 (512-bit vectors).
+    ///
+    /// # Safety
+    ///
+    /// As [`run`](Self::run), on a CPU with AVX-512 F, VL, BW and DQ, AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
+    unsafe fn run_avx512<V: ViewArgs<Cpu, R, N>>(&self, body: &mut impl FnMut(V::Items<'_>)) {
+        // SAFETY: the caller's contract, which is `run`'s; `run` (and the kernel's body, inlined
+        // into it) compiled for those features, which the caller checked the CPU has.
         unsafe { self.run::<V>(body) }
     }
 
@@ -248,12 +257,18 @@ impl<const R: usize, const N: usize> Walk<R, N> {
         let len = self.extents[inner];
         let step = self.strides[inner];
         let unit = (0..N).all(|k| step[k] == self.sizes[k]);
+        // A run that is not contiguous in every operand (a transposed view, an input broadcast
+        // along it) is staged when long enough: copied in chunks to buffers, walked as slices.
+        let staged = !unit && V::STAGED && len >= STAGE_MIN;
         let mut index = [0usize; R];
         let mut ptrs = self.starts;
         loop {
             if unit {
                 // SAFETY: a run of `len` consecutive elements of each operand.
                 unsafe { V::for_each_run(ptrs, len, body) };
+            } else if staged {
+                // SAFETY: a run of `len` elements of each operand, `step` bytes apart.
+                unsafe { self.run_staged::<V>(ptrs, len, &step, body) };
             } else {
                 let mut at = ptrs;
                 for _ in 0..len {
@@ -284,6 +299,86 @@ impl<const R: usize, const N: usize> Walk<R, N> {
                 }
                 index[axis] = 0;
             }
+        }
+    }
+}
+
+/// The shortest run the walk stages (below it, a run is walked element by element in place).
+const STAGE_MIN: usize = 16;
+
+/// One operand's staging buffer: [`STAGE_BYTES`] bytes, aligned for any element that
+/// [`stage_fits`](super::operand::stage_fits).
+#[repr(C, align(64))]
+struct Stage([MaybeUninit<u8>; STAGE_BYTES]);
+
+impl<const R: usize, const N: usize> Walk<R, N> {
+    /// Walks one run whose operands are not all contiguous: in chunks, each operand whose step is
+    /// not its element size copied into its own buffer ([`ViewRef::gather`]; an input broadcast
+    /// along the run, step 0, once for the whole run), the chunk walked through slices as a
+    /// contiguous run is ([`ViewArgs::for_each_run`]: vector code), and the written operands'
+    /// chunks copied back ([`ViewRef::scatter`]). Each element gets the body's operations on its
+    /// own values, so the bits are those of the walk in place.
+    ///
+    /// # Safety
+    ///
+    /// For each operand `k`, `ptrs[k] + i·step[k]` (bytes) for `i < len` are elements of its
+    /// operand, as [`run`](Self::run) states for the run; the written ones are unaliased and
+    /// overlap no other operand's (`run_views`' contract).
+    ///
+    /// [`ViewRef::gather`]: super::ViewRef::gather
+    /// [`ViewRef::scatter`]: super::ViewRef::scatter
+    #[inline(always)]
+    unsafe fn run_staged<V: ViewArgs<Cpu, R, N>>(
+        &self,
+        ptrs: [*mut u8; N],
+        len: usize,
+        step: &[isize; N],
+        body: &mut impl FnMut(V::Items<'_>),
+    ) {
+        let mut stages: [Stage; N] = [const { Stage([MaybeUninit::uninit(); STAGE_BYTES]) }; N];
+        // One raw pointer to the buffers, from which each operand's is derived (no later borrow of
+        // `stages` invalidates them).
+        let base = stages.as_mut_ptr();
+        let buffers: [*mut u8; N] = core::array::from_fn(|k| base.wrapping_add(k).cast::<u8>());
+        // Elements per chunk: as many as the widest staged element fits.
+        let chunk = (0..N)
+            .filter(|&k| step[k] != self.sizes[k])
+            .fold(STAGE_BYTES, |c, k| c.min(STAGE_BYTES / self.sizes[k].unsigned_abs()));
+        let mut repeated = [false; N];
+        let mut done = 0;
+        while done < len {
+            let n = chunk.min(len - done);
+            let here: [*mut u8; N] =
+                core::array::from_fn(|k| ptrs[k].wrapping_offset(step[k].wrapping_mul(done as isize)));
+            let mut at = here;
+            for k in 0..N {
+                if step[k] == self.sizes[k] {
+                    continue;
+                }
+                at[k] = buffers[k];
+                if step[k] == 0 && repeated[k] {
+                    // The same element, already repeated through the buffer (the first chunk is
+                    // the longest).
+                    continue;
+                }
+                // SAFETY: `n` elements of operand `k` from `here[k]`, `step[k]` apart (of the
+                // caller's run), into its own buffer: at most `STAGE_BYTES` bytes (`chunk`),
+                // aligned for the element (`Stage`'s alignment, `V::STAGED`), and no operand's
+                // memory.
+                unsafe { V::gather(k, here[k], step[k], n, buffers[k]) };
+                repeated[k] = true;
+            }
+            // SAFETY: `n` consecutive elements from each `at[k]`: the operand's own where it
+            // steps by its element, else its buffer's copies, which no other reference reaches.
+            unsafe { V::for_each_run(at, n, body) };
+            for k in 0..N {
+                if self.writes[k] && step[k] != self.sizes[k] {
+                    // SAFETY: the chunk's elements of written operand `k`, unaliased (caller), and
+                    // the buffer the body wrote them to.
+                    unsafe { V::scatter(k, buffers[k], here[k], step[k], n) };
+                }
+            }
+            done += n;
         }
     }
 }

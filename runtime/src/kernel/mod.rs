@@ -202,6 +202,7 @@ mod scalar;
 pub mod signature;
 mod stacks;
 mod threads;
+mod vectors;
 
 pub use cachedir::CACHE_ENV;
 #[doc(hidden)]
@@ -241,3 +242,4 @@ pub use scalar::{Cast, Compare, Float, Scalar};
 #[doc(hidden)]
 pub use scalar::{Unary, WideLiteral, ops};
 pub use threads::{PARALLEL_ELEMENTS, THREADS_ENV, num_threads, set_num_threads};
+pub use vectors::{CpuVectors, VECTORS_ENV, cpu_vectors, set_max_cpu_vectors};

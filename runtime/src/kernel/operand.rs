@@ -246,6 +246,60 @@ pub unsafe trait ViewRef<E: Executor, const R: usize> {
     ///
     /// As for [`item`](Self::item), for each of the `len` elements.
     unsafe fn run<'a>(ptr: *mut u8, len: usize) -> Self::Run<'a>;
+
+    /// Copies the `n` elements `src + k·step` (bytes) to the `n` consecutive places from `dst`:
+    /// the CPU walk stages a run that is not contiguous, so that the body's loop is a loop over
+    /// slices, which the compiler vectorises.
+    ///
+    /// # Safety
+    ///
+    /// Each `src + k·step` is an element of the view's operand, valid for reads; `dst` is valid
+    /// for writes of `n` elements, aligned for `Elem`, and overlaps none of them.
+    #[inline(always)]
+    unsafe fn gather(src: *mut u8, step: isize, n: usize, dst: *mut u8) {
+        let dst = dst.cast::<Self::Elem>();
+        for k in 0..n {
+            let from = src.wrapping_offset(step.wrapping_mul(k as isize)).cast::<Self::Elem>();
+            // SAFETY: the caller's contract: an element of the operand (`Elem: Copy`, so a bitwise
+            // copy is a value of its own).
+            let value = unsafe { from.read() };
+            // SAFETY: the caller's contract: place `k < n` of the staging buffer.
+            unsafe { dst.wrapping_add(k).write(value) };
+        }
+    }
+
+    /// For a written view, copies the `n` staged elements from `src` back to `dst + k·step`
+    /// (bytes); a read view's staged copy is dropped (nothing to do).
+    ///
+    /// # Safety
+    ///
+    /// `src` holds `n` initialised elements (a [`gather`](Self::gather)ed run the body may have
+    /// written); each `dst + k·step` is an element of the view's operand, valid for writes and
+    /// unaliased, overlapping none of them.
+    #[inline(always)]
+    unsafe fn scatter(src: *mut u8, dst: *mut u8, step: isize, n: usize) {
+        if !Self::WRITES {
+            return;
+        }
+        let src = src.cast::<Self::Elem>();
+        for k in 0..n {
+            let to = dst.wrapping_offset(step.wrapping_mul(k as isize)).cast::<Self::Elem>();
+            // SAFETY: the caller's contract: staged element `k < n`, initialised.
+            let value = unsafe { src.wrapping_add(k).read() };
+            // SAFETY: the caller's contract: an element of the operand, unaliased.
+            unsafe { to.write(value) };
+        }
+    }
+}
+
+/// The bytes of one operand's staging buffer on the CPU (a run that is not contiguous copied into
+/// it, at most this many bytes at a time).
+pub(crate) const STAGE_BYTES: usize = 2048;
+
+/// Whether a `T` can be staged: aligned within the buffer's 64 bytes, and at least sixteen of them
+/// to a buffer (larger elements are walked in place).
+pub(crate) const fn stage_fits<T>() -> bool {
+    core::mem::align_of::<T>() <= 64 && core::mem::size_of::<T>() <= STAGE_BYTES / 16
 }
 
 // SAFETY: references to elements of a view the caller borrows shared.
@@ -327,6 +381,23 @@ pub unsafe trait ViewArgs<E: Executor, const R: usize, const N: usize>: Sized {
     /// As [`items`](Self::items), for each of the `len` elements of each view.
     unsafe fn for_each_run(ptrs: [*mut u8; N], len: usize, body: &mut impl FnMut(Self::Items<'_>));
 
+    /// Whether every view's element type can be staged ([`stage_fits`]).
+    const STAGED: bool;
+
+    /// [`ViewRef::gather`] of the view at position `k`.
+    ///
+    /// # Safety
+    ///
+    /// As [`ViewRef::gather`], for that view; `k < N`.
+    unsafe fn gather(k: usize, src: *mut u8, step: isize, n: usize, dst: *mut u8);
+
+    /// [`ViewRef::scatter`] of the view at position `k`.
+    ///
+    /// # Safety
+    ///
+    /// As [`ViewRef::scatter`], for that view; `k < N`.
+    unsafe fn scatter(k: usize, src: *mut u8, dst: *mut u8, step: isize, n: usize);
+
     /// Runs the call on `on`: the views checked, broadcast and walked or launched.
     #[inline(always)]
     fn run(mut self, on: E, call: &Call<'_>, body: impl Fn(Self::Items<'_>) + Sync) -> Result<(), E::Error> {
@@ -366,6 +437,24 @@ macro_rules! view_args {
                 // SAFETY: forwarded to each view.
                 let ($($v,)+) = unsafe { ($($v::run(ptrs[$i], len),)+) };
                 view_args!(@zip body; $($v),+);
+            }
+
+            const STAGED: bool = $(stage_fits::<$v::Elem>())&&+;
+
+            #[inline(always)]
+            unsafe fn gather(k: usize, src: *mut u8, step: isize, n: usize, dst: *mut u8) {
+                $(if k == $i {
+                    // SAFETY: forwarded to the view at `k`.
+                    return unsafe { $v::gather(src, step, n, dst) };
+                })+
+            }
+
+            #[inline(always)]
+            unsafe fn scatter(k: usize, src: *mut u8, dst: *mut u8, step: isize, n: usize) {
+                $(if k == $i {
+                    // SAFETY: forwarded to the view at `k`.
+                    return unsafe { $v::scatter(src, dst, step, n) };
+                })+
             }
         }
     };
