@@ -25,15 +25,15 @@ static inline float dl_host_pow2(int n) {
 }
 static inline float dl_host_exp_core(float x) {
   const float round = 12582912.0f;
-  float biased = x * 1.4426950408889634f + round;
+  float biased = fmaf(x, 1.4426950408889634f, round);
   float k = biased - round;
-  float r = (x - k * 0.693359375f) - k * -2.12194440e-4f;
+  float r = fmaf(k, 2.12194440e-4f, fmaf(k, -0.693359375f, x));
   float p = 1.9875692e-4f;
-  p = p * r + 1.3981999e-3f;
-  p = p * r + 8.3334520e-3f;
-  p = p * r + 4.1665796e-2f;
-  p = p * r + 1.6666665e-1f;
-  p = p * r + 0.5f;
+  p = fmaf(p, r, 1.3981999e-3f);
+  p = fmaf(p, r, 8.3334520e-3f);
+  p = fmaf(p, r, 4.1665796e-2f);
+  p = fmaf(p, r, 1.6666665e-1f);
+  p = fmaf(p, r, 0.5f);
   float e = p * (r * r) + r + 1.0f;
   unsigned int bits;
   __builtin_memcpy(&bits, &biased, 4);
@@ -50,11 +50,11 @@ static inline float dl_host_tanhf(float x) {
   float a = fabsf(x);
   float z = x * x;
   float p = -5.7049887e-3f;
-  p = p * z + 2.063909e-2f;
-  p = p * z - 5.3739716e-2f;
-  p = p * z + 1.3331442e-1f;
-  p = p * z - 3.333328e-1f;
-  float small = copysignf(p * z * x + x, x);
+  p = fmaf(p, z, 2.063909e-2f);
+  p = fmaf(p, z, -5.3739716e-2f);
+  p = fmaf(p, z, 1.3331442e-1f);
+  p = fmaf(p, z, -3.333328e-1f);
+  float small = copysignf(fmaf(p * z, x, x), x);
   float clamped = a > 10.0f ? 10.0f : a;
   float large = 1.0f - 2.0f / (dl_host_exp_core(2.0f * clamped) + 1.0f);
   large = x < 0.0f ? -large : large;
