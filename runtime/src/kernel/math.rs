@@ -37,6 +37,15 @@ fn pow2(n: i32) -> f32 {
 /// that results below `f32`'s smallest normal are rounded once.
 #[inline(always)]
 fn exp_core(x: f32) -> f32 {
+    let (e, n) = exp_parts(x);
+    let half = n >> 1;
+    e * pow2(half) * pow2(n - half)
+}
+
+/// `exp(x) = e · 2ⁿ`: `e = e^r` and `n = k` of [`exp_core`], for callers whose result is a
+/// normal `f32` (then `e · 2ⁿ` is exact, and the two halves' product the same bits).
+#[inline(always)]
+fn exp_parts(x: f32) -> (f32, i32) {
     let biased = x.mul_add(LOG2_E, ROUND);
     let k = biased - ROUND;
     let r = k.mul_add(-LN2_LO, k.mul_add(-LN2_HI, x));
@@ -49,8 +58,7 @@ fn exp_core(x: f32) -> f32 {
     let e = p * (r * r) + r + 1.0;
     // `k` from the low bits of `biased` (its significand holds `2²² + k`).
     let n = (biased.to_bits() & 0x007f_ffff) as i32 - (1 << 22);
-    let half = n >> 1;
-    e * pow2(half) * pow2(n - half)
+    (e, n)
 }
 
 /// `exp(x)` of an `f32` (the argument clamped to [−104, 89], where results are already 0 and
@@ -65,22 +73,24 @@ pub(crate) fn exp_f32(x: f32) -> f32 {
 
 /// `tanh(x)` of an `f32`: below |x| = 0.625 an odd polynomial, `x + x³ · p(x²)` (the Cephes
 /// library's `tanhf` coefficients), else `1 − 2/(e^{2|x|} + 1)` with the sign of `x` (|x| clamped
-/// to 10, where the result is ±1). `-0.0` stays `-0.0`, NaN gives NaN.
+/// to 10, where the result is ±1), both computed on |x| and the sign of `x` put on the one taken
+/// (the odd function's rounding is symmetric). `-0.0` stays `-0.0`, NaN gives NaN.
 #[inline(always)]
 pub(crate) fn tanh_f32(x: f32) -> f32 {
     let a = x.abs();
-    let z = x * x;
+    let z = a * a;
     let mut p: f32 = -5.704_988_7e-3;
     p = p.mul_add(z, 2.063_909e-2);
     p = p.mul_add(z, -5.373_971_6e-2);
     p = p.mul_add(z, 1.333_144_2e-1);
     p = p.mul_add(z, -3.333_328e-1);
-    // The sign of `x` on the result: `-0.0` stays `-0.0` (the sum gives `+0.0` there).
-    let small = (p * z).mul_add(x, x).copysign(x);
+    let small = (p * z).mul_add(a, a);
     let clamped = if a > 10.0 { 10.0 } else { a };
-    let large = 1.0 - 2.0 / (exp_core(2.0 * clamped) + 1.0);
-    let large = if x < 0.0 { -large } else { large };
-    if a < 0.625 { small } else { large }
+    // `e^{2|x|}` with `2|x| ≤ 20`: a normal result, scaled by `2ⁿ` once.
+    let (e, n) = exp_parts(2.0 * clamped);
+    let large = 1.0 - 2.0 / (e * pow2(n) + 1.0);
+    // The sign of `x` on the result: `-0.0` stays `-0.0` (the sum gives `+0.0` there).
+    (if a < 0.625 { small } else { large }).copysign(x)
 }
 
 #[cfg(test)]

@@ -23,7 +23,8 @@ static inline float dl_host_pow2(int n) {
   __builtin_memcpy(&f, &bits, 4);
   return f;
 }
-static inline float dl_host_exp_core(float x) {
+// exp(x) = e * 2^n, returned as e with n through `n_out` (dl_host_exp_core's parts).
+static inline float dl_host_exp_parts(float x, int* n_out) {
   const float round = 12582912.0f;
   float biased = fmaf(x, 1.4426950408889634f, round);
   float k = biased - round;
@@ -37,7 +38,12 @@ static inline float dl_host_exp_core(float x) {
   float e = p * (r * r) + r + 1.0f;
   unsigned int bits;
   __builtin_memcpy(&bits, &biased, 4);
-  int n = (int)(bits & 0x007fffffu) - (1 << 22);
+  *n_out = (int)(bits & 0x007fffffu) - (1 << 22);
+  return e;
+}
+static inline float dl_host_exp_core(float x) {
+  int n;
+  float e = dl_host_exp_parts(x, &n);
   int half = n >> 1;
   return e * dl_host_pow2(half) * dl_host_pow2(n - half);
 }
@@ -48,17 +54,18 @@ static inline float dl_host_expf(float x) {
 }
 static inline float dl_host_tanhf(float x) {
   float a = fabsf(x);
-  float z = x * x;
+  float z = a * a;
   float p = -5.7049887e-3f;
   p = fmaf(p, z, 2.063909e-2f);
   p = fmaf(p, z, -5.3739716e-2f);
   p = fmaf(p, z, 1.3331442e-1f);
   p = fmaf(p, z, -3.333328e-1f);
-  float small = copysignf(fmaf(p * z, x, x), x);
+  float small = fmaf(p * z, a, a);
   float clamped = a > 10.0f ? 10.0f : a;
-  float large = 1.0f - 2.0f / (dl_host_exp_core(2.0f * clamped) + 1.0f);
-  large = x < 0.0f ? -large : large;
-  return a < 0.625f ? small : large;
+  int n;
+  float e = dl_host_exp_parts(2.0f * clamped, &n);
+  float large = 1.0f - 2.0f / (e * dl_host_pow2(n) + 1.0f);
+  return copysignf(a < 0.625f ? small : large, x);
 }
 #define DL_EXPF dl_host_expf
 #define DL_TANHF dl_host_tanhf
