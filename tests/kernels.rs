@@ -550,3 +550,42 @@ fn every_thread_count_computes_the_bits_of_one_thread() {
     });
     set_num_threads(before);
 }
+
+/// `par_sum_with` splits the halves of each long run's pairwise sum over the pool's threads: the
+/// bits of `sum_with` (and so NumPy's) for every thread count, on a contiguous view, one strided
+/// run, a reversed one, and a 2-D view whose long rows are runs of their own.
+#[test]
+fn sums_split_over_threads_compute_the_bits_of_one_thread() {
+    use dlspan::kernel::{num_threads, set_num_threads};
+    use dlspan::{LayoutStride, LayoutStrideRelaxed};
+    let before = num_threads();
+    // Values of one magnitude, whose sum's last bits depend on the order of the additions.
+    let data: Vec<f32> = (0..1_200_003usize).map(|k| ((k * 7919) % 10007) as f32 * 1e-3 + 0.1).collect();
+    let add = |a: f32, b: f32| a + b;
+    let sums = || {
+        let contiguous = HostMdspan::<f32, 1>::from_slice(&data, [data.len()]).unwrap();
+        let strided = HostMdspan::<f32, 1, LayoutStride>::from_slice_strided(&data, [600_001], [2]).unwrap();
+        let last = data.len() - 1;
+        let reversed =
+            HostMdspan::<f32, 1, LayoutStrideRelaxed>::from_slice_relaxed(&data, [data.len()], [-1], last).unwrap();
+        let rows = HostMdspan::<f32, 2, LayoutStride>::from_slice_strided(&data, [3, 300_000], [400_000, 1]).unwrap();
+        [
+            contiguous.par_sum_with(0.0, |&v| v, add),
+            strided.par_sum_with(0.0, |&v| v, add),
+            reversed.par_sum_with(0.0, |&v| v, add),
+            rows.par_sum_with(0.0, |&v| v, add),
+            // In f64, the accumulator of a wider sum.
+            contiguous.par_sum_with(0.0f64, |&v| f64::from(v), |a, b| a + b) as f32,
+        ]
+        .map(f32::to_bits)
+    };
+    set_num_threads(1);
+    let one = sums();
+    let contiguous = HostMdspan::<f32, 1>::from_slice(&data, [data.len()]).unwrap();
+    assert_eq!(one[0], contiguous.sum().to_bits(), "par_sum_with on one thread is sum_with");
+    for threads in [2, 3, 4, 7] {
+        set_num_threads(threads);
+        assert_eq!(sums(), one, "{threads} threads");
+    }
+    set_num_threads(before);
+}

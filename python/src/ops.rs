@@ -541,8 +541,9 @@ impl<'py> TensorVisitor for Sum<'_, '_, 'py> {
 
     fn visit<T: Numeric, const R: usize>(self) -> Self::Output {
         let x = self.x.typed::<T, R, LayoutStrideRelaxed>().in_argument("x")?;
-        // Pairwise, in the accumulator type (wrapping for integers), as NumPy sums.
-        let sum = run(self.py, x.size(), move || x.sum_with(T::Acc::ZERO, |&v| v.to_acc(), Numeric::add));
+        // Pairwise, in the accumulator type (wrapping for integers), as NumPy sums; long runs'
+        // halves on the CPU kernels' threads (the same bits).
+        let sum = run(self.py, x.size(), move || x.par_sum_with(T::Acc::ZERO, |&v| v.to_acc(), Numeric::add));
         total::<T>(self.py, sum)
     }
 
@@ -561,7 +562,10 @@ impl<'py> TensorVisitor for Sum<'_, '_, 'py> {
 /// Pairwise summation (NumPy's algorithm: a contiguous array, or one axis of positive stride, gives
 /// ``np.sum``'s result bit for bit) in the dtype's accumulator: ``float32`` for ``float32`` and the smaller floats
 /// (``float16``, ``bfloat16``, FP8, FP6, FP4), ``float64`` for ``float64``, 64-bit integers for
-/// integers and ``bool`` (wrapping on overflow, as NumPy's do).
+/// integers and ``bool`` (wrapping on overflow, as NumPy's do). In host memory, the halves of a
+/// long run (at least 2**17 values) are summed on the worker threads of dlspan's CPU kernels
+/// (``DLSPAN_NUM_THREADS``, else the cores the process may run on), the GIL released, with the
+/// same result for every number of threads.
 ///
 /// Parameters
 /// ----------

@@ -201,7 +201,7 @@ mod scalar;
 #[doc(hidden)]
 pub mod signature;
 mod stacks;
-mod threads;
+pub(crate) mod threads;
 mod vectors;
 
 pub use cachedir::CACHE_ENV;

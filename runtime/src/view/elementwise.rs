@@ -22,7 +22,10 @@
 //! ```
 
 use super::mdspan::{Mdspan, MdspanMut};
-use super::sum::{Cascade, LANES, pairwise_sum, pairwise_sum_strided, short_sum};
+use super::sum::{
+    Cascade, LANES, PARALLEL_SUM, pairwise_sum, pairwise_sum_strided, par_pairwise_sum, par_pairwise_sum_strided,
+    short_sum,
+};
 use crate::dtype::{Numeric, cast};
 use crate::error::DlpackError;
 use crate::index::{Extents, Layout, Mapping};
@@ -268,9 +271,78 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<
         self.sum_runs(identity, &map, &add)
     }
 
+    /// [`sum_with`](Self::sum_with) on the worker threads of dlspan's CPU kernels
+    /// ([`kernel::num_threads`](crate::kernel::num_threads), rule [K12](crate::rules#k12)): a
+    /// contiguous view, and each long run of a strided one, has the halves of its pairwise sum
+    /// summed on different threads, down to pieces of 2¹⁶ values. The tree of additions is
+    /// [`sum_with`](Self::sum_with)'s, so the result is its bits for every number of threads (for
+    /// NumPy's `np.sum` too); views of fewer than 2¹⁷ elements, and the many short runs of a view
+    /// whose innermost axis is short, are summed on the caller's thread. A call from inside the
+    /// pool (a kernel's body, a nested sum) queues its halves on the same pool: no thread is added.
+    ///
+    /// ```
+    /// use dlspan::{HostMdspan, LayoutStride};
+    /// let data: Vec<f32> = (0..2_000_000).map(|v| (v % 1000) as f32 * 0.5).collect();
+    /// let view = HostMdspan::<f32, 1>::from_slice(&data, [data.len()])?;
+    /// let sum = |a: f32, b: f32| a + b;
+    /// assert_eq!(view.par_sum_with(0.0, |&v| v, sum).to_bits(), view.sum_with(0.0, |&v| v, sum).to_bits());
+    /// // Every other value: one strided run, split the same way.
+    /// let odd = HostMdspan::<f32, 1, LayoutStride>::from_slice_strided(&data[1..], [999_999], [2])?;
+    /// assert_eq!(odd.par_sum_with(0.0, |&v| v, sum).to_bits(), odd.sum().to_bits());
+    /// # Ok::<(), dlspan::DlpackError>(())
+    /// ```
+    pub fn par_sum_with<A: Copy + Send>(
+        &self,
+        identity: A,
+        map: impl Fn(&T) -> A + Sync,
+        add: impl Fn(A, A) -> A + Sync,
+    ) -> A
+    where
+        T: Sync,
+    {
+        let pool = if self.size() >= 2 * PARALLEL_SUM { crate::kernel::threads::pool() } else { None };
+        let Some(pool) = pool else {
+            return self.sum_with(identity, map, add);
+        };
+        let (map, add) = (&map, &add);
+        if let Some(slice) = self.as_slice() {
+            return add(identity, pool.install(move || par_pairwise_sum(slice, identity, map, add)));
+        }
+        // The runs are found on the pool's thread; each long run's halves are handed to others.
+        pool.install(move || {
+            self.fold_runs(
+                identity,
+                add,
+                |run| par_pairwise_sum(run, identity, map, add),
+                // SAFETY: as `fold_runs` states, each element valid for reads for `'a` (from any
+                // thread: `T: Sync`), while this call borrows the view.
+                |first, len, stride| unsafe { par_pairwise_sum_strided(first, len, stride, identity, map, add) },
+            )
+        })
+    }
+
     /// [`sum_with`](Self::sum_with) of a view that is no slice: the pairwise sums of its runs,
     /// combined by a [`Cascade`].
     fn sum_runs<A: Copy>(&self, identity: A, map: &impl Fn(&T) -> A, add: &impl Fn(A, A) -> A) -> A {
+        self.fold_runs(
+            identity,
+            add,
+            |run| pairwise_sum(run, identity, map, add),
+            // SAFETY: as `fold_runs` states.
+            |first, len, stride| unsafe { pairwise_sum_strided(first, len, stride, identity, map, add) },
+        )
+    }
+
+    /// The sums of the view's runs in memory order, `contiguous` for a run of consecutive
+    /// elements and `strided` for one of `len` elements `stride` apart from `first` (each a valid
+    /// element, readable for `'a`), combined by a [`Cascade`].
+    fn fold_runs<A: Copy>(
+        &self,
+        identity: A,
+        add: &impl Fn(A, A) -> A,
+        contiguous: impl Fn(&[T]) -> A,
+        strided: impl Fn(*const T, usize, isize) -> A,
+    ) -> A {
         let base = self.data_handle();
         let plan = Plan::<R, 1>::new(self.extents(), [self.strides()], [self.offset()]);
         let stride = plan.inner_stride(0);
@@ -280,11 +352,11 @@ impl<'a, T, const R: usize, E: Extents<R>, L: Layout, S: HostAccessible> Mdspan<
             let sum = if unit {
                 // SAFETY: a run of `len` consecutive in-bounds elements of the view, valid for reads
                 // for `'a` (struct invariant).
-                pairwise_sum(unsafe { core::slice::from_raw_parts(first, len) }, identity, map, add)
+                contiguous(unsafe { core::slice::from_raw_parts(first, len) })
             } else {
-                // SAFETY: the run's `len` elements, `stride` apart, are in-bounds elements of the
-                // view, valid for reads for `'a`.
-                unsafe { pairwise_sum_strided(first, len, stride, identity, map, add) }
+                // The run's `len` elements, `stride` apart, are in-bounds elements of the view,
+                // valid for reads for `'a`.
+                strided(first, len, stride)
             };
             cascade.push(sum, add);
         });

@@ -219,3 +219,67 @@ pub(crate) fn pairwise_sum_iter<T, A: Copy>(
     }
     cascade.finish(identity, &add)
 }
+
+/// The size from which [`par_pairwise_sum`] and [`par_pairwise_sum_strided`] hand a half of a run
+/// to another thread of the pool: 2¹⁶ values (a sum is a few additions per value, so a piece
+/// smaller than this costs about what handing it over saves).
+pub(super) const PARALLEL_SUM: usize = 1 << 16;
+
+/// [`pairwise_sum`], its two halves summed on two threads of the current rayon pool while they
+/// are at least [`PARALLEL_SUM`] long: the same halves, split at the same places and added in the
+/// same order, so the same bits for every number of threads.
+pub(super) fn par_pairwise_sum<T: Sync, A: Copy + Send>(
+    values: &[T],
+    identity: A,
+    map: &(impl Fn(&T) -> A + Sync),
+    add: &(impl Fn(A, A) -> A + Sync),
+) -> A {
+    if values.len() < 2 * PARALLEL_SUM {
+        return pairwise_sum(values, identity, map, add);
+    }
+    let (low, high) = values.split_at(split(values.len()));
+    let (low, high) = rayon::join(
+        move || par_pairwise_sum(low, identity, map, add),
+        move || par_pairwise_sum(high, identity, map, add),
+    );
+    add(low, high)
+}
+
+/// The first element of a strided run, handed to another thread (which only reads from it).
+#[derive(Clone, Copy)]
+struct Shared<T>(*const T);
+
+// SAFETY: the address is only read through, as `&T` (`T: Sync`), by the threads of one
+// `rayon::join` that the caller waits for while the memory is borrowed.
+unsafe impl<T: Sync> Send for Shared<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for Shared<T> {}
+
+/// [`pairwise_sum_strided`], split over the current rayon pool as [`par_pairwise_sum`].
+///
+/// # Safety
+///
+/// As [`pairwise_sum_strided`]; the elements are valid for reads from every thread of the pool
+/// (`T: Sync`) until the call returns.
+pub(super) unsafe fn par_pairwise_sum_strided<T: Sync, A: Copy + Send>(
+    first: *const T,
+    len: usize,
+    stride: isize,
+    identity: A,
+    map: &(impl Fn(&T) -> A + Sync),
+    add: &(impl Fn(A, A) -> A + Sync),
+) -> A {
+    if len < 2 * PARALLEL_SUM {
+        // SAFETY: the caller's elements.
+        return unsafe { pairwise_sum_strided(first, len, stride, identity, map, add) };
+    }
+    let low = split(len);
+    let (first, high) = (Shared(first), Shared(first.wrapping_offset((low as isize).wrapping_mul(stride))));
+    let (low_sum, high_sum) = rayon::join(
+        // SAFETY: the first `low` of the caller's elements.
+        move || unsafe { par_pairwise_sum_strided({ first }.0, low, stride, identity, map, add) },
+        // SAFETY: the caller's elements from `low` on.
+        move || unsafe { par_pairwise_sum_strided({ high }.0, len - low, stride, identity, map, add) },
+    );
+    add(low_sum, high_sum)
+}
