@@ -341,3 +341,25 @@ fn kernels_stage_runs_that_are_not_contiguous() {
         }
     }
 }
+
+/// A far-strided run (here `x` read transposed, 80 bytes between its elements along the run) is
+/// walked in tiles of rows by elements, partial tiles included. Small enough for Miri.
+#[test]
+fn kernels_tile_far_strided_runs() {
+    use dlspan::kernel::Cpu;
+    let (rows, cols) = (18usize, 70usize);
+    let xs: Vec<f64> = (0..rows * cols).map(|k| k as f64 * 0.25).collect();
+    let bs: Vec<f64> = (0..cols).map(|k| k as f64 * 1000.0).collect();
+    let mut accs: Vec<f64> = (0..rows * cols).map(|k| k as f64).collect();
+    let before = accs.clone();
+    let x = HostMdspan::<f64, 2, LayoutStride>::from_slice_strided(&xs, [rows, cols], [1, rows as isize]).unwrap();
+    let b = HostMdspan::<f64, 1>::from_slice(&bs, [cols]).unwrap();
+    let mut acc = HostMdspanMut::<f64, 2>::from_slice(&mut accs, [rows, cols]).unwrap();
+    update.run(Cpu, &x, &b, &mut acc).unwrap();
+    for i in 0..rows {
+        for j in 0..cols {
+            let at = cols * i + j;
+            assert_eq!(accs[at], before[at] * 2.0 + xs[j * rows + i] + bs[j], "[{i}, {j}]");
+        }
+    }
+}

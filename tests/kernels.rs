@@ -185,8 +185,9 @@ fn every_kernel_matches_its_body_on_random_layouts() {
 
 /// Long runs that are not contiguous in every view (an input read transposed or broadcast along
 /// the run, an output written transposed, an updated view, gaps) are staged through buffers in
-/// chunks (rule K3's "the same bits"): every test kernel against its body on random layouts of
-/// shapes whose runs span one chunk and several (512 `f32` values to a chunk).
+/// chunks (rule K3's "the same bits"), far-strided ones in tiles: every test kernel against its
+/// body on random layouts of shapes whose runs span one chunk and several (512 `f32` values to a
+/// chunk), and of shapes tiled whole and in part.
 #[test]
 fn staged_runs_compute_the_bits_of_the_body() {
     let mut rng = Rng::new(31);
@@ -196,6 +197,12 @@ fn staged_runs_compute_the_bits_of_the_body() {
         }
     }
     every_kernel_of(&mut rng, [3usize, 2, 600]);
+    // Far-strided runs (a transposed view, 64 bytes or more between its elements along the run)
+    // are walked in tiles of 16 rows by 64 elements: whole tiles, partial ones, and a third axis.
+    for _ in 0..3 {
+        every_kernel_of(&mut rng, [70usize, 200]);
+        every_kernel_of(&mut rng, [3usize, 20, 70]);
+    }
 }
 
 #[test]

@@ -6,7 +6,8 @@
 //! picked at run time ([`CpuVectors`](super::CpuVectors)): the same operations in the same order,
 //! so the same bits, on 256- and 512-bit vectors. Runs that are not contiguous in every view (a
 //! transposed input, an input broadcast along the run) are staged through buffers in chunks and
-//! walked as slices too ([rule K13](crate::rules#k13)). A call of at least
+//! walked as slices too, in tiles of the two inner axes where a view is far-strided along the run
+//! ([rule K13](crate::rules#k13)). A call of at least
 //! [`PARALLEL_ELEMENTS`](super::PARALLEL_ELEMENTS) elements is split over the process's worker
 //! threads ([rule K12](crate::rules#k12)), by ranges of its outermost merged axis.
 
@@ -260,6 +261,12 @@ impl<const R: usize, const N: usize> Walk<R, N> {
         // A run that is not contiguous in every operand (a transposed view, an input broadcast
         // along it) is staged when long enough: copied in chunks to buffers, walked as slices.
         let staged = !unit && V::STAGED && len >= STAGE_MIN;
+        if staged && self.rank >= 2 && step.iter().any(|s| s.unsigned_abs() >= FAR) {
+            // An operand steps a cache line or more along the run (a transposed view): tiles.
+            // SAFETY: the caller's contract.
+            unsafe { self.run_tiled::<V>(body) };
+            return;
+        }
         let mut index = [0usize; R];
         let mut ptrs = self.starts;
         loop {
@@ -306,12 +313,81 @@ impl<const R: usize, const N: usize> Walk<R, N> {
 /// The shortest run the walk stages (below it, a run is walked element by element in place).
 const STAGE_MIN: usize = 16;
 
+/// The step (bytes) along the run from which an operand is far-strided: a cache line.
+const FAR: usize = 64;
+/// A tile of the two innermost merged axes, when an operand is far-strided along the run: rows of
+/// the next axis by elements of the run.
+const TILE_ROWS: usize = 16;
+const TILE_COLS: usize = 64;
+
 /// One operand's staging buffer: [`STAGE_BYTES`] bytes, aligned for any element that
 /// [`stage_fits`](super::operand::stage_fits).
 #[repr(C, align(64))]
 struct Stage([MaybeUninit<u8>; STAGE_BYTES]);
 
 impl<const R: usize, const N: usize> Walk<R, N> {
+    /// Walks the index space in tiles of the two innermost merged axes ([`TILE_ROWS`] indices of
+    /// the next-to-innermost by [`TILE_COLS`] of the innermost), each row of a tile a staged run
+    /// ([`run_staged`](Self::run_staged)): an operand far-strided along the run (a transposed
+    /// read) then touches [`TILE_COLS`] cache lines and pages per tile, each for [`TILE_ROWS`]
+    /// elements, where whole runs would touch one line and one page per element. Every index is
+    /// still visited once, each element with the body's operations on its own values.
+    ///
+    /// # Safety
+    ///
+    /// As [`run`](Self::run), with `rank ≥ 2` and every view's element staged (`V::STAGED`).
+    #[inline(always)]
+    unsafe fn run_tiled<V: ViewArgs<Cpu, R, N>>(&self, body: &mut impl FnMut(V::Items<'_>)) {
+        let inner = self.rank - 1;
+        let outer = inner - 1;
+        let (len, rows) = (self.extents[inner], self.extents[outer]);
+        let (step, down) = (self.strides[inner], self.strides[outer]);
+        let mut index = [0usize; R];
+        let mut ptrs = self.starts;
+        loop {
+            let mut r0 = 0;
+            while r0 < rows {
+                let r1 = (r0 + TILE_ROWS).min(rows);
+                let mut c0 = 0;
+                while c0 < len {
+                    let n = TILE_COLS.min(len - c0);
+                    for r in r0..r1 {
+                        let at: [*mut u8; N] = core::array::from_fn(|k| {
+                            ptrs[k]
+                                .wrapping_offset(down[k].wrapping_mul(r as isize))
+                                .wrapping_offset(step[k].wrapping_mul(c0 as isize))
+                        });
+                        // SAFETY: indices `c0..c0 + n` of the run at row `r` of the next axis, in
+                        // bounds (`r < rows`, `c0 + n ≤ len`), as `run` walks them.
+                        unsafe { self.run_staged::<V>(at, n, &step, body) };
+                    }
+                    c0 += n;
+                }
+                r0 = r1;
+            }
+            // The next pair of inner axes: an odometer over the outer ones.
+            let mut axis = outer;
+            loop {
+                if axis == 0 {
+                    return;
+                }
+                axis -= 1;
+                index[axis] += 1;
+                for (ptr, &stride) in ptrs.iter_mut().zip(&self.strides[axis]) {
+                    *ptr = ptr.wrapping_offset(stride);
+                }
+                if index[axis] < self.extents[axis] {
+                    break;
+                }
+                for (ptr, &stride) in ptrs.iter_mut().zip(&self.strides[axis]) {
+                    let back = stride.wrapping_mul(self.extents[axis] as isize);
+                    *ptr = ptr.wrapping_offset(back.wrapping_neg());
+                }
+                index[axis] = 0;
+            }
+        }
+    }
+
     /// Walks one run whose operands are not all contiguous: in chunks, each operand whose step is
     /// not its element size copied into its own buffer ([`ViewRef::gather`]; an input broadcast
     /// along the run, step 0, once for the whole run), the chunk walked through slices as a
