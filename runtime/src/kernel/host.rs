@@ -316,9 +316,16 @@ const STAGE_MIN: usize = 16;
 /// The step (bytes) along the run from which an operand is far-strided: a cache line.
 const FAR: usize = 64;
 /// A tile of the two innermost merged axes, when an operand is far-strided along the run: rows of
-/// the next axis by elements of the run.
+/// the next axis by elements of the run (fewer for elements above 4 bytes: `TILE_BYTES`).
 const TILE_ROWS: usize = 16;
 const TILE_COLS: usize = 64;
+
+/// The bytes of one operand's tile buffer ([`Walk::run_tiled`]).
+const TILE_BYTES: usize = 4096;
+
+/// One operand's tile buffer, aligned as [`Stage`].
+#[repr(C, align(64))]
+struct Tile([MaybeUninit<u8>; TILE_BYTES]);
 
 /// One operand's staging buffer: [`STAGE_BYTES`] bytes, aligned for any element that
 /// [`stage_fits`](super::operand::stage_fits).
@@ -326,12 +333,14 @@ const TILE_COLS: usize = 64;
 struct Stage([MaybeUninit<u8>; STAGE_BYTES]);
 
 impl<const R: usize, const N: usize> Walk<R, N> {
-    /// Walks the index space in tiles of the two innermost merged axes ([`TILE_ROWS`] indices of
-    /// the next-to-innermost by [`TILE_COLS`] of the innermost), each row of a tile a staged run
-    /// ([`run_staged`](Self::run_staged)): an operand far-strided along the run (a transposed
-    /// read) then touches [`TILE_COLS`] cache lines and pages per tile, each for [`TILE_ROWS`]
-    /// elements, where whole runs would touch one line and one page per element. Every index is
-    /// still visited once, each element with the body's operations on its own values.
+    /// Walks the index space in tiles of the two innermost merged axes (up to [`TILE_ROWS`]
+    /// indices of the next-to-innermost by up to [`TILE_COLS`] of the innermost). Each view that
+    /// is not contiguous along the run is copied tile by tile into a buffer of its own, column by
+    /// column — the elements of one index of the run down the tile's rows, which for a transposed
+    /// view are consecutive: its cache lines are read whole, once — and each row of the tile is
+    /// then walked as slices ([`ViewArgs::for_each_run`]: vector code); written views are copied
+    /// back the same way. Every index is visited once, each element with the body's operations on
+    /// its own values (the bits of the walk in place).
     ///
     /// # Safety
     ///
@@ -342,28 +351,69 @@ impl<const R: usize, const N: usize> Walk<R, N> {
         let outer = inner - 1;
         let (len, rows) = (self.extents[inner], self.extents[outer]);
         let (step, down) = (self.strides[inner], self.strides[outer]);
+        let staged: [bool; N] = core::array::from_fn(|k| step[k] != self.sizes[k]);
+        // The tile's width: as many indices of the run as a tile of the widest staged element
+        // fits in a buffer (at least two: elements are at most `STAGE_BYTES / 16` bytes).
+        let widest = (0..N).filter(|&k| staged[k]).map(|k| self.sizes[k].unsigned_abs()).max().unwrap_or(1);
+        let cols = TILE_COLS.min(TILE_BYTES / (TILE_ROWS * widest)).max(1);
+        let mut tiles: [Tile; N] = [const { Tile([MaybeUninit::uninit(); TILE_BYTES]) }; N];
+        // One raw pointer to the buffers, from which each operand's is derived.
+        let base = tiles.as_mut_ptr();
+        let buffers: [*mut u8; N] = core::array::from_fn(|k| base.wrapping_add(k).cast::<u8>());
         let mut index = [0usize; R];
         let mut ptrs = self.starts;
         loop {
             let mut r0 = 0;
             while r0 < rows {
-                let r1 = (r0 + TILE_ROWS).min(rows);
+                let height = TILE_ROWS.min(rows - r0);
                 let mut c0 = 0;
                 while c0 < len {
-                    let n = TILE_COLS.min(len - c0);
-                    for r in r0..r1 {
-                        let at: [*mut u8; N] = core::array::from_fn(|k| {
-                            ptrs[k]
-                                .wrapping_offset(down[k].wrapping_mul(r as isize))
-                                .wrapping_offset(step[k].wrapping_mul(c0 as isize))
-                        });
-                        // SAFETY: indices `c0..c0 + n` of the run at row `r` of the next axis, in
-                        // bounds (`r < rows`, `c0 + n ≤ len`), as `run` walks them.
-                        unsafe { self.run_staged::<V>(at, n, &step, body) };
+                    let width = cols.min(len - c0);
+                    // The tile's corner in each operand.
+                    let corner: [*mut u8; N] = core::array::from_fn(|k| {
+                        ptrs[k]
+                            .wrapping_offset(down[k].wrapping_mul(r0 as isize))
+                            .wrapping_offset(step[k].wrapping_mul(c0 as isize))
+                    });
+                    // A row of a buffer holds `width` elements.
+                    let pitch: [isize; N] = core::array::from_fn(|k| self.sizes[k].wrapping_mul(width as isize));
+                    for k in (0..N).filter(|&k| staged[k]) {
+                        for c in 0..width {
+                            let column = corner[k].wrapping_offset(step[k].wrapping_mul(c as isize));
+                            let place = buffers[k].wrapping_offset(self.sizes[k].wrapping_mul(c as isize));
+                            // SAFETY: the tile's `height` elements of operand `k` at index `c0 + c`
+                            // of the run (in bounds: `r0 + height ≤ rows`, `c0 + width ≤ len`),
+                            // into column `c` of its own buffer: `height · width` elements of at
+                            // most `TILE_BYTES` bytes in all (`cols`), aligned (`Tile`'s
+                            // alignment, `V::STAGED`), no operand's memory.
+                            unsafe { V::gather(k, column, down[k], height, place, pitch[k]) };
+                        }
                     }
-                    c0 += n;
+                    for r in 0..height {
+                        let at: [*mut u8; N] = core::array::from_fn(|k| {
+                            if staged[k] {
+                                buffers[k].wrapping_offset(pitch[k].wrapping_mul(r as isize))
+                            } else {
+                                corner[k].wrapping_offset(down[k].wrapping_mul(r as isize))
+                            }
+                        });
+                        // SAFETY: `width` consecutive elements from each `at[k]`: the operand's own
+                        // (row `r0 + r` of the tile, contiguous along the run) or its buffer's
+                        // copies of them, which no other reference reaches.
+                        unsafe { V::for_each_run(at, width, body) };
+                    }
+                    for k in (0..N).filter(|&k| staged[k] && self.writes[k]) {
+                        for c in 0..width {
+                            let column = corner[k].wrapping_offset(step[k].wrapping_mul(c as isize));
+                            let place = buffers[k].wrapping_offset(self.sizes[k].wrapping_mul(c as isize));
+                            // SAFETY: the tile's elements of written operand `k` at index `c0 + c`
+                            // of the run, unaliased (caller), from the buffer the body wrote.
+                            unsafe { V::scatter(k, place, pitch[k], column, down[k], height) };
+                        }
+                    }
+                    c0 += width;
                 }
-                r0 = r1;
+                r0 += height;
             }
             // The next pair of inner axes: an odometer over the outer ones.
             let mut axis = outer;
@@ -441,7 +491,7 @@ impl<const R: usize, const N: usize> Walk<R, N> {
                 // caller's run), into its own buffer: at most `STAGE_BYTES` bytes (`chunk`),
                 // aligned for the element (`Stage`'s alignment, `V::STAGED`), and no operand's
                 // memory.
-                unsafe { V::gather(k, here[k], step[k], n, buffers[k]) };
+                unsafe { V::gather(k, here[k], step[k], n, buffers[k], self.sizes[k]) };
                 repeated[k] = true;
             }
             // SAFETY: `n` consecutive elements from each `at[k]`: the operand's own where it
@@ -451,7 +501,7 @@ impl<const R: usize, const N: usize> Walk<R, N> {
                 if self.writes[k] && step[k] != self.sizes[k] {
                     // SAFETY: the chunk's elements of written operand `k`, unaliased (caller), and
                     // the buffer the body wrote them to.
-                    unsafe { V::scatter(k, buffers[k], here[k], step[k], n) };
+                    unsafe { V::scatter(k, buffers[k], self.sizes[k], here[k], step[k], n) };
                 }
             }
             done += n;

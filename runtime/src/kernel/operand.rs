@@ -247,45 +247,47 @@ pub unsafe trait ViewRef<E: Executor, const R: usize> {
     /// As for [`item`](Self::item), for each of the `len` elements.
     unsafe fn run<'a>(ptr: *mut u8, len: usize) -> Self::Run<'a>;
 
-    /// Copies the `n` elements `src + k·step` (bytes) to the `n` consecutive places from `dst`:
-    /// the CPU walk stages a run that is not contiguous, so that the body's loop is a loop over
-    /// slices, which the compiler vectorises.
+    /// Copies the `n` elements `src + k·step` (bytes) to the `n` places `dst + k·dst_step`: the
+    /// CPU walk stages a run that is not contiguous (`dst_step` the element size), or a tile of
+    /// such runs column by column, so that the body's loop is a loop over slices, which the
+    /// compiler vectorises.
     ///
     /// # Safety
     ///
-    /// Each `src + k·step` is an element of the view's operand, valid for reads; `dst` is valid
-    /// for writes of `n` elements, aligned for `Elem`, and overlaps none of them.
+    /// Each `src + k·step` is an element of the view's operand, valid for reads; each
+    /// `dst + k·dst_step` is valid for a write of an `Elem`, aligned for it, and overlaps none of
+    /// them.
     #[inline(always)]
-    unsafe fn gather(src: *mut u8, step: isize, n: usize, dst: *mut u8) {
-        let dst = dst.cast::<Self::Elem>();
+    unsafe fn gather(src: *mut u8, step: isize, n: usize, dst: *mut u8, dst_step: isize) {
         for k in 0..n {
             let from = src.wrapping_offset(step.wrapping_mul(k as isize)).cast::<Self::Elem>();
+            let to = dst.wrapping_offset(dst_step.wrapping_mul(k as isize)).cast::<Self::Elem>();
             // SAFETY: the caller's contract: an element of the operand (`Elem: Copy`, so a bitwise
             // copy is a value of its own).
             let value = unsafe { from.read() };
-            // SAFETY: the caller's contract: place `k < n` of the staging buffer.
-            unsafe { dst.wrapping_add(k).write(value) };
+            // SAFETY: the caller's contract: a place of the staging buffer.
+            unsafe { to.write(value) };
         }
     }
 
-    /// For a written view, copies the `n` staged elements from `src` back to `dst + k·step`
-    /// (bytes); a read view's staged copy is dropped (nothing to do).
+    /// For a written view, copies the `n` staged elements `src + k·src_step` back to
+    /// `dst + k·step` (bytes); a read view's staged copy is dropped (nothing to do).
     ///
     /// # Safety
     ///
-    /// `src` holds `n` initialised elements (a [`gather`](Self::gather)ed run the body may have
-    /// written); each `dst + k·step` is an element of the view's operand, valid for writes and
-    /// unaliased, overlapping none of them.
+    /// Each `src + k·src_step` holds an initialised element (a [`gather`](Self::gather)ed one the
+    /// body may have written); each `dst + k·step` is an element of the view's operand, valid for
+    /// writes and unaliased, overlapping none of them.
     #[inline(always)]
-    unsafe fn scatter(src: *mut u8, dst: *mut u8, step: isize, n: usize) {
+    unsafe fn scatter(src: *mut u8, src_step: isize, dst: *mut u8, step: isize, n: usize) {
         if !Self::WRITES {
             return;
         }
-        let src = src.cast::<Self::Elem>();
         for k in 0..n {
+            let from = src.wrapping_offset(src_step.wrapping_mul(k as isize)).cast::<Self::Elem>();
             let to = dst.wrapping_offset(step.wrapping_mul(k as isize)).cast::<Self::Elem>();
-            // SAFETY: the caller's contract: staged element `k < n`, initialised.
-            let value = unsafe { src.wrapping_add(k).read() };
+            // SAFETY: the caller's contract: a staged element, initialised.
+            let value = unsafe { from.read() };
             // SAFETY: the caller's contract: an element of the operand, unaliased.
             unsafe { to.write(value) };
         }
@@ -389,14 +391,14 @@ pub unsafe trait ViewArgs<E: Executor, const R: usize, const N: usize>: Sized {
     /// # Safety
     ///
     /// As [`ViewRef::gather`], for that view; `k < N`.
-    unsafe fn gather(k: usize, src: *mut u8, step: isize, n: usize, dst: *mut u8);
+    unsafe fn gather(k: usize, src: *mut u8, step: isize, n: usize, dst: *mut u8, dst_step: isize);
 
     /// [`ViewRef::scatter`] of the view at position `k`.
     ///
     /// # Safety
     ///
     /// As [`ViewRef::scatter`], for that view; `k < N`.
-    unsafe fn scatter(k: usize, src: *mut u8, dst: *mut u8, step: isize, n: usize);
+    unsafe fn scatter(k: usize, src: *mut u8, src_step: isize, dst: *mut u8, step: isize, n: usize);
 
     /// Runs the call on `on`: the views checked, broadcast and walked or launched.
     #[inline(always)]
@@ -442,18 +444,18 @@ macro_rules! view_args {
             const STAGED: bool = $(stage_fits::<$v::Elem>())&&+;
 
             #[inline(always)]
-            unsafe fn gather(k: usize, src: *mut u8, step: isize, n: usize, dst: *mut u8) {
+            unsafe fn gather(k: usize, src: *mut u8, step: isize, n: usize, dst: *mut u8, dst_step: isize) {
                 $(if k == $i {
                     // SAFETY: forwarded to the view at `k`.
-                    return unsafe { $v::gather(src, step, n, dst) };
+                    return unsafe { $v::gather(src, step, n, dst, dst_step) };
                 })+
             }
 
             #[inline(always)]
-            unsafe fn scatter(k: usize, src: *mut u8, dst: *mut u8, step: isize, n: usize) {
+            unsafe fn scatter(k: usize, src: *mut u8, src_step: isize, dst: *mut u8, step: isize, n: usize) {
                 $(if k == $i {
                     // SAFETY: forwarded to the view at `k`.
-                    return unsafe { $v::scatter(src, dst, step, n) };
+                    return unsafe { $v::scatter(src, src_step, dst, step, n) };
                 })+
             }
         }
