@@ -1,5 +1,6 @@
-//! The XLA FFI C ABI (`xla/ffi/api/c_api.h`, shipped in the jaxlib wheel, SPEC.md §10): the
-//! structs a handler reads and the API table it calls back through, as `#[repr(C)]` mirrors.
+//! The XLA FFI C ABI (`xla/ffi/api/c_api.h`, shipped in the jaxlib wheel; [rules
+//! X1–X5](crate::rules#x1)): the structs a handler reads and the API table it calls back through,
+//! as `#[repr(C)]` mirrors.
 //!
 //! C enums are read as `i32` (their `int` representation), never as Rust enums: a value XLA adds
 //! later, or a corrupted one, is then a value to refuse, not undefined behaviour. Only what dlspan

@@ -287,24 +287,8 @@ impl<const R: usize, const N: usize> Walk<R, N> {
                 }
             }
             // The next run: an odometer over the outer axes, innermost-but-one first.
-            let mut axis = inner;
-            loop {
-                if axis == 0 {
-                    return;
-                }
-                axis -= 1;
-                index[axis] += 1;
-                for (ptr, &stride) in ptrs.iter_mut().zip(&self.strides[axis]) {
-                    *ptr = ptr.wrapping_offset(stride);
-                }
-                if index[axis] < self.extents[axis] {
-                    break;
-                }
-                for (ptr, &stride) in ptrs.iter_mut().zip(&self.strides[axis]) {
-                    let back = stride.wrapping_mul(self.extents[axis] as isize);
-                    *ptr = ptr.wrapping_offset(back.wrapping_neg());
-                }
-                index[axis] = 0;
+            if !self.advance(inner, &mut index, &mut ptrs) {
+                return;
             }
         }
     }
@@ -333,6 +317,31 @@ struct Tile([MaybeUninit<u8>; TILE_BYTES]);
 struct Stage([MaybeUninit<u8>; STAGE_BYTES]);
 
 impl<const R: usize, const N: usize> Walk<R, N> {
+    /// Steps `index` (and each operand's pointer with it) to the next index of the axes before
+    /// `axes`, the last of them fastest, as an odometer; false once every index was visited.
+    #[inline(always)]
+    fn advance(&self, axes: usize, index: &mut [usize; R], ptrs: &mut [*mut u8; N]) -> bool {
+        let mut axis = axes;
+        loop {
+            if axis == 0 {
+                return false;
+            }
+            axis -= 1;
+            index[axis] += 1;
+            for (ptr, &stride) in ptrs.iter_mut().zip(&self.strides[axis]) {
+                *ptr = ptr.wrapping_offset(stride);
+            }
+            if index[axis] < self.extents[axis] {
+                return true;
+            }
+            for (ptr, &stride) in ptrs.iter_mut().zip(&self.strides[axis]) {
+                let back = stride.wrapping_mul(self.extents[axis] as isize);
+                *ptr = ptr.wrapping_offset(back.wrapping_neg());
+            }
+            index[axis] = 0;
+        }
+    }
+
     /// Walks the index space in tiles of the two innermost merged axes (up to [`TILE_ROWS`]
     /// indices of the next-to-innermost by up to [`TILE_COLS`] of the innermost). Each view that
     /// is not contiguous along the run is copied tile by tile into a buffer of its own, column by
@@ -416,24 +425,8 @@ impl<const R: usize, const N: usize> Walk<R, N> {
                 r0 += height;
             }
             // The next pair of inner axes: an odometer over the outer ones.
-            let mut axis = outer;
-            loop {
-                if axis == 0 {
-                    return;
-                }
-                axis -= 1;
-                index[axis] += 1;
-                for (ptr, &stride) in ptrs.iter_mut().zip(&self.strides[axis]) {
-                    *ptr = ptr.wrapping_offset(stride);
-                }
-                if index[axis] < self.extents[axis] {
-                    break;
-                }
-                for (ptr, &stride) in ptrs.iter_mut().zip(&self.strides[axis]) {
-                    let back = stride.wrapping_mul(self.extents[axis] as isize);
-                    *ptr = ptr.wrapping_offset(back.wrapping_neg());
-                }
-                index[axis] = 0;
+            if !self.advance(outer, &mut index, &mut ptrs) {
+                return;
             }
         }
     }
