@@ -114,7 +114,7 @@ step "JAX kernels: the same wheel on jax 0.5.0"
 jax_oldest="$target/deps/venv-jax-0.5.0"
 if ! "$jax_oldest/bin/python" -c "import jax, sys; sys.exit(jax.__version__ != '0.5.0')" 2> /dev/null; then
   python3 -m venv "$jax_oldest"
-  "$jax_oldest/bin/python" -m pip install --quiet --disable-pip-version-check "jax==0.5.0" "jaxlib==0.5.0" "pytest==9.2.0"
+  "$jax_oldest/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir "jax==0.5.0" "jaxlib==0.5.0" "pytest==9.2.0"
 fi
 jax_wheels="$target/deps/jax-wheels"
 rm -rf "$jax_wheels"

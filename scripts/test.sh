@@ -35,6 +35,11 @@ fi
 # artifacts beside the build; the CI machine's disk also takes PyTorch's few GB (CUDA libraries
 # included) later on. Set CARGO_INCREMENTAL=1 to keep it for repeated local runs.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+# Nor does it gain from debug info in the test builds: with it the debug build of a full run took
+# 8.8 GB (one test binary 1.3 GB, two thirds of it the names of monomorphised kernels in
+# .debug_str), and a CI machine ran out of disk linking it. The symbol table stays, so valgrind's
+# reports and panics still name functions. Set CARGO_PROFILE_DEV_DEBUG=true to keep it.
+export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-0}"
 disk() { df -h "$root" | awk 'NR == 2 { print "disk: " $4 " free of " $2 " (" $6 ")" }'; }
 disk
 
@@ -122,11 +127,21 @@ step "benches in test mode (each benchmark runs once)"
 cargo test --locked -p dlspan-benches --benches
 cargo test --locked -p dlspan-benches --features cuda --bench launch
 
-step "python: the dlspan module and its tests against NumPy, PyTorch and JAX"
+# What the steps above built and the steps below do not use goes before the Python tier takes a
+# few GB more (PyTorch, JAX, release builds): Miri's build, trybuild's projects, the test,
+# bench and example binaries (cargo rebuilds any of them on demand).
+step "freeing the disk the steps above used"
 disk
+target="${CARGO_TARGET_DIR:-$root/target}"
+rm -rf "$target/miri" "$target/tests/trybuild" "$target/debug/examples"
+find "$target/debug/deps" -maxdepth 1 -type f -perm -u+x ! -name '*.so' -delete
+disk
+
+step "python: the dlspan module and its tests against NumPy, PyTorch and JAX"
 bash scripts/python.sh
 
 step "cargo doc (warnings denied)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --locked
 
+disk
 step "all tests passed"
