@@ -4,7 +4,8 @@
 //!     cargo run --release -p dlspan-benches --bin body_time [-- ROUNDS [BODY]]
 //!
 //! The bodies issue "CPU kernels at PyTorch's speed" names, over 1024² f32, row-major, each view
-//! over its own buffer: `exp(x)`, `tanh(x)`, sigmoid `1 / (1 + exp(−x))`, `x·y + z`, and GELU
+//! over its own buffer: `exp(x)`, `tanh(x)`, sigmoid `1 / (1 + exp(−x))`, softplus
+//! `ln(1 + exp(x))` (beyond the issue's list: `ln`), `x·y + z`, and GELU
 //! (tanh form) of `x + b` with `b` a row broadcast down the columns; then two layouts whose
 //! inner runs are not contiguous in every view: `exp` of a transposed `x` (`exp(xᵀ)`) and the
 //! GELU of `x + c` with `c` a column broadcast along the rows (stride 0 along the run). Each as an `elementwise!`
@@ -38,6 +39,12 @@ dlspan::elementwise! {
     /// `1 / (1 + exp(−x))`.
     fn sigmoid_body<T: Float>(x: &T, out: &mut T) {
         *out = 1.0 / (1.0 + (-*x).exp());
+    }
+}
+dlspan::elementwise! {
+    /// softplus, `ln(1 + exp(x))`.
+    fn softplus_body<T: Float>(x: &T, out: &mut T) {
+        *out = (1.0 + x.exp()).ln();
     }
 }
 dlspan::elementwise! {
@@ -157,6 +164,19 @@ fn fma_par(d: &mut Data) {
     ndarray::par_azip!((o in nd_mut(&mut d.out), &x in black_box(nd(&d.x)), &y in nd(&d.y), &z in nd(&d.z)) *o = x * y + z);
 }
 #[inline(never)]
+fn softplus_dlspan(d: &mut Data) {
+    softplus_body.run(Cpu, black_box(&view(&d.x)), &mut view_mut(&mut d.out)).unwrap();
+}
+#[inline(never)]
+fn softplus_zip(d: &mut Data) {
+    Zip::from(nd_mut(&mut d.out)).and(black_box(nd(&d.x))).for_each(|o, &x| *o = (1.0 + x.exp()).ln());
+}
+#[inline(never)]
+fn softplus_par(d: &mut Data) {
+    ndarray::par_azip!((o in nd_mut(&mut d.out), &x in black_box(nd(&d.x))) *o = (1.0 + x.exp()).ln());
+}
+
+#[inline(never)]
 fn gelu_dlspan(d: &mut Data) {
     let b = HostMdspan::<f32, 1>::from_slice(&d.b, [N]).unwrap();
     let out = &mut view_mut(&mut d.out);
@@ -232,6 +252,7 @@ fn main() {
         Body { name: "exp(x)", dlspan: exp_dlspan, zip: exp_zip, par: exp_par },
         Body { name: "tanh(x)", dlspan: tanh_dlspan, zip: tanh_zip, par: tanh_par },
         Body { name: "sigmoid(x)", dlspan: sigmoid_dlspan, zip: sigmoid_zip, par: sigmoid_par },
+        Body { name: "softplus(x)", dlspan: softplus_dlspan, zip: softplus_zip, par: softplus_par },
         Body { name: "x*y + z", dlspan: fma_dlspan, zip: fma_zip, par: fma_par },
         Body { name: "gelu(x + b)", dlspan: gelu_dlspan, zip: gelu_zip, par: gelu_par },
         Body { name: "exp(xᵀ)", dlspan: exp_t_dlspan, zip: exp_t_zip, par: exp_t_par },

@@ -1,7 +1,7 @@
-//! The CPU's `exp` and `tanh` of `f32` (rule K4) measured over every `f32` input, as element-wise
+//! The CPU's `exp`, `tanh`, `ln`, `log2` and `log10` of `f32` (rule K4) measured over every `f32` input, as element-wise
 //! kernels compute them (the vectorised walk), against `f64`'s libm rounded to the result's ulp:
 //!
-//!     cargo run --release -p dlspan-benches --bin math_ulps [-- exp|tanh]
+//!     cargo run --release -p dlspan-benches --bin math_ulps [-- exp|tanh|ln|log2|log10]
 //!
 //! Prints each function's largest error in units in the last place of the correctly rounded
 //! result and where it is, and the inputs whose result is not the expected special value (NaN for
@@ -23,6 +23,24 @@ dlspan::elementwise! {
         *out = x.tanh();
     }
 }
+dlspan::elementwise! {
+    /// `ln(x)`.
+    fn ln_body<T: Float>(x: &T, out: &mut T) {
+        *out = x.ln();
+    }
+}
+dlspan::elementwise! {
+    /// `log2(x)`.
+    fn log2_body<T: Float>(x: &T, out: &mut T) {
+        *out = x.log2();
+    }
+}
+dlspan::elementwise! {
+    /// `log10(x)`.
+    fn log10_body<T: Float>(x: &T, out: &mut T) {
+        *out = x.log10();
+    }
+}
 
 /// The ulps between `ours` and the exact `reference`, in units of the rounded reference's ulp
 /// (`None` where the rounded reference is zero, infinite or NaN: checked apart).
@@ -41,9 +59,12 @@ fn main() {
     let mut output = vec![0.0f32; CHUNK];
     type Kernel = fn(&HostMdspan<'_, f32, 1>, &mut HostMdspanMut<'_, f32, 1>);
     type Function = (&'static str, Kernel, fn(f64) -> f64);
-    let functions: [Function; 2] = [
+    let functions: [Function; 5] = [
         ("exp", |x, out| exp_body.run(Cpu, x, out).unwrap(), f64::exp),
         ("tanh", |x, out| tanh_body.run(Cpu, x, out).unwrap(), f64::tanh),
+        ("ln", |x, out| ln_body.run(Cpu, x, out).unwrap(), f64::ln),
+        ("log2", |x, out| log2_body.run(Cpu, x, out).unwrap(), f64::log2),
+        ("log10", |x, out| log10_body.run(Cpu, x, out).unwrap(), f64::log10),
     ];
     let only = std::env::args().nth(1).unwrap_or_default();
     println!("vectors: {:?}", dlspan::kernel::cpu_vectors());

@@ -33,7 +33,7 @@ pub(crate) fn expand(
     let def_name = format_ident!("__DLSPAN_ELEMENTWISE_{}", ident);
     let def = definition(kernel, analysis, translation, &def_name);
     let element = element(kernel, &lints, stub);
-    let (instance, run) = (instance(kernel, analysis), run(kernel));
+    let (instance, run, body_impl) = (instance(kernel, analysis), run(kernel), body_impl(kernel));
     // An operator's error is reported beside the kernel's items, which stay usable.
     let torch = super::torch::parse(kernel.attrs)
         .and_then(|attr| match (attr, derived) {
@@ -66,6 +66,8 @@ pub(crate) fn expand(
         #vis struct #ident;
 
         #def
+
+        #body_impl
 
         impl #ident {
             #element
@@ -240,10 +242,13 @@ fn run(kernel: &Kernel<'_>) -> TokenStream {
     let mut params = Vec::new();
     let mut views = Vec::new();
     let mut scalars = Vec::new();
+    let (mut scalar_types, mut scalar_names) = (Vec::new(), Vec::new());
     for (k, p) in kernel.params.iter().enumerate() {
         let (ident, elem) = (&p.ident, &p.elem);
         match p.kind {
             Kind::Scalar => {
+                scalar_types.push(elem);
+                scalar_names.push(ident);
                 params.push(quote!(#ident: #elem));
                 scalars.push(quote_spanned!(elem.span()=> ::dlspan::kernel::scalar_bytes(&#ident)));
             }
@@ -260,7 +265,6 @@ fn run(kernel: &Kernel<'_>) -> TokenStream {
             }
         }
     }
-    let names: Vec<_> = kernel.params.iter().map(|p| &p.ident).collect();
     let count = views.len();
     let method = |name: &str, doc: &str| {
         let name = format_ident!("{}", name);
@@ -285,7 +289,10 @@ fn run(kernel: &Kernel<'_>) -> TokenStream {
                     (#(#views,)*),
                     __dlspan_on,
                     &__dlspan_call,
-                    |(#(#views,)*)| Self::element::<#(#type_params),*>(#(#names),*),
+                    ::dlspan::kernel::Bound::<Self, (#(#type_params,)*), (#(#scalar_types,)*)>::new(
+                        &self,
+                        (#(#scalar_names,)*),
+                    ),
                 )
             }
         }
@@ -304,6 +311,62 @@ fn run(kernel: &Kernel<'_>) -> TokenStream {
          over `[N, D]` rows, never a `[1]` one).",
     );
     quote!(#run #run_exact)
+}
+
+/// `impl Body for` the kernel's struct: the body on one element as the CPU walk calls it (rule
+/// K13), `element` with the scalar arguments and the references to each view's element.
+fn body_impl(kernel: &Kernel<'_>) -> TokenStream {
+    let ident = kernel.ident;
+    let user_params = kernel.generics.params.iter();
+    let type_params = type_params(kernel);
+    let where_clause = where_clause(kernel);
+    let lifetime = quote!('__dlspan_a);
+    let (mut scalar_types, mut scalar_names, mut item_types, mut item_names) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for p in &kernel.params {
+        let (name, elem) = (&p.ident, &p.elem);
+        match p.kind {
+            Kind::Scalar => {
+                scalar_types.push(elem);
+                scalar_names.push(name);
+            }
+            Kind::Read => {
+                item_types.push(quote!(&#lifetime #elem));
+                item_names.push(name);
+            }
+            Kind::Write => {
+                item_types.push(quote!(&#lifetime mut #elem));
+                item_names.push(name);
+            }
+        }
+    }
+    // Scalars cloned out of the tuple, not moved: an element type is `Copy` (so the clone is a
+    // copy), and a scalar that is not an element type (refused at the kernel's `run`) reports no
+    // second error here.
+    let args = kernel.params.iter().map(|p| {
+        let name = &p.ident;
+        match p.kind {
+            Kind::Scalar => quote!(::core::clone::Clone::clone(#name)),
+            _ => quote!(#name),
+        }
+    });
+    quote! {
+        #[allow(clippy::multiple_bound_locations, clippy::unused_unit, unused_parens)]
+        impl<#lifetime, #(#user_params),*> ::dlspan::kernel::Body<
+            (#(#type_params,)*),
+            (#(#scalar_types,)*),
+            (#(#item_types,)*),
+        > for #ident
+        where
+            #where_clause
+        {
+            #[inline(always)]
+            fn call(&self, __dlspan_scalars: &(#(#scalar_types,)*), (#(#item_names,)*): (#(#item_types,)*)) {
+                let (#(#scalar_names,)*) = __dlspan_scalars;
+                Self::element::<#(#type_params),*>(#(#args),*)
+            }
+        }
+    }
 }
 
 /// Rewrites a checked body into Rust whose operators are `dlspan::kernel::ops` calls.

@@ -41,7 +41,7 @@ impl<'s> Executor for &'s Stream {
         self,
         call: &Call<'_>,
         mut operands: [DeviceOperand<'_, 's, R>; N],
-        _body: impl Fn(V::Items<'_>) + Sync,
+        _body: impl for<'a> crate::kernel::Element<V::Items<'a>>,
     ) -> Result<(), CudaError> {
         self.launch_elementwise(call.instance, &mut operands, call.scalars)
     }

@@ -74,7 +74,7 @@ impl Executor for HostTranslation {
         self,
         call: &Call<'_>,
         mut operands: [Operand<'_, Self, R>; N],
-        _body: impl Fn(V::Items<'_>) + Sync,
+        _body: impl for<'a> crate::kernel::Element<V::Items<'a>>,
     ) -> Result<(), CudaError> {
         // The translation reaches the views through the addresses in its parameters.
         for op in &operands {

@@ -13,7 +13,9 @@
 
 use super::cxx;
 use super::def::Call;
-use super::operand::{Executor, Operand, RawArg, RawOperand, STAGE_BYTES, ViewArgs, argument_block, broadcast, sealed};
+use super::operand::{
+    Element, Executor, Operand, RawArg, RawOperand, STAGE_BYTES, ViewArgs, argument_block, broadcast, sealed,
+};
 use super::raw::{KernelError, LaunchConfig, RawInstance};
 use super::vectors::CpuVectors;
 use crate::error::DlpackError;
@@ -56,7 +58,7 @@ impl Executor for Cpu {
         self,
         call: &Call<'_>,
         mut operands: [Operand<'_, Self, R>; N],
-        body: impl Fn(V::Items<'_>) + Sync,
+        body: impl for<'a> Element<V::Items<'a>>,
     ) -> Result<(), DlpackError> {
         let primary = operands.iter().position(|op| op.writes).expect("an element-wise kernel writes a view");
         let shape = broadcast(&mut operands, call.instance.def())?;
@@ -87,7 +89,7 @@ impl Executor for Cpu {
                             // elements are unique, and no two written views share one), and
                             // read operands are only read; the scope ends before the call
                             // returns, while the views are borrowed.
-                            unsafe { piece.0.run_any::<V>(vectors, &mut &*body) };
+                            unsafe { piece.0.run_any::<V>(vectors, body) };
                         });
                     }
                 });
@@ -98,7 +100,7 @@ impl Executor for Cpu {
         // borrowed by the call for its duration (written ones uniquely, and no two written views
         // share an element: mutable views are unique and the borrow checker keeps them apart);
         // the walk visits each index once, in bounds.
-        unsafe { walk.run_any::<V>(vectors, &mut &body) };
+        unsafe { walk.run_any::<V>(vectors, &body) };
         Ok(())
     }
 
@@ -205,7 +207,7 @@ impl<const R: usize, const N: usize> Walk<R, N> {
     ///
     /// As [`run`](Self::run); `vectors` at most what the CPU has (`cpu_vectors()`).
     #[inline(always)]
-    unsafe fn run_any<V: ViewArgs<Cpu, R, N>>(&self, vectors: CpuVectors, body: &mut impl FnMut(V::Items<'_>)) {
+    unsafe fn run_any<V: ViewArgs<Cpu, R, N>>(&self, vectors: CpuVectors, body: &impl for<'a> Element<V::Items<'a>>) {
         #[cfg(target_arch = "x86_64")]
         match vectors {
             // SAFETY: the caller's contract; the CPU has AVX-512 (F, VL, BW, DQ), AVX2 and FMA,
@@ -228,7 +230,7 @@ impl<const R: usize, const N: usize> Walk<R, N> {
     /// As [`run`](Self::run), on a CPU with AVX2 and FMA.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn run_avx2<V: ViewArgs<Cpu, R, N>>(&self, body: &mut impl FnMut(V::Items<'_>)) {
+    unsafe fn run_avx2<V: ViewArgs<Cpu, R, N>>(&self, body: &impl for<'a> Element<V::Items<'a>>) {
         // SAFETY: the caller's contract, which is `run`'s; `run` (and the kernel's body, inlined
         // into it) compiled for AVX2 and FMA, which the caller checked the CPU has.
         unsafe { self.run::<V>(body) }
@@ -241,17 +243,17 @@ impl<const R: usize, const N: usize> Walk<R, N> {
     /// As [`run`](Self::run), on a CPU with AVX-512 F, VL, BW and DQ, AVX2 and FMA.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
-    unsafe fn run_avx512<V: ViewArgs<Cpu, R, N>>(&self, body: &mut impl FnMut(V::Items<'_>)) {
+    unsafe fn run_avx512<V: ViewArgs<Cpu, R, N>>(&self, body: &impl for<'a> Element<V::Items<'a>>) {
         // SAFETY: the caller's contract, which is `run`'s; `run` (and the kernel's body, inlined
         // into it) compiled for those features, which the caller checked the CPU has.
         unsafe { self.run::<V>(body) }
     }
 
     #[inline(always)]
-    unsafe fn run<V: ViewArgs<Cpu, R, N>>(&self, body: &mut impl FnMut(V::Items<'_>)) {
+    unsafe fn run<V: ViewArgs<Cpu, R, N>>(&self, body: &impl for<'a> Element<V::Items<'a>>) {
         if self.rank == 0 {
             // SAFETY: one element, index 0 of each operand.
-            body(unsafe { V::items(self.starts) });
+            body.call(unsafe { V::items(self.starts) });
             return;
         }
         let inner = self.rank - 1;
@@ -280,7 +282,7 @@ impl<const R: usize, const N: usize> Walk<R, N> {
                 let mut at = ptrs;
                 for _ in 0..len {
                     // SAFETY: an element of each operand, visited once.
-                    body(unsafe { V::items(at) });
+                    body.call(unsafe { V::items(at) });
                     for k in 0..N {
                         at[k] = at[k].wrapping_offset(step[k]);
                     }
@@ -355,7 +357,7 @@ impl<const R: usize, const N: usize> Walk<R, N> {
     ///
     /// As [`run`](Self::run), with `rank ≥ 2` and every view's element staged (`V::STAGED`).
     #[inline(always)]
-    unsafe fn run_tiled<V: ViewArgs<Cpu, R, N>>(&self, body: &mut impl FnMut(V::Items<'_>)) {
+    unsafe fn run_tiled<V: ViewArgs<Cpu, R, N>>(&self, body: &impl for<'a> Element<V::Items<'a>>) {
         let inner = self.rank - 1;
         let outer = inner - 1;
         let (len, rows) = (self.extents[inner], self.extents[outer]);
@@ -452,7 +454,7 @@ impl<const R: usize, const N: usize> Walk<R, N> {
         ptrs: [*mut u8; N],
         len: usize,
         step: &[isize; N],
-        body: &mut impl FnMut(V::Items<'_>),
+        body: &impl for<'a> Element<V::Items<'a>>,
     ) {
         let mut stages: [Stage; N] = [const { Stage([MaybeUninit::uninit(); STAGE_BYTES]) }; N];
         // One raw pointer to the buffers, from which each operand's is derived (no later borrow of

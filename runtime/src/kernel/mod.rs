@@ -225,9 +225,9 @@ pub(crate) use host::host_operands;
 #[cfg(feature = "cuda")]
 pub(crate) use operand::sealed;
 pub(crate) use operand::widen;
-pub use operand::{Executor, Read, Write};
 #[doc(hidden)]
-pub use operand::{Operand, RawOperand, ViewArgs, ViewRef, broadcast};
+pub use operand::{Body, Bound, Element, Operand, RawOperand, ViewArgs, ViewRef, broadcast};
+pub use operand::{Executor, Read, Write};
 #[doc(hidden)]
 pub use operand::{RawArg, argument_block};
 #[cfg(feature = "cuda")]

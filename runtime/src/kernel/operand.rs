@@ -43,7 +43,7 @@ pub trait Executor: Copy + sealed::Sealed {
         self,
         call: &Call<'_>,
         operands: [Operand<'_, Self, R>; N],
-        body: impl Fn(V::Items<'_>) + Sync,
+        body: impl for<'a> Element<V::Items<'a>>,
     ) -> Result<(), Self::Error>;
 
     /// What a refused or failed raw kernel launch reports: [`KernelError`](super::KernelError) on
@@ -355,6 +355,52 @@ unsafe impl<Ex: Executor, const R: usize, X: Write<Ex, R>> ViewRef<Ex, R> for &m
     }
 }
 
+/// A kernel's body on one element, as an `elementwise!` kernel implements it for its own unit
+/// struct: `P` the kernel's type parameters (a tuple), `S` its scalar arguments (a tuple, in
+/// declaration order), `I` the references to the element of each view (declaration order).
+///
+/// A nominal type's method, not a closure: the CPU walk calls the body through
+/// [`Element::call`], and every step down to the body is `#[inline(always)]`, so the body is
+/// inlined into each vector build of the walk whatever its size. A closure is inlined only within
+/// LLVM's cost limit; one left out (a softplus, `ln(1 + exp(x))`, was) is compiled for the
+/// baseline CPU and called once per element, its fused multiply-adds calls of libm's `fmaf`.
+#[doc(hidden)]
+pub trait Body<P, S, I> {
+    /// The body on one element.
+    fn call(&self, scalars: &S, items: I);
+}
+
+/// What the CPU walk calls per element: a kernel's [`Body`] with its scalar arguments.
+#[doc(hidden)]
+pub trait Element<I>: Sync {
+    /// The body on one element.
+    fn call(&self, items: I);
+}
+
+/// A kernel with its scalar arguments `S`, for its type parameters `P`: the [`Element`] a call
+/// hands its executor.
+#[doc(hidden)]
+pub struct Bound<'k, K, P, S> {
+    kernel: &'k K,
+    scalars: S,
+    params: core::marker::PhantomData<fn() -> P>,
+}
+
+impl<'k, K, P, S> Bound<'k, K, P, S> {
+    /// `kernel` with its scalar arguments.
+    #[inline(always)]
+    pub fn new(kernel: &'k K, scalars: S) -> Self {
+        Self { kernel, scalars, params: core::marker::PhantomData }
+    }
+}
+
+impl<K: Body<P, S, I> + Sync, P, S: Sync, I> Element<I> for Bound<'_, K, P, S> {
+    #[inline(always)]
+    fn call(&self, items: I) {
+        self.kernel.call(&self.scalars, items)
+    }
+}
+
 /// The view arguments of a call, as a tuple in declaration order: `(&x, &y, &mut out)`.
 ///
 /// # Safety
@@ -381,7 +427,7 @@ pub unsafe trait ViewArgs<E: Executor, const R: usize, const N: usize>: Sized {
     /// # Safety
     ///
     /// As [`items`](Self::items), for each of the `len` elements of each view.
-    unsafe fn for_each_run(ptrs: [*mut u8; N], len: usize, body: &mut impl FnMut(Self::Items<'_>));
+    unsafe fn for_each_run(ptrs: [*mut u8; N], len: usize, body: &impl for<'a> Element<Self::Items<'a>>);
 
     /// Whether every view's element type can be staged ([`stage_fits`]).
     const STAGED: bool;
@@ -402,14 +448,19 @@ pub unsafe trait ViewArgs<E: Executor, const R: usize, const N: usize>: Sized {
 
     /// Runs the call on `on`: the views checked, broadcast and walked or launched.
     #[inline(always)]
-    fn run(mut self, on: E, call: &Call<'_>, body: impl Fn(Self::Items<'_>) + Sync) -> Result<(), E::Error> {
+    fn run(mut self, on: E, call: &Call<'_>, body: impl for<'a> Element<Self::Items<'a>>) -> Result<(), E::Error> {
         let operands = self.operands();
         on.run_views::<R, N, Self>(call, operands, body)
     }
 
     /// As [`run`](Self::run), refusing views broadcast from extent 1 ([`exact`]).
     #[inline(always)]
-    fn run_exact(mut self, on: E, call: &Call<'_>, body: impl Fn(Self::Items<'_>) + Sync) -> Result<(), E::Error> {
+    fn run_exact(
+        mut self,
+        on: E,
+        call: &Call<'_>,
+        body: impl for<'a> Element<Self::Items<'a>>,
+    ) -> Result<(), E::Error> {
         let operands = self.operands();
         exact(&operands, call.instance.def())?;
         on.run_views::<R, N, Self>(call, operands, body)
@@ -435,7 +486,7 @@ macro_rules! view_args {
 
             #[inline(always)]
             #[allow(non_snake_case)]
-            unsafe fn for_each_run(ptrs: [*mut u8; $n], len: usize, body: &mut impl FnMut(Self::Items<'_>)) {
+            unsafe fn for_each_run(ptrs: [*mut u8; $n], len: usize, body: &impl for<'a> Element<Self::Items<'a>>) {
                 // SAFETY: forwarded to each view.
                 let ($($v,)+) = unsafe { ($($v::run(ptrs[$i], len),)+) };
                 view_args!(@zip body; $($v),+);
@@ -460,27 +511,34 @@ macro_rules! view_args {
             }
         }
     };
-    (@zip $body:ident; $a:ident) => { $a.for_each(|a| $body((a,))) };
-    (@zip $body:ident; $a:ident, $b:ident) => { $a.zip($b).for_each(|(a, b)| $body((a, b))) };
+    // `for` loops, not `for_each` with a closure: the body's call is inlined however large it is
+    // (`Element::call` and what it calls are `#[inline(always)]`), where a closure would be
+    // inlined only within LLVM's cost limit.
+    (@zip $body:ident; $a:ident) => { for a in $a { $body.call((a,)) } };
+    (@zip $body:ident; $a:ident, $b:ident) => { for (a, b) in $a.zip($b) { $body.call((a, b)) } };
     (@zip $body:ident; $a:ident, $b:ident, $c:ident) => {
-        $a.zip($b).zip($c).for_each(|((a, b), c)| $body((a, b, c)))
+        for ((a, b), c) in $a.zip($b).zip($c) { $body.call((a, b, c)) }
     };
     (@zip $body:ident; $a:ident, $b:ident, $c:ident, $d:ident) => {
-        $a.zip($b).zip($c).zip($d).for_each(|(((a, b), c), d)| $body((a, b, c, d)))
+        for (((a, b), c), d) in $a.zip($b).zip($c).zip($d) { $body.call((a, b, c, d)) }
     };
     (@zip $body:ident; $a:ident, $b:ident, $c:ident, $d:ident, $e:ident) => {
-        $a.zip($b).zip($c).zip($d).zip($e).for_each(|((((a, b), c), d), e)| $body((a, b, c, d, e)))
+        for ((((a, b), c), d), e) in $a.zip($b).zip($c).zip($d).zip($e) { $body.call((a, b, c, d, e)) }
     };
     (@zip $body:ident; $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident) => {
-        $a.zip($b).zip($c).zip($d).zip($e).zip($f).for_each(|(((((a, b), c), d), e), f)| $body((a, b, c, d, e, f)))
+        for (((((a, b), c), d), e), f) in $a.zip($b).zip($c).zip($d).zip($e).zip($f) {
+            $body.call((a, b, c, d, e, f))
+        }
     };
     (@zip $body:ident; $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident) => {
-        $a.zip($b).zip($c).zip($d).zip($e).zip($f).zip($g)
-            .for_each(|((((((a, b), c), d), e), f), g)| $body((a, b, c, d, e, f, g)))
+        for ((((((a, b), c), d), e), f), g) in $a.zip($b).zip($c).zip($d).zip($e).zip($f).zip($g) {
+            $body.call((a, b, c, d, e, f, g))
+        }
     };
     (@zip $body:ident; $a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident) => {
-        $a.zip($b).zip($c).zip($d).zip($e).zip($f).zip($g).zip($h)
-            .for_each(|(((((((a, b), c), d), e), f), g), h)| $body((a, b, c, d, e, f, g, h)))
+        for (((((((a, b), c), d), e), f), g), h) in $a.zip($b).zip($c).zip($d).zip($e).zip($f).zip($g).zip($h) {
+            $body.call((a, b, c, d, e, f, g, h))
+        }
     };
 }
 

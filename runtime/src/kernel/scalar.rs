@@ -224,9 +224,9 @@ macro_rules! native_floats {
                     Unary::Sqrt => self.sqrt(),
                     Unary::Exp => <$t as CpuMath>::exp_k(self),
                     Unary::Exp2 => self.exp2(),
-                    Unary::Ln => self.ln(),
-                    Unary::Log2 => self.log2(),
-                    Unary::Log10 => self.log10(),
+                    Unary::Ln => <$t as CpuMath>::ln_k(self),
+                    Unary::Log2 => <$t as CpuMath>::log2_k(self),
+                    Unary::Log10 => <$t as CpuMath>::log10_k(self),
                     Unary::Sin => self.sin(),
                     Unary::Cos => self.cos(),
                     Unary::Tan => self.tan(),
@@ -247,11 +247,15 @@ macro_rules! native_floats {
     )*};
 }
 
-/// The CPU's `exp` and `tanh` per native float: for `f32`, dlspan's own (`kernel::math`:
-/// vectorisable `f32` arithmetic within 0.99 and 1.33 ulp); for `f64`, the platform's libm.
+/// The CPU's `exp`, `tanh` and logarithms per native float: for `f32`, dlspan's own
+/// (`kernel::math`: vectorisable `f32` arithmetic within 0.99, 1.33 and 0.87 ulp); for `f64`, the
+/// platform's libm.
 trait CpuMath {
     fn exp_k(self) -> Self;
     fn tanh_k(self) -> Self;
+    fn ln_k(self) -> Self;
+    fn log2_k(self) -> Self;
+    fn log10_k(self) -> Self;
 }
 impl CpuMath for f32 {
     #[inline(always)]
@@ -262,6 +266,18 @@ impl CpuMath for f32 {
     fn tanh_k(self) -> Self {
         super::math::tanh_f32(self)
     }
+    #[inline(always)]
+    fn ln_k(self) -> Self {
+        super::math::ln_f32(self)
+    }
+    #[inline(always)]
+    fn log2_k(self) -> Self {
+        super::math::log2_f32(self)
+    }
+    #[inline(always)]
+    fn log10_k(self) -> Self {
+        super::math::log10_f32(self)
+    }
 }
 impl CpuMath for f64 {
     #[inline(always)]
@@ -271,6 +287,18 @@ impl CpuMath for f64 {
     #[inline(always)]
     fn tanh_k(self) -> Self {
         self.tanh()
+    }
+    #[inline(always)]
+    fn ln_k(self) -> Self {
+        self.ln()
+    }
+    #[inline(always)]
+    fn log2_k(self) -> Self {
+        self.log2()
+    }
+    #[inline(always)]
+    fn log10_k(self) -> Self {
+        self.log10()
     }
 }
 

@@ -67,11 +67,75 @@ static inline float dl_host_tanhf(float x) {
   float large = 1.0f - 2.0f / (e * dl_host_pow2(n) + 1.0f);
   return copysignf(a < 0.625f ? small : large, x);
 }
+// dlspan's CPU logarithms of f32 (math.rs's log_parts, log_special, log_split).
+static inline float dl_host_log_parts(float x, float* f_out, float* hfsq_out, float* dk_out) {
+  int small = x < 1.17549435e-38f;
+  float scaled = small ? x * 33554432.0f : x;
+  unsigned int ix;
+  __builtin_memcpy(&ix, &scaled, 4);
+  ix += 0x3f800000u - 0x3f3504f3u;
+  int k = (int)(ix >> 23) - 0x7f - (small ? 25 : 0);
+  unsigned int mbits = (ix & 0x007fffffu) + 0x3f3504f3u;
+  float m;
+  __builtin_memcpy(&m, &mbits, 4);
+  float f = m - 1.0f;
+  float s = f / (2.0f + f);
+  float z = s * s;
+  float w = z * z;
+  float t1 = w * fmaf(w, 2.4279079e-1f, 4.0000972e-1f);
+  float t2 = z * fmaf(w, 2.8498787e-1f, 0.6666666f);
+  float hfsq = 0.5f * f * f;
+  *f_out = f;
+  *hfsq_out = hfsq;
+  *dk_out = (float)k;
+  return s * (hfsq + (t2 + t1));
+}
+static inline float dl_host_log_special(float x, float y) {
+  y = x == __builtin_inff() ? x : y;
+  y = x == 0.0f ? -__builtin_inff() : y;
+  return (x < 0.0f || x != x) ? __builtin_nanf("") : y;
+}
+static inline float dl_host_log_hi(float f, float hfsq) {
+  float d = f - hfsq;
+  unsigned int bits;
+  __builtin_memcpy(&bits, &d, 4);
+  bits &= 0xfffff000u;
+  float hi;
+  __builtin_memcpy(&hi, &bits, 4);
+  return hi;
+}
+static inline float dl_host_logf(float x) {
+  float f, hfsq, dk;
+  float r = dl_host_log_parts(x, &f, &hfsq, &dk);
+  return dl_host_log_special(x, r + dk * 9.058001e-6f - hfsq + f + dk * 6.9313812e-1f);
+}
+static inline float dl_host_log2f(float x) {
+  float f, hfsq, dk;
+  float r = dl_host_log_parts(x, &f, &hfsq, &dk);
+  float hi = dl_host_log_hi(f, hfsq);
+  float lo = (f - hi) - hfsq + r;
+  return dl_host_log_special(x, (lo + hi) * -1.7605285e-4f + lo * 1.4428711f + hi * 1.4428711f + dk);
+}
+static inline float dl_host_log10f(float x) {
+  float f, hfsq, dk;
+  float r = dl_host_log_parts(x, &f, &hfsq, &dk);
+  float hi = dl_host_log_hi(f, hfsq);
+  float lo = (f - hi) - hfsq + r;
+  float y = dk * 7.903415e-7f + (lo + hi) * -3.168997e-5f + lo * 4.3432617e-1f + hi * 4.3432617e-1f +
+            dk * 3.010292e-1f;
+  return dl_host_log_special(x, y);
+}
 #define DL_EXPF dl_host_expf
 #define DL_TANHF dl_host_tanhf
+#define DL_LOGF dl_host_logf
+#define DL_LOG2F dl_host_log2f
+#define DL_LOG10F dl_host_log10f
 #else
 #define DL_EXPF expf
 #define DL_TANHF tanhf
+#define DL_LOGF logf
+#define DL_LOG2F log2f
+#define DL_LOG10F log10f
 #endif
 
 // Values. A view's element is its storage type; a body computes with values: `bool` for `dl_bool`
@@ -214,9 +278,9 @@ template <class T> DL_DEV T dl_max_t(T a, T b) { return (dl_lt_t(a, b) || dl_isn
 DL_MATH(sqrt, __fsqrt_rn, __dsqrt_rn)
 DL_MATH(exp, DL_EXPF, exp)
 DL_MATH(exp2, exp2f, exp2)
-DL_MATH(ln, logf, log)
-DL_MATH(log2, log2f, log2)
-DL_MATH(log10, log10f, log10)
+DL_MATH(ln, DL_LOGF, log)
+DL_MATH(log2, DL_LOG2F, log2)
+DL_MATH(log10, DL_LOG10F, log10)
 DL_MATH(sin, sinf, sin)
 DL_MATH(cos, cosf, cos)
 DL_MATH(tan, tanf, tan)
