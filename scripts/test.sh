@@ -83,7 +83,14 @@ done
 step "cargo package: the published crates build from what they would publish"
 # What `dlspan = "0.1"` promises: each crate verified from its own package (dlspan against the
 # packaged dlspan-macros), so a feature or file the workspace lends them cannot hide.
-cargo package -p dlspan-macros -p dlspan --locked --allow-dirty
+# Cargo takes a registry package's build and its unpacked source for good once it has them (a
+# version is immutable on a registry), and the packaged dlspan-macros reaches dlspan through a
+# local registry of the same path each run: without a fresh target directory and the copies
+# unpacked from earlier runs removed, dlspan would be verified against an earlier dlspan-macros.
+package_target="${CARGO_TARGET_DIR:-$root/target}/package-verify"
+rm -rf "$package_target" "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/dlspan-macros-*
+cargo package -p dlspan-macros -p dlspan --locked --allow-dirty --target-dir "$package_target"
+rm -rf "$package_target"
 
 step "cargo test (unit, integration, doc, UI)"
 # The NVRTC tier writes the kernel x dtype matrix it compiled here (test output is captured).
