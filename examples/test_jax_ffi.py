@@ -241,3 +241,107 @@ def test_functions_are_named_documented_and_take_keywords():
     close(softplus(x, beta=2.0), jax.nn.softplus(2.0 * x) / 2.0, jnp.float32)
     grad = jax.grad(lambda x: softplus(x, beta=2.0).sum())(x)
     close(grad, jax.nn.sigmoid(2.0 * x), jnp.float32)
+
+
+# Functions that are not element-wise (`dlspan::jax::Function`): a Rust shape function gives the
+# results' shapes and dtypes at trace time, the handler checks XLA's buffers against it.
+
+
+def softmax_reference(x, t):
+    return jax.nn.softmax(x / t, axis=-1)
+
+
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
+@pytest.mark.parametrize("shape", [(3, 5), (1, 1), (0, 4), (4, 0), (2, 3, 4)])
+def test_a_function_eager_and_jitted_against_jnp(dtype, shape):
+    x = random(shape, dtype, 3)
+    eager = m.row_softmax(x, 1.5)
+    jitted = jax.jit(m.row_softmax, static_argnames=("temperature",))(x, temperature=1.5)
+    assert eager.shape == jitted.shape == x.shape and eager.dtype == dtype
+    close(eager, softmax_reference(x, 1.5), dtype)
+    np.testing.assert_array_equal(np.asarray(eager), np.asarray(jitted))
+
+
+def test_a_function_with_two_results_of_their_own_shape_and_dtypes():
+    x = random((6, 7), jnp.float32, 4)
+    x = x.at[2, 3].set(jnp.nan).at[4].set(1.0)  # a NaN row, and a row of ties
+    index, value = jax.jit(m.row_argmax)(x)
+    assert index.dtype == jnp.int32 and value.dtype == jnp.float32 and index.shape == value.shape == (6,)
+    np.testing.assert_array_equal(np.asarray(index), np.asarray(jnp.argmax(x, axis=-1)))
+    np.testing.assert_array_equal(np.asarray(value), np.asarray(jnp.max(x, axis=-1)))
+
+
+@pytest.mark.parametrize("in_axes", [0, 1, 2])
+def test_vmap_of_a_function_batched_in_one_call_and_one_call_at_a_time(in_axes):
+    xs = random((3, 4, 5), jnp.float64, 5)
+    # `row_softmax` declares `broadcast_all`: one call over a batch of matrices.
+    got = jax.vmap(lambda x: m.row_softmax(x, 0.7), in_axes=in_axes)(xs)
+    expected = jax.vmap(lambda x: softmax_reference(x, 0.7), in_axes=in_axes)(xs)
+    close(got, expected, jnp.float64)
+    # `row_argmax` is sequential (the default): one call per batch element, any in_axes.
+    xs = xs.astype(jnp.float32)
+    index, value = jax.jit(jax.vmap(m.row_argmax, in_axes=in_axes))(xs)
+    expected = jax.vmap(lambda x: jnp.argmax(x, axis=-1), in_axes=in_axes)(xs)
+    np.testing.assert_array_equal(np.asarray(index), np.asarray(expected))
+    # Nested: sequential outside, one call inside.
+    nested = jax.vmap(jax.vmap(m.row_argmax))(jnp.stack([xs, xs + 1]))
+    assert nested[0].shape == (2, 3, 4)
+
+
+def test_grad_through_a_function_uses_its_rust_backward():
+    x = random((4, 6), jnp.float64, 6)
+    weights = jnp.arange(6.0)
+
+    def loss(f):
+        return lambda x: (f(x, 1.3) * weights).sum()
+
+    got = jax.jit(jax.grad(loss(m.row_softmax)))(x)
+    expected = jax.grad(loss(softmax_reference))(x)
+    close(got, expected, jnp.float64)
+    check_grads(lambda x: m.row_softmax(x, 1.3), (x,), order=1, modes=["rev"])
+    # Batched backward: vmap of grad (the backward is a `broadcast_all` function too).
+    xs = random((2, 4, 6), jnp.float64, 7)
+    got = jax.vmap(jax.grad(loss(m.row_softmax)))(xs)
+    close(got, jax.vmap(jax.grad(loss(softmax_reference)))(xs), jnp.float64)
+    # Under lax.scan.
+    total = jax.lax.scan(lambda c, x: (c + m.row_softmax(x, 1.0).sum(), None), 0.0, xs)[0]
+    close(total, 8.0, jnp.float64)
+
+
+def test_a_function_refuses_arguments_naming_them_before_anything_runs():
+    x = random((3, 5), jnp.float32)
+    cases = [
+        (lambda: m.row_softmax(x[0], 1.0), ValueError, "argument `x` has shape [5]"),
+        (lambda: m.row_softmax(x.astype(jnp.int32), 1.0), ValueError, "argument `x` has dtype int32"),
+        (lambda: m.row_softmax(x, -1.0), ValueError, "`temperature` must be positive"),
+        (lambda: m.row_softmax(x, "hot"), TypeError, "argument `temperature`"),
+        (lambda: jax.jit(m.row_softmax)(x, 1.0), TypeError, "static_argnames=('temperature',)"),
+        (lambda: m.row_argmax(x.astype(jnp.float64)), ValueError, "the function takes float32"),
+        (lambda: m.row_argmax(x, x), TypeError, "row_argmax(x)"),
+    ]
+    for thunk, error, text in cases:
+        with pytest.raises(error) as raised:
+            thunk()
+        assert text in str(raised.value), str(raised.value)
+
+
+def test_a_function_called_with_results_it_does_not_give_fails_in_the_handler():
+    # A caller of the XLA target itself, with result shapes of its own: the handler recomputes
+    # them with the Rust shape function and refuses the call, naming the result.
+    x = random((3, 5), jnp.float32)
+    lie = [jax.ShapeDtypeStruct((4,), jnp.int32), jax.ShapeDtypeStruct((3,), jnp.float32)]
+    with pytest.raises(Exception) as raised:
+        jax.block_until_ready(jax.ffi.ffi_call("my_jax_kernels.row_argmax", lie)(x))
+    assert "result `index`" in str(raised.value), str(raised.value)
+
+
+def test_a_function_called_many_times_does_not_grow():
+    x = random((8, 16), jnp.float32)
+    f = jax.jit(lambda x: m.row_softmax(x, 2.0))
+    for _ in range(2000):
+        f(x).block_until_ready()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for _ in range(20000):
+        f(x).block_until_ready()
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown < 16 * 1024, f"max RSS grew by {grown} KiB over 20000 calls"

@@ -13,7 +13,7 @@
 
 use super::error::JaxError;
 use super::ffi::{Handler, XlaFfiCallFrame, XlaFfiError};
-use super::frame::{Buffer, CallFrame, Traits, handle};
+use super::frame::{Buffer, CallFrame, Traits, handle, overlap};
 use crate::dtype::DlElement;
 use crate::error::DlpackError;
 use crate::ffi::{DLDataType, DLDevice, DLDeviceType};
@@ -194,17 +194,12 @@ fn prepare<'a, K: Kernel>(frame: &CallFrame<'a>, device: DLDevice) -> Result<Arg
     }
     // No result shares memory with another buffer of the call (XLA allocates each apart; a call
     // that aliases them, `input_output_aliases`, is refused: the kernel would read what it writes).
-    for (k, buffer) in buffers.iter().enumerate().filter(|(k, _)| spec.views[*k].role == Role::Output) {
-        let Some((start, end)) = buffer.span() else { continue };
-        for (j, other) in buffers.iter().enumerate().filter(|(j, _)| *j != k) {
-            if other.span().is_some_and(|(s, e)| s < end && start < e) {
-                return Err(JaxError::Kernel(format!(
-                    "result `{}` shares memory with `{}`: a kernel cannot read what it writes (XLA passed aliased buffers)",
-                    buffer.name(),
-                    spec.views[j].name
-                )));
-            }
-        }
+    if let Some((k, j)) = overlap(&buffers, |k| spec.views[k].role == Role::Output) {
+        return Err(JaxError::Kernel(format!(
+            "result `{}` shares memory with `{}`: a kernel cannot read what it writes (XLA passed aliased buffers)",
+            buffers[k].name(),
+            spec.views[j].name
+        )));
     }
     // The dtype is one the kernel takes, at this rank.
     let accepted = spec.accepts(dtype, rank);

@@ -528,6 +528,20 @@ impl CallFrame<'_> {
     }
 }
 
+/// The first pair `(k, j)` of buffers sharing a byte where `k` is written (`written(k)`): a
+/// result that aliases another buffer of the call.
+pub(crate) fn overlap(buffers: &[Buffer<'_>], written: impl Fn(usize) -> bool) -> Option<(usize, usize)> {
+    for (k, buffer) in buffers.iter().enumerate().filter(|(k, _)| written(*k)) {
+        let Some((start, end)) = buffer.span() else { continue };
+        for (j, other) in buffers.iter().enumerate().filter(|(j, _)| *j != k) {
+            if other.span().is_some_and(|(s, e)| s < end && start < e) {
+                return Some((k, j));
+            }
+        }
+    }
+    None
+}
+
 /// Entry `k` of one of XLA's arrays.
 ///
 /// # Safety
@@ -712,6 +726,36 @@ impl<'a> Buffer<'a> {
             .map_err(|error| JaxError::Argument { name: self.name.into(), error })
     }
 
+    /// Writes zero to every byte of a result buffer (nothing for an argument): XLA allocates
+    /// results uninitialised, and a view of them may be read before it is written.
+    pub(crate) fn zero(&mut self) {
+        let Some((start, end)) = self.span().filter(|_| self.writable) else { return };
+        // SAFETY: a result buffer XLA allocated for this call, writable, of `end - start` bytes
+        // from `data` (its extents times its dtype's size); `&mut self` excludes a view of it.
+        unsafe { core::ptr::write_bytes(self.data.cast::<u8>(), 0, end - start) };
+        debug_assert_eq!(start, self.data as usize);
+    }
+
+    /// A mutable, typed view of a result buffer through a shared reference.
+    ///
+    /// # Safety
+    ///
+    /// The buffer is a result that overlaps no other buffer of the call, and no other view of it
+    /// is alive or made while this one lives.
+    pub(crate) unsafe fn view_exclusive<'v, V: FromDlTensor<'v>>(&'v self) -> Result<V, JaxError>
+    where
+        'a: 'v,
+    {
+        if !self.writable {
+            return Err(JaxError::Argument { name: self.name.into(), error: crate::DlpackError::ReadOnly });
+        }
+        let dl = self.description()?;
+        // SAFETY: as for `view`; the caller guarantees that this is the only view of the result
+        // buffer, which overlaps no other buffer of the call, for `'v`.
+        unsafe { V::from_dltensor_with(dl, ImportOptions::default()) }
+            .map_err(|error| JaxError::Argument { name: self.name.into(), error })
+    }
+
     /// A mutable, typed view of a result buffer.
     ///
     /// # Errors
@@ -722,14 +766,8 @@ impl<'a> Buffer<'a> {
     where
         'a: 'v,
     {
-        if !self.writable {
-            return Err(JaxError::Argument { name: self.name.into(), error: crate::DlpackError::ReadOnly });
-        }
-        let dl = self.description()?;
-        // SAFETY: as for `view`; the buffer is a result XLA allocated for this call, which the
-        // caller checked overlaps no other buffer of the call, and `&mut self` is the only access
-        // to it for `'v`.
-        unsafe { V::from_dltensor_with(dl, ImportOptions::default()) }
-            .map_err(|error| JaxError::Argument { name: self.name.into(), error })
+        // SAFETY: the buffer is a result XLA allocated for this call, which the caller checked
+        // overlaps no other buffer of the call, and `&mut self` is the only access to it for `'v`.
+        unsafe { self.view_exclusive() }
     }
 }

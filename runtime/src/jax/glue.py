@@ -113,6 +113,31 @@ def _caller(target, name, params, bound, strict):
     return call, args, outs, signature
 
 
+def _assemble(count, static, fixed, dynamic):
+    """The `count` arguments in declaration order: `fixed` at the positions `static`, `dynamic`
+    at the others (how `custom_jvp`/`custom_vjp` rules get them back)."""
+    values, fixed, dynamic = [], iter(fixed), iter(dynamic)
+    for k in range(count):
+        values.append(next(fixed) if k in static else next(dynamic))
+    return values
+
+
+def _binder(signature, params):
+    """The parameters as the function's (positional or keyword), so that `jax.jit`'s
+    `static_argnames` and `inspect.signature` see them, and the binding of a call to them."""
+    python_signature = inspect.Signature(
+        [inspect.Parameter(p[0], inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params]
+    )
+
+    def bind(positional, keywords):
+        try:
+            return python_signature.bind(*positional, **keywords).args
+        except TypeError as error:
+            raise TypeError(f"{signature}: {error}") from None
+
+    return python_signature, bind
+
+
 def _is_float(param, bound):
     return param[2] in FLOATS or (param[2] is None and bound == "float")
 
@@ -124,17 +149,7 @@ def make(target, name, doc, params, bound, strict, backward):
     its derived backward."""
     call, args, outs, signature = _caller(target, name, params, bound, strict)
     single = len(outs) == 1
-    # The kernel's parameters as the function's (positional or keyword), so that `jax.jit`'s
-    # `static_argnames` and `inspect.signature` see them.
-    python_signature = inspect.Signature(
-        [inspect.Parameter(p[0], inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in args]
-    )
-
-    def bind(positional, keywords):
-        try:
-            return python_signature.bind(*positional, **keywords).args
-        except TypeError as error:
-            raise TypeError(f"{signature}: {error}") from None
+    python_signature, bind = _binder(signature, args)
 
     def finish(out):
         return out[0] if single else out
@@ -152,11 +167,6 @@ def make(target, name, doc, params, bound, strict, backward):
             raise RuntimeError(f"{signature}: its backward `{backward[0]}` does not match it (a dlspan bug)")
         static = tuple(k for k, p in enumerate(args) if p[1] != "in")
 
-        def assemble(fixed, dynamic):
-            values, fixed, dynamic = [], iter(fixed), iter(dynamic)
-            for k in range(len(args)):
-                values.append(next(fixed) if k in static else next(dynamic))
-            return values
 
         def primal(*values):
             return call(*values)
@@ -165,7 +175,7 @@ def make(target, name, doc, params, bound, strict, backward):
 
         def rule(*values):
             fixed, primals, tangents = values[: len(static)], values[-2], values[-1]
-            full = assemble(fixed, primals)
+            full = _assemble(len(args), static, fixed, primals)
             out = call(*full)
             dynamic = [k for k in range(len(args)) if k not in static]
             tangent_of = dict(zip(dynamic, tangents))
@@ -187,6 +197,91 @@ def make(target, name, doc, params, bound, strict, backward):
 
         def function(*positional, **keywords):
             return finish(primal(*bind(positional, keywords)))
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    function.__signature__ = python_signature
+    return function
+
+
+def make_function(target, name, doc, params, results, vmap_method, shape_function, backward, module):
+    """The Python function of a Rust `dlspan::jax::Function` `name`: `params` is its declaration,
+    `(name, kind)` per parameter in order (kind `in` for an array, `float`, `int` or `bool` for an
+    attribute), `results` its results' names; `shape_function(arrays, attributes)` (Rust) gives the
+    results' `(shape, dtype)` from the arrays' and the attributes' values, raising for arguments
+    it does not take; `backward` names the function of `module` computing its gradients, or is
+    None."""
+    signature = f"{name}({', '.join(p[0] for p in params)})"
+    static = tuple(k for k, p in enumerate(params) if p[1] != "in")
+
+    def call(*values):
+        arrays, attrs, attr_values = [], {}, []
+        for (pname, kind), value in zip(params, values):
+            if kind != "in":
+                attrs[pname] = _scalar(signature, pname, kind, value)
+                attr_values.append(attrs[pname].item())
+                continue
+            if not (hasattr(value, "shape") and hasattr(value, "dtype")):
+                value = jnp.asarray(value)
+            arrays.append(value)
+        described = [(tuple(int(d) for d in a.shape), jnp.dtype(a.dtype).name) for a in arrays]
+        types = shape_function(described, attr_values)
+        out = [jax.ShapeDtypeStruct(tuple(shape), jnp.dtype(dtype)) for shape, dtype in types]
+        return tuple(jax.ffi.ffi_call(target, out, vmap_method=vmap_method)(*arrays, **attrs))
+
+    python_signature, bind = _binder(signature, params)
+
+    def finish(out):
+        return out[0] if len(results) == 1 else out
+
+    if backward is None:
+
+        def function(*positional, **keywords):
+            return finish(call(*bind(positional, keywords)))
+
+    else:
+        dynamic = [k for k in range(len(params)) if k not in static]
+
+
+        def primal(*values):
+            return call(*values)
+
+        primal = jax.custom_vjp(primal, nondiff_argnums=static)
+
+        def forward(*values):
+            return call(*values), tuple(values[k] for k in dynamic)
+
+        def reverse(*values):
+            fixed, arrays, cotangents = values[: len(static)], values[-2], values[-1]
+            gradient = getattr(module, backward)
+            grads = gradient(*_assemble(len(params), static, fixed, arrays), *cotangents)
+            grads = grads if isinstance(grads, tuple) else (grads,)
+            if len(grads) != len(arrays):
+                raise TypeError(
+                    f"{signature}: its backward `{backward}` returns {len(grads)} arrays; it takes {len(arrays)}"
+                )
+            out = []
+            for array, grad in zip(arrays, grads):
+                if not jnp.issubdtype(array.dtype, jnp.inexact):
+                    out.append(np.zeros(array.shape, jax.dtypes.float0))
+                elif grad.shape != array.shape or grad.dtype != array.dtype:
+                    raise TypeError(
+                        f"{signature}: its backward `{backward}` returns {grad.dtype}{list(grad.shape)} for an "
+                        f"argument of {array.dtype}{list(array.shape)}"
+                    )
+                else:
+                    out.append(grad)
+            return tuple(out)
+
+        primal.defvjp(forward, reverse)
+
+        def function(*positional, **keywords):
+            values = bind(positional, keywords)
+            # The attributes checked before `custom_vjp` sees them (a traced one is a TypeError
+            # saying to mark it static, not JAX's error about `nondiff_argnums`).
+            for k in static:
+                _scalar(signature, params[k][0], params[k][1], values[k])
+            return finish(primal(*values))
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = doc

@@ -1,5 +1,6 @@
-//! JAX kernels in Rust (feature `jax`): element-wise kernels as XLA FFI handlers, called inside
-//! `jax.jit`, under `vmap`, with no Python written by hand.
+//! JAX kernels in Rust (feature `jax`): element-wise kernels and functions over whole arrays as
+//! XLA FFI handlers, called inside `jax.jit`, under `vmap` and `grad`, with no Python written by
+//! hand.
 //!
 //! - `#[jax]` on an [`elementwise!`](crate::elementwise!) kernel derives its handlers: the CPU one
 //!   (the body's Rust on host views) and, with feature `cuda`, the CUDA one (the body's CUDA
@@ -12,6 +13,10 @@
 //!   `jax.ffi.ffi_call` with the results' shapes and dtypes derived from the declaration, and
 //!   `vmap_method="expand_dims"` (the kernel broadcasts the batch axis itself; `broadcast_all`
 //!   for a `strict` kernel).
+//! - A kernel that is not element-wise (a reduction, a softmax, a product) is a [`Function`]:
+//!   its parameters by name, a Rust shape function for its results, a CPU (and CUDA) kernel over
+//!   typed views taken from the [`Call`], and optionally a backward function for `jax.grad`,
+//!   registered with [`function`] ([rule X6](crate::rules#x6)).
 //! - An error becomes the `XLA_FFI_Error` the handler returns, with dlspan's message (JAX raises
 //!   it); a panic is caught first. Nothing unwinds into XLA.
 //!
@@ -39,13 +44,15 @@ pub mod elementwise;
 mod error;
 mod ffi;
 mod frame;
+mod function;
 #[cfg(feature = "python")]
 mod python;
 
 pub use error::JaxError;
 pub use ffi::{Handler, XlaFfiCallFrame, XlaFfiError};
+pub use function::{ArrayType, Call, Function, Param, Shapes, Vmap};
 #[cfg(feature = "python")]
-pub use python::{Registration, kernel, register_module};
+pub use python::{Registration, function, kernel, register_module};
 
 #[cfg(test)]
 mod tests;

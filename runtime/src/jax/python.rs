@@ -2,6 +2,7 @@
 //! registers each kernel's handlers with XLA and adds its Python function to the module.
 
 use super::elementwise::{Entry, Kernel};
+use super::function::{Function, FunctionEntry, Param, Value};
 use crate::kernel::signature::{Bound as DtypeBound, Role, ScalarKind};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -10,9 +11,13 @@ use pyo3::types::{PyCapsule, PyList, PyTuple};
 /// A kernel to register: its declaration and handlers, and its derived backward's where
 /// `#[differentiable]` made one. Made by [`kernel`].
 #[derive(Clone, Copy, Debug)]
-pub struct Registration {
-    entry: Entry,
-    backward: Option<Entry>,
+pub struct Registration(Kind);
+
+/// What is registered: an element-wise kernel, or a [`Function`].
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Elementwise { entry: Entry, backward: Option<Entry> },
+    Function(FunctionEntry),
 }
 
 /// The registration of `K`, a kernel declared with `#[jax]` (and, for gradients,
@@ -32,15 +37,51 @@ pub struct Registration {
 /// assert_eq!(registration.name(), "twice");
 /// ```
 pub fn kernel<K: Kernel>() -> Registration {
-    Registration { entry: Entry::of::<K>(), backward: K::BACKWARD }
+    Registration(Kind::Elementwise { entry: Entry::of::<K>(), backward: K::BACKWARD })
+}
+
+/// The registration of `F`, a [`Function`] (a kernel that is not element-wise).
+///
+/// ```
+/// use dlspan::jax::{ArrayType, Call, Function, JaxError, Param, Shapes};
+///
+/// struct Copy;
+///
+/// impl Function for Copy {
+///     const NAME: &'static str = "copy";
+///     const PARAMS: &'static [Param] = &[Param::Array("x")];
+///     const RESULTS: &'static [&'static str] = &["y"];
+///
+///     fn results(shapes: &Shapes) -> Result<Vec<ArrayType>, JaxError> {
+///         Ok(vec![ArrayType::new(shapes.shape("x")?, shapes.dtype("x")?)])
+///     }
+///
+///     fn cpu(call: &Call<'_>) -> Result<(), JaxError> {
+///         let x: dlspan::HostMdspan<'_, f32, 1> = call.input("x")?;
+///         let mut y: dlspan::HostMdspanMut<'_, f32, 1> = call.output("y")?;
+///         y.iter_mut().zip(x.iter()).for_each(|(y, x)| *y = *x);
+///         Ok(())
+///     }
+/// }
+///
+/// assert_eq!(dlspan::jax::function::<Copy>().name(), "copy");
+/// ```
+pub fn function<F: Function>() -> Registration {
+    Registration(Kind::Function(FunctionEntry::of::<F>()))
 }
 
 impl Registration {
     /// The kernel's name (its Python function's).
     pub fn name(&self) -> &'static str {
-        self.entry.spec.name
+        match &self.0 {
+            Kind::Elementwise { entry, .. } => entry.spec.name,
+            Kind::Function(entry) => entry.name,
+        }
     }
 }
+
+/// An array as the glue describes it: its extents and its dtype's name.
+type Described = (Vec<usize>, String);
 
 /// dlspan's Python glue (`glue.py`), run once per process.
 const GLUE: &str = include_str!("glue.py");
@@ -136,9 +177,16 @@ pub fn register_module(module: &Bound<'_, PyModule>, namespace: &str, kernels: &
         Ok(target)
     };
     for registration in kernels {
-        let entry = &registration.entry;
+        let (entry, backward) = match &registration.0 {
+            Kind::Elementwise { entry, backward } => (entry, backward),
+            Kind::Function(entry) => {
+                let function = make_function(module, glue, namespace, entry, kernels)?;
+                module.add(entry.name, function)?;
+                continue;
+            }
+        };
         let target = register(entry)?;
-        let backward = match &registration.backward {
+        let backward = match backward {
             Some(b) => Some((register(b)?, params(py, b)?)),
             None => None,
         };
@@ -158,4 +206,91 @@ pub fn register_module(module: &Bound<'_, PyModule>, namespace: &str, kernels: &
         module.add(entry.spec.name, function)?;
     }
     Ok(())
+}
+
+/// The Python function of a [`Function`]: its handlers registered as `"<namespace>.<name>"`, its
+/// shape function given to the glue as a Python callable.
+fn make_function<'py>(
+    module: &Bound<'py, PyModule>,
+    glue: &Bound<'py, PyModule>,
+    namespace: &str,
+    entry: &FunctionEntry,
+    kernels: &[Registration],
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = module.py();
+    let target = format!("{namespace}.{}", entry.name);
+    let cuda = entry.cuda.map(|h| capsule(py, h)).transpose()?;
+    glue.call_method1("register", (target.as_str(), capsule(py, entry.cpu)?, cuda))?;
+    let params = PyList::empty(py);
+    for param in entry.params {
+        let kind = match param {
+            Param::Array(_) => "in",
+            Param::Float(_) => "float",
+            Param::Int(_) => "int",
+            Param::Bool(_) => "bool",
+        };
+        params.append((param.name(), kind))?;
+    }
+    let backward = match entry.backward {
+        None => None,
+        Some(name) => {
+            let found = kernels.iter().any(|k| matches!(&k.0, Kind::Function(b) if b.name == name));
+            if !found {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "function `{}`: its backward `{name}` is not a function registered in the same call",
+                    entry.name
+                )));
+            }
+            Some(name)
+        }
+    };
+    let shapes = entry.shapes;
+    let (name, params_of) = (entry.name, entry.params);
+    let shape_function = pyo3::types::PyCFunction::new_closure(
+        py,
+        None,
+        None,
+        move |args: &Bound<'_, PyTuple>, _kwargs| -> PyResult<Vec<(Vec<usize>, String)>> {
+            let (arrays, values): (Vec<Described>, Vec<Bound<'_, PyAny>>) = args.extract()?;
+            let count = params_of.iter().filter(|p| matches!(p, Param::Array(_))).count();
+            if arrays.len() != count || values.len() != params_of.len() - count {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "{name}: the shape function takes {count} arrays and {} attributes (a dlspan bug)",
+                    params_of.len() - count
+                )));
+            }
+            let mut types = Vec::with_capacity(arrays.len());
+            let names = params_of.iter().filter(|p| matches!(p, Param::Array(_)));
+            for ((shape, dtype), param) in arrays.into_iter().zip(names) {
+                let parsed = dtype.parse::<crate::ffi::DLDataType>().map_err(|_| {
+                    pyo3::exceptions::PyTypeError::new_err(format!(
+                        "{name}: argument `{}` has dtype {dtype}, which dlspan's kernels do not take",
+                        param.name()
+                    ))
+                })?;
+                types.push((shape, parsed));
+            }
+            let mut read = Vec::with_capacity(values.len());
+            let attributes = params_of.iter().filter(|p| !matches!(p, Param::Array(_)));
+            for (value, param) in values.iter().zip(attributes) {
+                read.push(match param {
+                    Param::Float(_) => Value::Float(value.extract()?),
+                    Param::Int(_) => Value::Int(value.extract()?),
+                    _ => Value::Bool(value.extract()?),
+                });
+            }
+            let results =
+                shapes(types, read).map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("{name}: {e}")))?;
+            Ok(results.into_iter().map(|r| (r.shape, r.dtype.to_string())).collect())
+        },
+    )?;
+    let doc = format!(
+        "The Rust function `{}` through XLA's FFI (target `{target}`): arrays and attributes as it declares them.",
+        entry.name
+    );
+    let results: Vec<&str> = entry.results.to_vec();
+    glue.call_method1(
+        "make_function",
+        (target, entry.name, doc, params, results, entry.vmap.method(), shape_function, backward, module),
+    )
 }

@@ -505,3 +505,164 @@ fn a_panic_becomes_an_internal_error_and_never_unwinds_into_xla() {
     assert_eq!(code, ffi::ERROR_INTERNAL);
     assert_eq!(text, "the kernel panicked: a panic without a message");
 }
+
+/// A function that is not element-wise: `sums[i] = scale · Σ_j x[i, j]` and `first[i] = x[i, 0]`,
+/// its views by name, two results.
+struct RowSums;
+
+impl super::Function for RowSums {
+    const NAME: &'static str = "row_sums";
+    const PARAMS: &'static [super::Param] = &[super::Param::Array("x"), super::Param::Float("scale")];
+    const RESULTS: &'static [&'static str] = &["sums", "first"];
+
+    fn results(shapes: &super::Shapes) -> Result<Vec<super::ArrayType>, super::JaxError> {
+        match shapes.shape("x")? {
+            &[rows, columns] if columns > 0 => {
+                Ok(vec![super::ArrayType::of::<f32>([rows]), super::ArrayType::of::<f32>([rows])])
+            }
+            shape => Err(super::JaxError::Kernel(format!("argument `x` has shape {shape:?}: not a matrix"))),
+        }
+    }
+
+    fn cpu(call: &super::Call<'_>) -> Result<(), super::JaxError> {
+        let x: crate::HostMdspan<'_, f32, 2> = call.input("x")?;
+        let scale = call.float("scale")? as f32;
+        let mut sums: crate::HostMdspanMut<'_, f32, 1> = call.output("sums")?;
+        // A result views once: a second view while the first lives would alias it.
+        let twice = call.output::<crate::HostMdspanMut<'_, f32, 1>>("sums").unwrap_err().to_string();
+        assert!(twice.contains("viewed already"), "{twice}");
+        // A result is written, never read through a shared view (its memory starts as XLA's).
+        let shared = call.output::<crate::HostMdspan<'_, f32, 1>>("first").unwrap_err().to_string();
+        assert!(shared.contains("mutable"), "{shared}");
+        let mut first: crate::HostMdspanMut<'_, f32, 1> = call.output("first")?;
+        // Results start zeroed on the CPU.
+        assert!(sums.iter().chain(first.iter()).all(|v| *v == 0.0));
+        for (k, row) in x.outer_iter::<1>().enumerate() {
+            sums[[k]] = row.sum() * scale;
+            first[[k]] = row[[0]];
+        }
+        // No parameter or result of another name.
+        assert!(
+            call.input::<crate::HostMdspan<'_, f32, 2>>("y")
+                .unwrap_err()
+                .to_string()
+                .contains("no array parameter `y`")
+        );
+        assert!(call.int("scale").unwrap_err().to_string().contains("not an int"));
+        Ok(())
+    }
+}
+
+#[test]
+fn a_function_reads_its_views_by_name_and_its_results_are_checked_against_its_shape_function() {
+    use super::function::cpu_handler as function_handler;
+    let api = api(0);
+    let (mut x, mut sums, mut first) = ([1f32, 2., 3., 4., 5., 6.], [7f32; 2], [7f32; 2]);
+    let outcome = call(
+        function_handler::<RowSums>(),
+        &api,
+        &[f32s(&[2, 3], &mut x)],
+        &[f32s(&[2], &mut sums), f32s(&[2], &mut first)],
+        &mut [attr_f64("scale", 2.0)],
+        |_| {},
+    );
+    assert_eq!(outcome, None);
+    assert_eq!((sums, first), ([12., 30.], [1., 4.]));
+    // Results XLA allocated other than the shape function says: refused, naming the result.
+    let mut wrong = [0f32; 3];
+    let text = message(call(
+        function_handler::<RowSums>(),
+        &api,
+        &[f32s(&[2, 3], &mut x)],
+        &[f32s(&[2], &mut sums), f32s(&[3], &mut wrong)],
+        &mut [attr_f64("scale", 2.0)],
+        |_| {},
+    ));
+    assert!(text.contains("result `first`") && text.contains("shape function gives"), "{text}");
+    // The shape function's own refusal reaches XLA.
+    let text = message(call(
+        function_handler::<RowSums>(),
+        &api,
+        &[f32s(&[6], &mut x)],
+        &[f32s(&[2], &mut sums), f32s(&[2], &mut first)],
+        &mut [attr_f64("scale", 2.0)],
+        |_| {},
+    ));
+    assert!(text.contains("not a matrix"), "{text}");
+    // A result aliasing the argument.
+    let xp = x.as_mut_ptr();
+    let text = message(call(
+        function_handler::<RowSums>(),
+        &api,
+        &[Array { dtype: 11, dims: vec![2, 3], data: xp.cast() }],
+        &[Array { dtype: 11, dims: vec![2], data: xp.cast() }, f32s(&[2], &mut first)],
+        &mut [attr_f64("scale", 2.0)],
+        |_| {},
+    ));
+    assert!(text.contains("result `sums` shares memory with `x`"), "{text}");
+    // Counts, a missing attribute, a wrong dtype.
+    let text = message(call(function_handler::<RowSums>(), &api, &[f32s(&[2, 3], &mut x)], &[], &mut [], |_| {}));
+    assert!(text.contains("takes 1 arrays and returns 2"), "{text}");
+    let text = message(call(
+        function_handler::<RowSums>(),
+        &api,
+        &[f32s(&[2, 3], &mut x)],
+        &[f32s(&[2], &mut sums), f32s(&[2], &mut first)],
+        &mut [],
+        |_| {},
+    ));
+    assert!(text.contains("scale"), "{text}");
+    let mut doubles = [0f64; 6];
+    let text = message(call(
+        function_handler::<RowSums>(),
+        &api,
+        &[Array { dtype: 12, dims: vec![2, 3], data: doubles.as_mut_ptr().cast() }],
+        &[f32s(&[2], &mut sums), f32s(&[2], &mut first)],
+        &mut [attr_f64("scale", 2.0)],
+        |_| {},
+    ));
+    assert!(text.contains("argument `x`") && text.contains("float64"), "{text}");
+}
+
+/// A function whose kernel panics, and one whose shape function gives too few results.
+struct Broken;
+
+impl super::Function for Broken {
+    const NAME: &'static str = "broken";
+    const PARAMS: &'static [super::Param] = &[super::Param::Array("x"), super::Param::Bool("panic")];
+    const RESULTS: &'static [&'static str] = &["y"];
+
+    fn results(shapes: &super::Shapes) -> Result<Vec<super::ArrayType>, super::JaxError> {
+        if shapes.bool("panic")? { Ok(vec![super::ArrayType::of::<f32>([1])]) } else { Ok(Vec::new()) }
+    }
+
+    fn cpu(_: &super::Call<'_>) -> Result<(), super::JaxError> {
+        panic!("the kernel's own panic")
+    }
+}
+
+#[test]
+fn a_function_that_panics_or_miscounts_its_results_is_an_error() {
+    use super::function::cpu_handler as function_handler;
+    let api = api(0);
+    let (mut x, mut y) = ([1f32], [0f32]);
+    let outcome = call(
+        function_handler::<Broken>(),
+        &api,
+        &[f32s(&[1], &mut x)],
+        &[f32s(&[1], &mut y)],
+        &mut [attr_bool("panic", true)],
+        |_| {},
+    );
+    let (code, text) = outcome.expect("an error");
+    assert!(code == ffi::ERROR_INTERNAL && text.contains("the kernel's own panic"), "{code} {text}");
+    let text = message(call(
+        function_handler::<Broken>(),
+        &api,
+        &[f32s(&[1], &mut x)],
+        &[f32s(&[1], &mut y)],
+        &mut [attr_bool("panic", false)],
+        |_| {},
+    ));
+    assert!(text.contains("gave 0 results; it declares 1"), "{text}");
+}
