@@ -308,6 +308,20 @@ def test_grad_through_a_function_uses_its_rust_backward():
     close(total, 8.0, jnp.float64)
 
 
+def test_grad_through_a_function_with_an_integer_result():
+    # `row_argmax` returns an int32 index (cotangent float0: its backward gets zeros) and the max.
+    x = random((5, 4), jnp.float32, 8)
+    got = jax.jit(jax.grad(lambda x: (m.row_argmax(x)[1] * jnp.arange(5.0)).sum()))(x)
+    expected = jax.grad(lambda x: (jnp.max(x, axis=-1) * jnp.arange(5.0)).sum())(x)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(expected))
+    rows = jnp.asarray([[1.0, 3.0], [4.0, 2.0]], jnp.float32)
+    g = jax.grad(lambda x: m.row_argmax(x)[1].sum())(rows)
+    np.testing.assert_array_equal(np.asarray(g), [[0.0, 1.0], [1.0, 0.0]])
+    # A Python list as an array argument of a differentiable function (a `custom_vjp`) is an
+    # array to it (float64 here: x64 is on).
+    close(m.row_softmax([[1.0, 3.0], [4.0, 2.0]], 1.0), softmax_reference(rows.astype(jnp.float64), 1.0), jnp.float64)
+
+
 def test_a_function_refuses_arguments_naming_them_before_anything_runs():
     x = random((3, 5), jnp.float32)
     cases = [

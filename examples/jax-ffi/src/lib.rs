@@ -267,6 +267,7 @@ impl Function for RowArgmax {
     const NAME: &'static str = "row_argmax";
     const PARAMS: &'static [Param] = &[Param::Array("x")];
     const RESULTS: &'static [&'static str] = &["index", "value"];
+    const BACKWARD: Option<&'static str> = Some("row_argmax_backward");
 
     fn results(shapes: &Shapes) -> Result<Vec<ArrayType>, JaxError> {
         if shapes.dtype("x")? != dlspan::dtype::dtype_of::<f32>() {
@@ -288,15 +289,47 @@ impl Function for RowArgmax {
         let mut index: HostMdspanMut<'_, i32, 1> = call.output("index")?;
         let mut value: HostMdspanMut<'_, f32, 1> = call.output("value")?;
         for ((row, i), v) in x.outer_iter::<1>().zip(index.iter_mut()).zip(value.iter_mut()) {
-            let mut best = (0, f32::NEG_INFINITY);
-            for (k, &x) in row.iter().enumerate() {
-                // The first of equal maxima, NaN the largest (as `jnp.argmax`).
-                if x > best.1 || (x.is_nan() && !best.1.is_nan()) {
-                    best = (k, x);
-                }
-            }
-            *i = i32::try_from(best.0).map_err(|_| JaxError::Kernel("a row of more than 2³¹ columns".into()))?;
-            *v = best.1;
+            let (k, max) = argmax(row);
+            *i = i32::try_from(k).map_err(|_| JaxError::Kernel("a row of more than 2³¹ columns".into()))?;
+            *v = max;
+        }
+        Ok(())
+    }
+}
+
+/// The index and value of a row's largest element: the first of equal maxima, NaN the largest
+/// (as `jnp.argmax`).
+fn argmax(row: HostMdspan<'_, f32, 1>) -> (usize, f32) {
+    let mut best = (0, f32::NEG_INFINITY);
+    for (k, &x) in row.iter().enumerate() {
+        if x > best.1 || (x.is_nan() && !best.1.is_nan()) {
+            best = (k, x);
+        }
+    }
+    best
+}
+
+/// The gradient of [`RowArgmax`]: each row's `value_grad` at the index of its largest value
+/// (`index_grad`, the integer result's cotangent, is zeros).
+struct RowArgmaxBackward;
+
+impl Function for RowArgmaxBackward {
+    const NAME: &'static str = "row_argmax_backward";
+    const PARAMS: &'static [Param] = &[Param::Array("x"), Param::Array("index_grad"), Param::Array("value_grad")];
+    const RESULTS: &'static [&'static str] = &["x_grad"];
+
+    fn results(shapes: &Shapes) -> Result<Vec<ArrayType>, JaxError> {
+        RowArgmax::results(shapes)?;
+        Ok(vec![ArrayType::new(shapes.shape("x")?, shapes.dtype("x")?)])
+    }
+
+    fn cpu(call: &Call<'_>) -> Result<(), JaxError> {
+        let x: HostMdspan<'_, f32, 2> = call.input("x")?;
+        let value_grad: HostMdspan<'_, f32, 1> = call.input("value_grad")?;
+        let mut x_grad: HostMdspanMut<'_, f32, 2> = call.output("x_grad")?;
+        for ((row, g), mut out) in x.outer_iter::<1>().zip(value_grad.iter()).zip(x_grad.outer_iter_mut::<1>()) {
+            // `x_grad` starts zeroed (results on the CPU do).
+            out[[argmax(row).0]] = *g;
         }
         Ok(())
     }
@@ -320,6 +353,7 @@ fn my_jax_kernels(m: &Bound<'_, PyModule>) -> PyResult<()> {
             function::<RowSoftmax>(),
             function::<RowSoftmaxBackward>(),
             function::<RowArgmax>(),
+            function::<RowArgmaxBackward>(),
         ],
     )
 }

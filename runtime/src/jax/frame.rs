@@ -585,6 +585,11 @@ pub(crate) fn dtype_of(xla: i32) -> Option<DLDataType> {
     Some(DLDataType::new(code, bits, 1))
 }
 
+/// The XLA dtype of a DLPack data type, where it has one ([`dtype_of`]'s inverse).
+pub(crate) fn xla_dtype(dtype: DLDataType) -> Option<i32> {
+    (0..64).find(|&xla| dtype_of(xla) == Some(dtype))
+}
+
 /// An argument or result buffer of a call, checked (rank, extents non-negative), described as a
 /// compact row-major `DLTensor` — XLA's buffers are dense and row-major — of the rank
 /// [`expand_rank`](Self::expand_rank) gives it.

@@ -369,6 +369,15 @@ impl Shapes {
             )));
         }
         for (name, result) in F::RESULTS.iter().zip(&results) {
+            // A dtype XLA has (`ffi_call` names it, XLA allocates it): byte-sized scalars.
+            if result.dtype.lanes != 1 || result.dtype.bits % 8 != 0 || super::frame::xla_dtype(result.dtype).is_none()
+            {
+                return Err(JaxError::Kernel(format!(
+                    "function `{}`: result `{name}` has dtype {}, which is not one of XLA's",
+                    F::NAME,
+                    result.dtype
+                )));
+            }
             // A result of more elements than an address can count is never allocated.
             let elements = result.shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
             let bytes = elements.and_then(|n| n.checked_mul(usize::from(result.dtype.bits).div_ceil(8)));
@@ -496,6 +505,21 @@ impl<'a> Call<'a> {
         Ok(view)
     }
 
+    /// Refuses a call that returned without viewing every result of elements: a result must be
+    /// written (on CUDA, an unwritten one would hand JAX whatever its memory held).
+    fn written(&self) -> Result<(), JaxError> {
+        let first = self.buffers.len() - self.results.len();
+        for (k, name) in self.results.iter().enumerate() {
+            if self.taken.get() & (1 << k) == 0 && self.buffers[first + k].span().is_some() {
+                return Err(JaxError::Kernel(format!(
+                    "function `{}` returned without writing result `{name}` (it took no view of it)",
+                    self.name()
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// XLA's stream for the call, in [`Function::cuda`]: the kernel's work goes on it, with no
     /// synchronisation (the handler returns before the GPU runs it).
     ///
@@ -593,7 +617,8 @@ fn run_cpu<F: Function>(frame: &CallFrame<'_>) -> Result<(), JaxError> {
         #[cfg(feature = "cuda")]
         stream: None,
     };
-    F::cpu(&call)
+    F::cpu(&call)?;
+    call.written()
 }
 
 /// The CPU handler of `F` (`platform="cpu"`).
@@ -613,7 +638,8 @@ fn run_cuda<F: Function>(frame: &CallFrame<'_>) -> Result<(), JaxError> {
     let device_id = i32::try_from(ordinal).map_err(|_| JaxError::Frame(format!("CUDA device {ordinal}")))?;
     let (shapes, buffers) = prepare::<F>(frame, DLDevice { device_type: DLDeviceType::kDLCUDA, device_id })?;
     let call = Call { shapes, buffers, results: F::RESULTS, taken: Cell::new(0), stream: Some(stream) };
-    F::cuda(&call)
+    F::cuda(&call)?;
+    call.written()
 }
 
 /// The CUDA handler of `F` (`platform="CUDA"`).

@@ -249,10 +249,17 @@ def make_function(target, name, doc, params, results, vmap_method, shape_functio
         primal = jax.custom_vjp(primal, nondiff_argnums=static)
 
         def forward(*values):
-            return call(*values), tuple(values[k] for k in dynamic)
+            out = call(*values)
+            kinds = tuple(jax.ShapeDtypeStruct(o.shape, o.dtype) for o in out)
+            return out, (tuple(values[k] for k in dynamic), kinds)
 
         def reverse(*values):
-            fixed, arrays, cotangents = values[: len(static)], values[-2], values[-1]
+            fixed, (arrays, kinds), cotangents = values[: len(static)], values[-2], values[-1]
+            # An integer or bool result's cotangent is JAX's `float0`: the backward gets zeros of
+            # the result's dtype in its place.
+            cotangents = [
+                jnp.zeros(k.shape, k.dtype) if c.dtype == jax.dtypes.float0 else c for c, k in zip(cotangents, kinds)
+            ]
             gradient = getattr(module, backward)
             grads = gradient(*_assemble(len(params), static, fixed, arrays), *cotangents)
             grads = grads if isinstance(grads, tuple) else (grads,)
@@ -276,11 +283,15 @@ def make_function(target, name, doc, params, results, vmap_method, shape_functio
         primal.defvjp(forward, reverse)
 
         def function(*positional, **keywords):
-            values = bind(positional, keywords)
+            values = list(bind(positional, keywords))
             # The attributes checked before `custom_vjp` sees them (a traced one is a TypeError
-            # saying to mark it static, not JAX's error about `nondiff_argnums`).
-            for k in static:
-                _scalar(signature, params[k][0], params[k][1], values[k])
+            # saying to mark it static, not JAX's error about `nondiff_argnums`), the arrays made
+            # arrays (a Python number or list is not a residual `reverse` can read).
+            for k, (pname, kind) in enumerate(params):
+                if kind != "in":
+                    _scalar(signature, pname, kind, values[k])
+                elif not (hasattr(values[k], "shape") and hasattr(values[k], "dtype")):
+                    values[k] = jnp.asarray(values[k])
             return finish(primal(*values))
 
     function.__name__ = function.__qualname__ = name

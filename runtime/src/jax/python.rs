@@ -2,6 +2,7 @@
 //! registers each kernel's handlers with XLA and adds its Python function to the module.
 
 use super::elementwise::{Entry, Kernel};
+use super::error::JaxError;
 use super::function::{Function, FunctionEntry, Param, Value};
 use crate::kernel::signature::{Bound as DtypeBound, Role, ScalarKind};
 use pyo3::prelude::*;
@@ -231,16 +232,21 @@ fn make_function<'py>(
         };
         params.append((param.name(), kind))?;
     }
+    declaration(entry).map_err(pyo3::exceptions::PyValueError::new_err)?;
     let backward = match entry.backward {
         None => None,
         Some(name) => {
-            let found = kernels.iter().any(|k| matches!(&k.0, Kind::Function(b) if b.name == name));
-            if !found {
+            let found = kernels.iter().find_map(|k| match &k.0 {
+                Kind::Function(b) if b.name == name => Some(b),
+                _ => None,
+            });
+            let Some(found) = found else {
                 return Err(pyo3::exceptions::PyValueError::new_err(format!(
                     "function `{}`: its backward `{name}` is not a function registered in the same call",
                     entry.name
                 )));
-            }
+            };
+            backward_fits(entry, found).map_err(pyo3::exceptions::PyValueError::new_err)?;
             Some(name)
         }
     };
@@ -279,8 +285,17 @@ fn make_function<'py>(
                     _ => Value::Bool(value.extract()?),
                 });
             }
-            let results =
-                shapes(types, read).map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("{name}: {e}")))?;
+            // The user's shape function: a panic in it is a `ValueError` naming the function,
+            // not pyo3's `PanicException` (a `BaseException` that `except Exception` misses).
+            let outcome = std::panic::catch_unwind(|| shapes(types, read)).unwrap_or_else(|payload| {
+                let message = crate::error::panic_message(payload, "a panic without a message");
+                Err(JaxError::Kernel(format!("function `{name}`: its shape function panicked: {message}")))
+            });
+            let results = outcome.map_err(|e| {
+                let text = e.to_string();
+                let named = text.contains(&format!("`{name}`"));
+                pyo3::exceptions::PyValueError::new_err(if named { text } else { format!("{name}: {text}") })
+            })?;
             Ok(results.into_iter().map(|r| (r.shape, r.dtype.to_string())).collect())
         },
     )?;
@@ -293,4 +308,118 @@ fn make_function<'py>(
         "make_function",
         (target, entry.name, doc, params, results, entry.vmap.method(), shape_function, backward, module),
     )
+}
+
+/// Refuses a declaration JAX could not call: two parameters or results of one name, a name that
+/// is not a Python identifier, more than 64 results.
+fn declaration(entry: &FunctionEntry) -> Result<(), String> {
+    let refuse = |reason: String| format!("function `{}`: {reason}", entry.name);
+    let names: Vec<&str> = entry.params.iter().map(|p| p.name()).chain(entry.results.iter().copied()).collect();
+    for (k, name) in names.iter().enumerate() {
+        let identifier = name.chars().next().is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+            && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric());
+        if !identifier {
+            return Err(refuse(format!("`{name}` is not a name Python takes for a parameter")));
+        }
+        if names[..k].contains(name) {
+            return Err(refuse(format!("two parameters or results are named `{name}`")));
+        }
+    }
+    if entry.results.len() > 64 {
+        return Err(refuse(format!("{} results; a function returns 64 at most", entry.results.len())));
+    }
+    Ok(())
+}
+
+/// Refuses a backward whose declaration is not `forward`'s parameters, then an array per result,
+/// returning an array per array argument.
+fn backward_fits(forward: &FunctionEntry, backward: &FunctionEntry) -> Result<(), String> {
+    let arrays = forward.params.iter().filter(|p| matches!(p, Param::Array(_))).count();
+    let kinds = |params: &[Param]| params.iter().map(core::mem::discriminant).collect::<Vec<_>>();
+    let mut expected = kinds(forward.params);
+    expected.extend(forward.results.iter().map(|_| core::mem::discriminant(&Param::Array(""))));
+    if kinds(backward.params) != expected || backward.results.len() != arrays {
+        return Err(format!(
+            "function `{}`: its backward `{}` must take its parameters, of the same kinds in the same order, then a \
+             cotangent array per result ({} more arrays), and return a cotangent per array argument ({arrays})",
+            forward.name,
+            backward.name,
+            forward.results.len()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{FunctionEntry, backward_fits, declaration};
+    use crate::jax::{ArrayType, Call, Function, JaxError, Param, Shapes};
+
+    /// A declaration of `params` and `results`, its kernels never run.
+    macro_rules! declared {
+        ($ty:ident, $name:literal, $params:expr, $results:expr) => {
+            struct $ty;
+            impl Function for $ty {
+                const NAME: &'static str = $name;
+                const PARAMS: &'static [Param] = $params;
+                const RESULTS: &'static [&'static str] = $results;
+                fn results(_: &Shapes) -> Result<Vec<ArrayType>, JaxError> {
+                    Ok(Vec::new())
+                }
+                fn cpu(_: &Call<'_>) -> Result<(), JaxError> {
+                    Ok(())
+                }
+            }
+        };
+    }
+
+    declared!(Forward, "forward", &[Param::Array("x"), Param::Float("t"), Param::Array("w")], &["y", "index"]);
+    declared!(
+        Fits,
+        "fits",
+        &[Param::Array("x"), Param::Float("t"), Param::Array("w"), Param::Array("gy"), Param::Array("gi")],
+        &["gx", "gw"]
+    );
+    declared!(
+        NoCotangent,
+        "no_cotangent",
+        &[Param::Array("x"), Param::Float("t"), Param::Array("w"), Param::Array("gy")],
+        &["gx", "gw"]
+    );
+    declared!(
+        Reordered,
+        "reordered",
+        &[Param::Float("t"), Param::Array("x"), Param::Array("w"), Param::Array("gy"), Param::Array("gi")],
+        &["gx", "gw"]
+    );
+    declared!(
+        OneGradient,
+        "one_gradient",
+        &[Param::Array("x"), Param::Float("t"), Param::Array("w"), Param::Array("gy"), Param::Array("gi")],
+        &["gx"]
+    );
+    declared!(Twice, "twice", &[Param::Array("x"), Param::Array("x")], &["y"]);
+    declared!(Clash, "clash", &[Param::Array("x")], &["x"]);
+    declared!(NotPython, "not_python", &[Param::Array("x-1")], &["y"]);
+
+    #[test]
+    fn a_declaration_python_cannot_call_is_refused_at_registration() {
+        assert_eq!(declaration(&FunctionEntry::of::<Forward>()), Ok(()));
+        let refused = |entry: FunctionEntry| declaration(&entry).unwrap_err();
+        assert!(refused(FunctionEntry::of::<Twice>()).contains("two parameters or results are named `x`"));
+        assert!(refused(FunctionEntry::of::<Clash>()).contains("named `x`"));
+        assert!(refused(FunctionEntry::of::<NotPython>()).contains("`x-1` is not a name"));
+    }
+
+    #[test]
+    fn a_backward_must_take_the_parameters_and_a_cotangent_per_result() {
+        let forward = FunctionEntry::of::<Forward>();
+        assert_eq!(backward_fits(&forward, &FunctionEntry::of::<Fits>()), Ok(()));
+        for wrong in
+            [FunctionEntry::of::<NoCotangent>(), FunctionEntry::of::<Reordered>(), FunctionEntry::of::<OneGradient>()]
+        {
+            let text = backward_fits(&forward, &wrong).unwrap_err();
+            assert!(text.contains(&format!("its backward `{}` must take", wrong.name)), "{text}");
+        }
+    }
 }

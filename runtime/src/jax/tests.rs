@@ -629,15 +629,24 @@ struct Broken;
 
 impl super::Function for Broken {
     const NAME: &'static str = "broken";
-    const PARAMS: &'static [super::Param] = &[super::Param::Array("x"), super::Param::Bool("panic")];
+    const PARAMS: &'static [super::Param] =
+        &[super::Param::Array("x"), super::Param::Bool("panic"), super::Param::Int("results")];
     const RESULTS: &'static [&'static str] = &["y"];
 
     fn results(shapes: &super::Shapes) -> Result<Vec<super::ArrayType>, super::JaxError> {
-        if shapes.bool("panic")? { Ok(vec![super::ArrayType::of::<f32>([1])]) } else { Ok(Vec::new()) }
+        match shapes.int("results")? {
+            1 => Ok(vec![super::ArrayType::of::<f32>([1])]),
+            2 => Ok(vec![super::ArrayType::new([1], crate::dtype::dtype_of::<crate::dtype::F32x4>())]),
+            _ => Ok(Vec::new()),
+        }
     }
 
-    fn cpu(_: &super::Call<'_>) -> Result<(), super::JaxError> {
-        panic!("the kernel's own panic")
+    fn cpu(call: &super::Call<'_>) -> Result<(), super::JaxError> {
+        if call.bool("panic")? {
+            panic!("the kernel's own panic")
+        }
+        // Returns without writing its result.
+        Ok(())
     }
 }
 
@@ -651,18 +660,25 @@ fn a_function_that_panics_or_miscounts_its_results_is_an_error() {
         &api,
         &[f32s(&[1], &mut x)],
         &[f32s(&[1], &mut y)],
-        &mut [attr_bool("panic", true)],
+        &mut [attr_bool("panic", true), attr_i64("results", 1)],
         |_| {},
     );
     let (code, text) = outcome.expect("an error");
     assert!(code == ffi::ERROR_INTERNAL && text.contains("the kernel's own panic"), "{code} {text}");
-    let text = message(call(
-        function_handler::<Broken>(),
-        &api,
-        &[f32s(&[1], &mut x)],
-        &[f32s(&[1], &mut y)],
-        &mut [attr_bool("panic", false)],
-        |_| {},
-    ));
+    let mut run = |panic: bool, results: i64| {
+        message(call(
+            function_handler::<Broken>(),
+            &api,
+            &[f32s(&[1], &mut x)],
+            &[f32s(&[1], &mut y)],
+            &mut [attr_bool("panic", panic), attr_i64("results", results)],
+            |_| {},
+        ))
+    };
+    let text = run(false, 0);
     assert!(text.contains("gave 0 results; it declares 1"), "{text}");
+    let text = run(false, 2);
+    assert!(text.contains("result `y` has dtype float32x4, which is not one of XLA's"), "{text}");
+    let text = run(false, 1);
+    assert!(text.contains("returned without writing result `y`"), "{text}");
 }
