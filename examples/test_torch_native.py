@@ -426,6 +426,15 @@ def test_the_dispatcher_resolves_conjugate_and_negative_views():
     torch.testing.assert_close(ops.gelu_bias(neg, torch.zeros(4)), reference(neg.resolve_neg(), torch.zeros(4)))
 
 
+@pytest.mark.parametrize("n", [1, 100, 4096, 1 << 18])
+def test_a_tensor_a_kernel_allocates_reads_as_zeros_on_the_cpu(n):
+    # The kernel fills and frees tensors of the same size first: libtorch's allocator hands their
+    # memory back uninitialised, which `Tensor::empty` zeroes before a view can read it.
+    out = ops.fresh(torch.empty(n, dtype=torch.int8))
+    assert out.shape == (n,) and out.dtype == torch.float32
+    assert torch.equal(out, torch.ones(n)), out[:8]
+
+
 def test_scalars_convert_exactly_to_the_tensors_dtype():
     assert ops.shift(torch.arange(3, dtype=torch.int32), 2.0).tolist() == [2, 3, 4]
     torch.testing.assert_close(ops.shift(torch.zeros(2), 2.5), torch.full((2,), 2.5))

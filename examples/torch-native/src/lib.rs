@@ -331,6 +331,40 @@ impl Operator for ConjCopyOp {
     }
 }
 
+/// `fresh(Tensor like) -> Tensor`: a new float32 vector of `like`'s element count as a kernel first reads it,
+/// after a tensor of the same size was filled and freed (libtorch's allocator hands its memory
+/// back uninitialised): the tests' proof that `Tensor::empty` reads as zeros on the CPU.
+pub struct FreshOp;
+
+impl Operator for FreshOp {
+    const NAME: &'static str = "dlspan_native::fresh";
+    const SCHEMA: &'static str = "(Tensor like) -> Tensor";
+
+    fn cpu(call: &mut Call) -> Result<(), TorchError> {
+        let n = call.tensor("like")?.sizes().iter().product::<i64>();
+        let dtype = dlspan::dtype::dtype_of::<f32>();
+        for _ in 0..4 {
+            let mut used = Tensor::empty(&[n], dtype, Device::Cpu)?;
+            let mut view: dlspan::HostMdspanMut<'_, f32, 1> = used.view_mut()?;
+            view.iter_mut().for_each(|v| *v = 7.0);
+        }
+        let mut out = Tensor::empty(&[n], dtype, Device::Cpu)?;
+        {
+            // What the kernel reads before writing: each element doubled, plus one.
+            let mut view: dlspan::HostMdspanMut<'_, f32, 1> = out.view_mut()?;
+            view.iter_mut().for_each(|v| *v = *v * 2.0 + 1.0);
+        }
+        call.ret(out);
+        Ok(())
+    }
+
+    fn meta(call: &mut Call) -> Result<(), TorchError> {
+        let n = call.tensor("like")?.sizes().iter().product::<i64>();
+        call.ret(Tensor::empty(&[n], dlspan::dtype::dtype_of::<f32>(), Device::Meta)?);
+        Ok(())
+    }
+}
+
 /// A tensor kept past its call by [`KeepOp`], for the tests' proof that it then gives no views.
 static KEPT: std::sync::Mutex<Option<Tensor>> = std::sync::Mutex::new(None);
 
@@ -509,6 +543,7 @@ dlspan::torch_library!(
         FailsOp,
         ReduceOp,
         ConjCopyOp,
+        FreshOp,
         KeepOp,
         ViewKeptOp,
         mul,

@@ -235,7 +235,8 @@ fn prepare<K: Kernel>(call: &mut Call, target: Target) -> Result<Args, TorchErro
                 tensor.expand_rank(rank)?;
                 tensor
             }
-            None => Tensor::empty(&shape, view.dtype.unwrap_or(dtype), device)?,
+            // A result the body only writes (role `Output`): left uninitialised (rules T4, T8).
+            None => Tensor::uninit(&shape, view.dtype.unwrap_or(dtype), device)?,
         });
     }
     Ok(Args { tensors: all, scalars, dtype, shape, device, spec })

@@ -437,14 +437,36 @@ impl Tensor {
         unsafe { Self::from_owned(handle, name, self.call.clone()) }
     }
 
-    /// A new, uninitialised, compact row-major tensor of `sizes`, data type `dtype` and on
-    /// `device`: what a kernel returns. It is writable.
+    /// A new compact row-major tensor of `sizes`, data type `dtype` and on `device`: what a
+    /// kernel returns. It is writable. On the CPU its bytes are zero (libtorch's allocator leaves
+    /// them uninitialised, and a mutable view may be read before it is written: dlspan zeroes them
+    /// first, [rule T4](crate::rules#t4)); on CUDA it holds whatever its memory held, as
+    /// `torch.empty` does (no Rust code reads device memory in place).
     ///
     /// # Errors
     ///
     /// [`TorchError::Shim`] when libtorch refuses the allocation; [`TorchError::Kernel`] for a
     /// dtype torch has no code for.
     pub fn empty(sizes: &[i64], dtype: DLDataType, device: Device) -> Result<Self, TorchError> {
+        let mut tensor = Self::uninit(sizes, dtype, device)?;
+        if device == Device::Cpu {
+            let view = tensor.view_mut::<crate::DynMdspanMut<'_, crate::Host>>()?;
+            let (base, range) = (view.data_handle().cast::<u8>(), view.byte_range());
+            if !range.is_empty() {
+                // The first byte an element occupies, at or after `data` (rule I15).
+                let first = base.wrapping_add(range.start - base.addr());
+                // SAFETY: the bytes the fresh tensor's elements occupy, which it owns alone and
+                // libtorch allocated for it; zero bytes are a valid value of every element type.
+                unsafe { core::ptr::write_bytes(first, 0, range.len()) };
+            }
+        }
+        Ok(tensor)
+    }
+
+    /// [`empty`](Self::empty) left uninitialised, for the results of element-wise kernels alone:
+    /// their bodies only write them (the macro's analysis gives them role `Output`), so nothing
+    /// reads a byte before the kernel has written it.
+    pub(crate) fn uninit(sizes: &[i64], dtype: DLDataType, device: Device) -> Result<Self, TorchError> {
         let s = shim()?;
         let code = torch_dtype(s, dtype)
             .ok_or_else(|| TorchError::Kernel(format!("torch has no dtype for DLPack data type {dtype}")))?;
