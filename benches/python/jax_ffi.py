@@ -1,4 +1,4 @@
-"""JAX kernels in Rust (examples/jax-ffi: element-wise kernels as XLA FFI handlers) beside the jitted
+"""JAX kernels in Rust (examples/jax-ffi: element-wise kernels and a `jax::Function` as XLA FFI handlers) beside the jitted
 `jnp` expression of the same math and the same Rust kernel through `jax.pure_callback`, in ns per
 call: one table per run.
 
@@ -64,6 +64,9 @@ def main():
         callback=jax.jit(through_callback),
         grad_expression=jax.jit(jax.grad(lambda x, b: gelu_expression(x, b).sum(), argnums=(0, 1))),
         grad_kernel=jax.jit(jax.grad(lambda x, b: m.gelu_bias(x, b).sum(), argnums=(0, 1))),
+        argmax_expression=jax.jit(lambda x: (jnp.argmax(x, axis=-1).astype(jnp.int32), jnp.max(x, axis=-1))),
+        argmax_function=jax.jit(m.row_argmax),
+        small=jnp.asarray(rng.standard_normal((1, 4)), jnp.float32),
         ready=jax.block_until_ready,
     )
     # Compiled once, and the kernel's values checked against the expression's before timing.
@@ -71,6 +74,9 @@ def main():
         x, b = env[f"x{label}"], env[f"b{label}"]
         np.testing.assert_allclose(env["kernel"](x, b), env["expression"](x, b), rtol=2e-6, atol=2e-6)
         np.testing.assert_allclose(env["callback"](x, b), env["expression"](x, b), rtol=2e-6, atol=2e-6)
+    for x in (env["small"], big_x):
+        for got, want in zip(env["argmax_function"](x), env["argmax_expression"](x)):
+            np.testing.assert_array_equal(got, want)
     for got, want in zip(env["grad_kernel"](big_x, big_b), env["grad_expression"](big_x, big_b)):
         np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
 
@@ -89,6 +95,12 @@ def main():
         ("jax.grad of the expression, 1024² + bias", None, "ready(grad_expression(big_x, big_b))", None),
         ("jax.grad of the kernel (derived backward)", "jax.grad of the expression, 1024² + bias",
          "ready(grad_kernel(big_x, big_b))", None),
+        # A `jax::Function` (not element-wise): the per-call cost of its handler on a 1×4 matrix,
+        # and its CPU work on 1024² (the example's plain loop, not vectorised).
+        ("jnp argmax + max, jit, 1×4", None, "ready(argmax_expression(small))", None),
+        ("row_argmax function, jit, 1×4", "jnp argmax + max, jit, 1×4", "ready(argmax_function(small))", None),
+        ("jnp argmax + max, jit, 1024²", None, "ready(argmax_expression(big_x))", None),
+        ("row_argmax function, jit, 1024²", "jnp argmax + max, jit, 1024²", "ready(argmax_function(big_x))", None),
     ]
     return report(rows, env, args)
 
