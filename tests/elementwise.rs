@@ -363,3 +363,53 @@ fn kernels_tile_far_strided_runs() {
         }
     }
 }
+
+#[test]
+fn sum_and_par_sum_give_sum_withs_bits_on_every_layout() {
+    // `sum` and `par_sum` take explicit vector code for f32 and f64 runs; `sum_with` with the
+    // plain addition is the generic pairwise sum. The same tree, so the same bits: on whole slices
+    // of every length around the tree's shapes (two, three and four blocks), rows of a padded
+    // matrix (runs combined by the cascade), reversed and strided views.
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let lengths: Vec<usize> = if cfg!(miri) { vec![0, 9, 130, 300, 520] } else { (0..1100).step_by(7).collect() };
+    for &len in &lengths {
+        let f32s = order_sensitive_values(&mut state, len);
+        let f64s: Vec<f64> = f32s.iter().map(|&v| f64::from(v) * (1.0 + 1e-9)).collect();
+        let a = HostMdspan::<f32, 1>::from_slice(&f32s, [len]).unwrap();
+        assert_eq!(a.sum().to_bits(), a.sum_with(0.0, |&v| v, |x, y| x + y).to_bits(), "f32, {len}");
+        assert_eq!(a.par_sum().to_bits(), a.sum().to_bits(), "f32, {len}");
+        let b = HostMdspan::<f64, 1>::from_slice(&f64s, [len]).unwrap();
+        assert_eq!(b.sum().to_bits(), b.sum_with(0.0, |&v| v, |x, y| x + y).to_bits(), "f64, {len}");
+        let reversed =
+            HostMdspan::<f64, 1, LayoutStrideRelaxed>::from_slice_relaxed(&f64s, [len], [-1], len.saturating_sub(1));
+        if let Ok(reversed) = reversed {
+            assert_eq!(
+                reversed.sum().to_bits(),
+                reversed.sum_with(0.0, |&v| v, |x, y| x + y).to_bits(),
+                "reversed {len}"
+            );
+        }
+    }
+    let (rows, columns) = if cfg!(miri) { (3, 270) } else { (40, 310) };
+    let f32s = order_sensitive_values(&mut state, rows * columns);
+    let f64s: Vec<f64> = f32s.iter().map(|&v| f64::from(v)).collect();
+    for width in [9, 129, 260, columns - 1] {
+        let m = HostMdspan::<f32, 2>::from_slice(&f32s, [rows, columns]).unwrap();
+        let padded = m.subview((.., 1..width));
+        assert_eq!(padded.sum().to_bits(), padded.sum_with(0.0, |&v| v, |x, y| x + y).to_bits(), "f32 rows of {width}");
+        assert_eq!(padded.par_sum().to_bits(), padded.sum().to_bits());
+        let m = HostMdspan::<f64, 2>::from_slice(&f64s, [rows, columns]).unwrap();
+        let padded = m.subview((.., 1..width));
+        assert_eq!(padded.sum().to_bits(), padded.sum_with(0.0, |&v| v, |x, y| x + y).to_bits(), "f64 rows of {width}");
+        let strided = HostMdspan::<f64, 1, LayoutStride>::from_slice_strided(&f64s, [f64s.len() / 2], [2]).unwrap();
+        assert_eq!(strided.sum().to_bits(), strided.sum_with(0.0, |&v| v, |x, y| x + y).to_bits());
+    }
+    if !cfg!(miri) {
+        // Long enough for `par_sum` to split over the worker threads: still the same bits.
+        let big = order_sensitive_values(&mut state, (1 << 18) + 77);
+        let view = HostMdspan::<f32, 1>::from_slice(&big, [big.len()]).unwrap();
+        assert_eq!(view.par_sum().to_bits(), view.sum_with(0.0, |&v| v, |x, y| x + y).to_bits());
+        let rows = HostMdspan::<f32, 2>::from_slice(&big[..1 << 18], [2, 1 << 17]).unwrap();
+        assert_eq!(rows.par_sum().to_bits(), rows.sum().to_bits());
+    }
+}
