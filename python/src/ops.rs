@@ -22,7 +22,7 @@ use dlspan::python::{
     extract_argument,
 };
 use dlspan::view::{Iter, PackedIter};
-use dlspan::{DlElement, DlpackError, DynMdspanMut, HostMdspanMut, LayoutStrideRelaxed};
+use dlspan::{DlpackError, DynMdspanMut, HostMdspanMut, LayoutStrideRelaxed};
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -540,18 +540,6 @@ impl<'py> TensorVisitor for Sum<'_, '_, 'py> {
     type Output = PyResult<Bound<'py, PyAny>>;
 
     fn visit<T: Numeric, const R: usize>(self) -> Self::Output {
-        // `float32` and `float64`, summed in their own type: `par_sum`, which takes explicit
-        // vector code for them (the same bits as the generic sum below).
-        if T::DTYPE == f32::DTYPE {
-            let x = self.x.typed::<f32, R, LayoutStrideRelaxed>().in_argument("x")?;
-            let sum = run(self.py, x.size(), move || x.par_sum());
-            return total::<T>(self.py, cast::<f32, T::Acc>(sum));
-        }
-        if T::DTYPE == f64::DTYPE {
-            let x = self.x.typed::<f64, R, LayoutStrideRelaxed>().in_argument("x")?;
-            let sum = run(self.py, x.size(), move || x.par_sum());
-            return total::<T>(self.py, cast::<f64, T::Acc>(sum));
-        }
         let x = self.x.typed::<T, R, LayoutStrideRelaxed>().in_argument("x")?;
         // Pairwise, in the accumulator type (wrapping for integers), as NumPy sums; long runs'
         // halves on the CPU kernels' threads (the same bits).

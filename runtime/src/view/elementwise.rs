@@ -23,8 +23,8 @@
 
 use super::mdspan::{Mdspan, MdspanMut};
 use super::sum::{
-    Cascade, LANES, PARALLEL_SUM, Plain, pairwise_sum, pairwise_sum_strided, par_pairwise_sum,
-    par_pairwise_sum_strided, par_plain_sum, plain_sum, short_sum,
+    Cascade, LANES, PARALLEL_SUM, pairwise_sum, pairwise_sum_strided, par_pairwise_sum, par_pairwise_sum_strided,
+    short_sum,
 };
 use crate::dtype::{Numeric, cast};
 use crate::error::DlpackError;
@@ -392,56 +392,7 @@ impl<'a, T: Copy + Default + Add<Output = T>, const R: usize, E: Extents<R>, L: 
     /// # Ok::<(), dlspan::DlpackError>(())
     /// ```
     pub fn sum(&self) -> T {
-        let (zero, add) = (T::default(), |a: T, b: T| a + b);
-        // `f32` and `f64` slices and runs through explicit vector code: the same bits.
-        let how = Plain::of::<T>();
-        if let Some(slice) = self.as_slice() {
-            return add(zero, plain_sum(slice, how));
-        }
-        self.fold_runs(
-            zero,
-            &add,
-            |run| plain_sum(run, how),
-            // SAFETY: as `fold_runs` states.
-            |first, len, stride| unsafe { pairwise_sum_strided(first, len, stride, zero, &|&v| v, &add) },
-        )
-    }
-
-    /// [`sum`](Self::sum) on the worker threads of dlspan's CPU kernels, as
-    /// [`par_sum_with`](Self::par_sum_with) splits a sum: the same bits as [`sum`](Self::sum)
-    /// (NumPy's `np.sum` for a contiguous view) for every number of threads.
-    ///
-    /// ```
-    /// use dlspan::HostMdspan;
-    /// let data: Vec<f32> = (0..1_000_000).map(|v| v as f32).collect();
-    /// let view = HostMdspan::<f32, 1>::from_slice(&data, [data.len()])?;
-    /// assert_eq!(view.par_sum(), 499_999_506_432.0); // NumPy's, as `sum`
-    /// assert_eq!(view.par_sum().to_bits(), view.sum().to_bits());
-    /// # Ok::<(), dlspan::DlpackError>(())
-    /// ```
-    pub fn par_sum(&self) -> T
-    where
-        T: Send + Sync,
-    {
-        let pool = if self.size() >= 2 * PARALLEL_SUM { crate::kernel::threads::pool() } else { None };
-        let Some(pool) = pool else {
-            return self.sum();
-        };
-        let (zero, add) = (T::default(), &|a: T, b: T| a + b);
-        let how = Plain::of::<T>();
-        if let Some(slice) = self.as_slice() {
-            return add(zero, pool.install(move || par_plain_sum(slice, how)));
-        }
-        pool.install(move || {
-            self.fold_runs(
-                zero,
-                add,
-                |run| par_plain_sum(run, how),
-                // SAFETY: as `fold_runs` states, each element valid for reads for `'a` (from any
-                // thread: `T: Sync`), while this call borrows the view.
-                |first, len, stride| unsafe { par_pairwise_sum_strided(first, len, stride, zero, &|&v| v, add) },
-            )
-        })
+        self.sum_with(T::default(), |&value| value, |a, b| a + b)
     }
 }
 
